@@ -1,0 +1,178 @@
+# kiln: bpf/*.bpf.c -> build/bpf/*.bpf.o -> build/gen/*.skel.h -> build/kiln
+#
+# make            build build/kiln
+# make deps       install the Debian build dependencies (idempotent)
+# make run        build, then profile this host for 30 s into ./profiles/
+# make test       build, then run unit + e2e tests (needs root for e2e)
+# make bench      side-by-side benchmark against perf record and bpftrace
+# make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
+# make install    PREFIX=/usr/local DESTDIR= ; make uninstall reverses it
+# V=1 shows the commands; SANITIZE=1 builds with ASan + UBSan;
+# EXTRA_CFLAGS / EXTRA_LDFLAGS are appended.
+
+OUT        ?= build
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+SANITIZE   ?= 0
+CLANG      ?= clang
+CC         ?= gcc
+BPFTOOL    ?= bpftool
+VERSION    := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+GIT_REV    := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+ARCH       := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+VMLINUX_H  := vmlinux/$(ARCH)/vmlinux.h
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.DEFAULT_GOAL := all
+
+# Debian 12 packages the build, the tests and the benchmarks need.
+BUILD_DEPS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev liblzma-dev \
+	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler libjansson-dev \
+	libmicrohttpd-dev libcriterion-dev pkg-config make gcc
+TEST_DEPS  := golang-go python3 binutils g++ xz-utils util-linux
+BENCH_DEPS := linux-perf bpftrace
+
+PKGS       := libbpf libelf zlib liblzma libprotobuf-c
+PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN       := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 \
+	-Wno-format-nonliteral
+CFLAGS     := -std=gnu11 -g -O2 $(WARN) -fno-omit-frame-pointer -MMD -MP \
+	-Iinclude -Iuser -I$(OUT)/gen -D_GNU_SOURCE \
+	-DKILN_VERSION='"$(VERSION)"' -DKILN_GIT_REV='"$(GIT_REV)"'
+LDLIBS     := -lpthread -lstdc++
+ifeq ($(SANITIZE),1)
+CFLAGS     += -fsanitize=address,undefined -fno-sanitize-recover=undefined -O1
+LDFLAGS    += -fsanitize=address,undefined
+endif
+CFLAGS     += $(EXTRA_CFLAGS)
+LDFLAGS    += $(EXTRA_LDFLAGS)
+
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude \
+	-I$(dir $(VMLINUX_H)) -Wall -Werror -MMD -MP
+
+BPF_SRCS   := $(wildcard bpf/*.bpf.c)
+BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS      := $(patsubst bpf/%.bpf.c,$(OUT)/gen/%.skel.h,$(BPF_SRCS))
+
+PROTOS     := $(wildcard user/proto/*.proto)
+PROTO_C    := $(patsubst user/proto/%.proto,$(OUT)/gen/%.pb-c.c,$(PROTOS))
+PROTO_OBJS := $(patsubst %.c,%.o,$(PROTO_C))
+
+USER_SRCS  := $(shell find user -name '*.c' | sort)
+USER_OBJS  := $(patsubst %.c,$(OUT)/%.o,$(USER_SRCS))
+LIB_OBJS   := $(filter-out $(OUT)/user/main.o,$(USER_OBJS)) $(PROTO_OBJS)
+
+UNIT_SRCS  := $(wildcard tests/unit/*.c)
+UNIT_OBJS  := $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
+
+# Test workloads: clang, frame pointers everywhere, no tail calls, so the
+# expected call chains survive frame-pointer unwinding.
+WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+	-fno-optimize-sibling-calls -fno-inline
+WL_SRCS    := $(wildcard tests/workloads/*.c)
+WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
+
+.PHONY: all deps run test unit e2e bench vmlinux install uninstall clean workloads
+
+all: $(OUT)/kiln
+
+$(OUT)/kiln: $(USER_OBJS) $(PROTO_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) | $(OUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)llvm-strip -g $@.tmp -o $@ 2>/dev/null || mv $@.tmp $@
+	$(Q)rm -f $@.tmp
+
+$(OUT)/gen/%.skel.h: $(OUT)/bpf/%.bpf.o | $(OUT)/gen
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(OUT)/gen/%.pb-c.c $(OUT)/gen/%.pb-c.h: user/proto/%.proto | $(OUT)/gen
+	$(call msg,PROTO,$<)
+	$(Q)protoc-c --proto_path=user/proto --c_out=$(OUT)/gen $<
+
+$(OUT)/gen/%.pb-c.o: $(OUT)/gen/%.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(filter-out -Werror -Wshadow,$(CFLAGS)) $(PKG_CFLAGS) -c $< -o $@
+
+# Every user object may include a skeleton or a generated proto header.
+$(OUT)/user/%.o: user/%.c $(SKELS) $(PROTO_C)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(OUT)/tests/%.o: tests/%.c $(SKELS) $(PROTO_C)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(OUT)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion $(LDLIBS)
+
+$(OUT)/workloads/%: tests/workloads/%.c | $(OUT)/workloads
+	$(call msg,CLANG,$@)
+	$(Q)$(CLANG) $(WL_CFLAGS) -o $@ $< -lpthread
+
+workloads: $(WORKLOADS)
+
+$(OUT)/bpf $(OUT)/gen $(OUT)/workloads:
+	$(Q)mkdir -p $@
+
+deps:
+	@missing=$$(for p in $(BUILD_DEPS) $(TEST_DEPS) $(DEPS_EXTRA); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing: $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+run: deps
+	$(MAKE) all
+	mkdir -p profiles
+	./$(OUT)/kiln record -d 30 -o profiles/kiln-$$(date +%Y%m%d-%H%M%S).pb.gz
+
+unit: $(OUT)/unit_tests
+	./$(OUT)/unit_tests --jobs=2
+
+e2e: $(OUT)/kiln workloads
+	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
+
+test: deps
+	$(MAKE) all $(OUT)/unit_tests workloads
+	$(MAKE) unit
+	$(MAKE) e2e
+
+bench:
+	$(MAKE) deps DEPS_EXTRA="$(BENCH_DEPS)"
+	$(MAKE) all workloads
+	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/bench/run.sh
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H)
+
+install: $(OUT)/kiln
+	install -D -m 0755 $(OUT)/kiln $(DESTDIR)$(PREFIX)/bin/kiln
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/kiln
+
+clean:
+	rm -rf $(OUT)
+
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)

@@ -1,0 +1,71 @@
+/* Types shared by bpf/sampler.bpf.c and user space: fixed-width kernel
+ * types and fixed arrays only, no libc. */
+#ifndef KILN_SAMPLE_H
+#define KILN_SAMPLE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#ifndef KILN_COMM_LEN
+#define KILN_COMM_LEN 16
+#endif
+
+/* Frames kept per stack: the kernel's PERF_MAX_STACK_DEPTH. */
+#ifndef KILN_MAX_STACK_DEPTH
+#define KILN_MAX_STACK_DEPTH 127
+#endif
+
+/* One aggregation key of the counts map. `instance` names one process image:
+ * a fresh one is allocated on the first sample of a pid and on every exec,
+ * so pid reuse and exec never mix two programs under one key. */
+struct kiln_sample_key {
+	__u32 pid;              /* tgid */
+	__u32 instance;
+	__s32 kstack;           /* stack id, or negative when there is none */
+	__s32 ustack;
+	__u64 cgroup_id;        /* cgroup v2 id of the sampled task */
+	char comm[KILN_COMM_LEN];
+};
+
+/* Outcome of each program invocation. Exactly one counter per invocation is
+ * incremented, so their sum is the number of invocations. */
+enum kiln_outcome {
+	KILN_SAMPLED = 0,       /* counted in counts[gen] */
+	KILN_SKIP_IDLE,         /* pid 0 and --include-idle not given */
+	KILN_SKIP_FILTERED,     /* not a profiled pid (record -p / COMMAND) */
+	KILN_DROP_STACK_COLLISION, /* stack map bucket held another stack */
+	KILN_DROP_STACK_FULL,   /* stack map out of free entries */
+	KILN_DROP_STACK_ERROR,  /* bpf_get_stackid failed otherwise */
+	KILN_DROP_COUNTS_FULL,  /* counts map full */
+	KILN_OUTCOME_COUNT,
+};
+
+/* Counters outside the per-invocation outcomes. */
+enum kiln_event_stat {
+	KILN_EV_SENT = 0,       /* lifecycle events written to the ring buffer */
+	KILN_EV_DROPPED,        /* ring buffer full */
+	KILN_EV_STAT_COUNT,
+};
+
+enum kiln_event_type {
+	KILN_EVENT_NEW = 1,     /* first sample of a process not seen before */
+	KILN_EVENT_EXEC = 2,
+	KILN_EVENT_EXIT = 3,
+};
+
+struct kiln_event {
+	__u32 type;
+	__u32 pid;
+	__u32 instance;
+	__u32 ppid;
+	__u64 start_ns;         /* task start, ns since boot */
+	__u64 cgroup_id;
+	char comm[KILN_COMM_LEN];
+};
+
+/* Values of the pid filter map. */
+#define KILN_FILTER_SELF     1  /* profile this process */
+#define KILN_FILTER_CHILDREN 2  /* and every process it forks from now on */
+
+#endif

@@ -1,0 +1,155 @@
+#!/bin/bash
+# End-to-end tests: the real kiln binary loads the real BPF program and
+# profiles real workloads (tests/workloads, built with frame pointers).
+# Needs root. Prints one line per test and "N passed, N failed" last.
+set -u
+
+KILN=${KILN:-build/kiln}
+WORKLOADS=${WORKLOADS:-build/workloads}
+TMP=$(mktemp -d /tmp/kiln-e2e.XXXXXX)
+export HOME=$TMP GOCACHE=$TMP/gocache   # go tool pprof as root in CI
+passed=0
+failed=0
+trap 'rm -rf "$TMP"' EXIT
+
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+
+# json FILE KEY... : prints a value of the --stats file
+json() {
+	python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+for k in sys.argv[2:]: d=d[k]
+print(d)' "$@"
+}
+
+# Samples of folded lines matching an extended regex.
+folded_count() {
+	grep -E "$2" "$1" | awk '{ s += $NF } END { print s + 0 }'
+}
+
+test_ratio() {
+	local out=$TMP/ratio.pb.gz top three one
+	if ! "$KILN" record -q -d 5 -o "$out" -- "$WORKLOADS/cpu_ratio" 5 2>"$TMP/ratio.err"; then
+		fail ratio "kiln record failed: $(tail -1 "$TMP/ratio.err")"; return
+	fi
+	if ! go tool pprof -raw "$out" >"$TMP/ratio.raw" 2>&1; then
+		fail ratio "go tool pprof -raw cannot read the profile: $(head -1 "$TMP/ratio.raw")"; return
+	fi
+	top=$(go tool pprof -top -cum -sample_index=samples "$out" 2>/dev/null)
+	three=$(awk '$NF == "hot_three" { print $4 }' <<<"$top")
+	one=$(awk '$NF == "hot_one" { print $4 }' <<<"$top")
+	if [ -z "$three" ] || [ -z "$one" ]; then
+		fail ratio "hot_three/hot_one missing from the profile"; return
+	fi
+	if python3 -c "import sys; t,o=$three,$one; s=100*t/(t+o); print('hot_three %.1f%% of %d samples' % (s, t+o)); sys.exit(0 if abs(s-75) <= 5 and t+o >= 200 else 1)"; then
+		pass "ratio 3:1 within 5 points, pprof read by go tool pprof"
+	else
+		fail ratio "shares off: hot_three=$three hot_one=$one"
+	fi
+}
+
+test_kernel_frames() {
+	local out=$TMP/syscall.folded n
+	"$KILN" record -q -d 3 -o "$out" -- "$WORKLOADS/syscall_read" 3 2>"$TMP/syscall.err" ||
+		{ fail kernel_frames "kiln record failed: $(tail -1 "$TMP/syscall.err")"; return; }
+	# user frames, then the syscall entry, then the syscall's own function
+	n=$(folded_count "$out" '^syscall_read;.*main;[^;]*read[^;]*;entry_SYSCALL_64[^;]*_\[k\];.*(ksys_read|__x64_sys_read)_\[k\];.*read_(zero|iter_zero)')
+	if [ "$n" -ge 50 ]; then
+		pass "kernel frames under user frames ($n samples in read_zero via entry_SYSCALL_64)"
+	else
+		fail kernel_frames "only $n samples with user->syscall->read_zero stacks"
+	fi
+}
+
+test_short_lived() {
+	local out=$TMP/burst.folded total full
+	"$KILN" record -q -o "$out" -- sh -c "for i in \$(seq 20); do $WORKLOADS/cpu_ratio 0.3 & done; wait" \
+		2>"$TMP/burst.err" || { fail short_lived "kiln record failed: $(tail -1 "$TMP/burst.err")"; return; }
+	total=$(folded_count "$out" '^cpu_ratio;')
+	full=$(grep -E '^cpu_ratio;' "$out" | grep -vE '\[unknown\]|\+0x' | awk '{ s += $NF } END { print s + 0 }')
+	if [ "$total" -ge 50 ] && [ $((full * 100)) -ge $((total * 90)) ]; then
+		pass "20 processes of 300 ms: $full of $total samples fully symbolized"
+	else
+		fail short_lived "$full of $total samples of the short-lived processes fully symbolized"
+	fi
+}
+
+test_conservation() {
+	local stats=$TMP/cons.json out=$TMP/cons.pb.gz load old
+	old=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -qw kernel.bpf_stats_enabled=1
+	"$WORKLOADS/cpu_ratio" 9 & load=$!
+	"$KILN" record -q -d 7 -o "$out" --stats "$stats" 2>"$TMP/cons.err"
+	local rc=$?
+	wait $load
+	sysctl -qw kernel.bpf_stats_enabled="$old"
+	[ $rc -eq 0 ] || { fail conservation "kiln record failed: $(tail -1 "$TMP/cons.err")"; return; }
+	python3 - "$stats" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+o = d["outcomes"]
+total = sum(o.values())
+problems = []
+if d["drains"] < 3: problems.append("only %d drains" % d["drains"])
+if d["invariant_failures"]: problems.append("%d drains lost count" % d["invariant_failures"])
+if d["drained"] != o["sampled"]: problems.append("drained %d != sampled %d" % (d["drained"], o["sampled"]))
+if d["bpf_run_cnt"] and d["bpf_run_cnt"] != total:
+    problems.append("program ran %d times, outcomes sum to %d" % (d["bpf_run_cnt"], total))
+if d["drained"] < 500: problems.append("too few samples: %d" % d["drained"])
+print("; ".join(problems) if problems else
+      "%d drains, %d samples drained == sampled, %d invocations == outcomes" % (d["drains"], d["drained"], total))
+sys.exit(1 if problems else 0)
+EOF
+	if [ $? -eq 0 ]; then pass "conservation over several drains of a busy host"; else fail conservation "see above"; fi
+}
+
+test_pid_filter() {
+	local out=$TMP/pid.folded wl others
+	"$WORKLOADS/cpu_ratio" 4 & wl=$!
+	"$KILN" record -q -d 2 -p $wl -o "$out" 2>"$TMP/pid.err" || { fail pid_filter "kiln record failed"; wait $wl; return; }
+	wait $wl
+	others=$(grep -vcE '^cpu_ratio;' "$out")
+	if [ "$(folded_count "$out" '^cpu_ratio;')" -ge 100 ] && [ "$others" -eq 0 ]; then
+		pass "-p profiles only that process"
+	else
+		fail pid_filter "$others lines of other processes, or too few samples"
+	fi
+}
+
+test_cli() {
+	local out rc
+	"$KILN" --help | grep -q '^Usage: kiln' && "$KILN" record --help | grep -q -- '--frequency' &&
+		"$KILN" --version | grep -qE '^kiln [0-9]+\.[0-9]+' ||
+		{ fail cli "--help / --version"; return; }
+	out=$("$KILN" record -F 0 2>&1); rc=$?
+	[ $rc -eq 2 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q -- '--frequency' <<<"$out" ||
+		{ fail cli "bad -F: rc=$rc '$out'"; return; }
+	out=$("$KILN" record -o x.svg 2>&1); rc=$?
+	[ $rc -eq 2 ] && grep -q 'format' <<<"$out" || { fail cli "bad extension: rc=$rc '$out'"; return; }
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$KILN" record -d 1 -o "$TMP/x.pb.gz" 2>&1); rc=$?
+	[ $rc -eq 2 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q 'root' <<<"$out" ||
+		{ fail cli "not root: rc=$rc '$out'"; return; }
+	"$KILN" record -q -o "$TMP/exit.pb.gz" -- sh -c 'exit 3' 2>/dev/null; rc=$?
+	[ $rc -eq 3 ] || { fail cli "COMMAND's exit status not returned: $rc"; return; }
+	"$KILN" record -q -o "$TMP/nope.pb.gz" -- /nonexistent/cmd 2>"$TMP/nope.err"; rc=$?
+	[ $rc -eq 127 ] && grep -q "cannot run '/nonexistent/cmd'" "$TMP/nope.err" ||
+		{ fail cli "missing COMMAND: rc=$rc"; return; }
+	pass "help, version, bad values, not root, COMMAND exit status"
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "e2e tests load BPF programs: run them as root (sudo make test)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+test_cli
+test_ratio
+test_kernel_frames
+test_short_lived
+test_pid_filter
+test_conservation
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

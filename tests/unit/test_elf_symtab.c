@@ -1,0 +1,619 @@
+/* ELF symbol tables of real binaries built at test time with cc/g++ and
+ * binutils: the programs print the file offsets of their own functions
+ * (from /proc/self/maps, as the agent computes them) and the tests resolve
+ * those offsets and compare with the names and addresses nm reports. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbolize/elf_symtab.h"
+
+static char dir[64];
+
+/* Prints "<tag> <file offset>" for each address through /proc/self/maps. */
+#define SHOW_FN \
+	"static void show(const char *tag, const void *p)\n" \
+	"{\n" \
+	"	unsigned long a = (unsigned long)p, s, e, off;\n" \
+	"	char line[512];\n" \
+	"	FILE *f = fopen(\"/proc/self/maps\", \"r\");\n" \
+	"	while (f && fgets(line, sizeof(line), f))\n" \
+	"		if (sscanf(line, \"%lx-%lx %*s %lx\", &s, &e, &off) == 3 && a >= s && a < e)\n" \
+	"			printf(\"%s %lx\\n\", tag, a - s + off);\n" \
+	"	if (f)\n" \
+	"		fclose(f);\n" \
+	"}\n"
+
+static const char prog_c[] =
+	"#include <stdio.h>\n"
+	SHOW_FN
+	"__attribute__((noinline)) int kiln_exported(int x) { return x * 3 + 1; }\n"
+	"__attribute__((noinline)) static int kiln_hidden(int x) { return x ^ 0x55; }\n"
+	"int (*volatile kiln_keep)(int) = kiln_hidden;\n"
+	"int main(void)\n"
+	"{\n"
+	"	show(\"exported\", (const void *)kiln_exported);\n"
+	"	show(\"hidden\", (const void *)kiln_hidden);\n"
+	"	return kiln_keep(1) + kiln_exported(2) == 0;\n"
+	"}\n";
+
+static const char lib_c[] =
+	"__attribute__((noinline)) int kiln_lib_exported(int x) { return x + 7; }\n"
+	"__attribute__((noinline)) static int kiln_lib_hidden(int x) { return x - 7; }\n"
+	"const void *kiln_lib_exported_addr(void) { return (const void *)kiln_lib_exported; }\n"
+	"const void *kiln_lib_hidden_addr(void) { return (const void *)kiln_lib_hidden; }\n";
+
+static const char libmain_c[] =
+	"#include <stdio.h>\n"
+	SHOW_FN
+	"const void *kiln_lib_exported_addr(void);\n"
+	"const void *kiln_lib_hidden_addr(void);\n"
+	"int main(void)\n"
+	"{\n"
+	"	show(\"exported\", kiln_lib_exported_addr());\n"
+	"	show(\"hidden\", kiln_lib_hidden_addr());\n"
+	"	return 0;\n"
+	"}\n";
+
+static const char cxx_cc[] =
+	"#include <cstdio>\n"
+	"namespace kiln {\n"
+	"__attribute__((noinline)) long area(int w, long h) { return w * h; }\n"
+	"template <typename T> __attribute__((noinline)) T twice(T x) { return x + x; }\n"
+	"}\n"
+	"static void show(const char *tag, const void *p)\n"
+	"{\n"
+	"	unsigned long a = (unsigned long)p, s, e, off;\n"
+	"	char line[512];\n"
+	"	FILE *f = fopen(\"/proc/self/maps\", \"r\");\n"
+	"	while (f && fgets(line, sizeof(line), f))\n"
+	"		if (sscanf(line, \"%lx-%lx %*s %lx\", &s, &e, &off) == 3 && a >= s && a < e)\n"
+	"			printf(\"%s %lx\\n\", tag, a - s + off);\n"
+	"	if (f)\n"
+	"		fclose(f);\n"
+	"}\n"
+	"int main()\n"
+	"{\n"
+	"	show(\"area\", reinterpret_cast<const void *>(&kiln::area));\n"
+	"	show(\"twice\", reinterpret_cast<const void *>(&kiln::twice<double>));\n"
+	"	return kiln::area(2, 3) + (int)kiln::twice(1.0) == 0;\n"
+	"}\n";
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int n, rc;
+
+	va_start(ap, fmt);
+	n = snprintf(cmd, sizeof(cmd), "cd %s && ", dir);
+	vsnprintf(cmd + n, sizeof(cmd) - (size_t)n, fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	cr_assert_eq(rc, 0, "command failed (%d): %s", rc, cmd);
+}
+
+/* dir/name in a buffer of the caller's. */
+static char *in_dir(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", dir, name);
+	return buf;
+}
+
+static void write_file(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	f = fopen(in_dir(path, sizeof(path), name), "w");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/kiln-elf-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	write_file("prog.c", prog_c);
+	write_file("lib.c", lib_c);
+	write_file("libmain.c", libmain_c);
+	write_file("cxx.cc", cxx_cc);
+}
+
+static void teardown(void)
+{
+	if (dir[0])
+		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* File offset the program `cmd` (run in dir) printed for tag. */
+static uint64_t printed_offset(const char *cmd, const char *tag)
+{
+	char line[256], full[512], t[64];
+	unsigned long off;
+	FILE *p;
+
+	snprintf(full, sizeof(full), "cd %s && %s", dir, cmd);
+	p = popen(full, "r");
+	cr_assert_not_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		if (sscanf(line, "%63s %lx", t, &off) == 2 && strcmp(t, tag) == 0) {
+			pclose(p);
+			return off;
+		}
+	}
+	pclose(p);
+	cr_assert_fail("%s printed no offset for %s", cmd, tag);
+	return 0;
+}
+
+/* Address of a symbol as nm reports it. */
+static uint64_t nm_addr(const char *file, const char *name)
+{
+	char cmd[512], line[512], type[8], sym[256];
+	unsigned long long addr;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm %s/%s", dir, file);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		if (sscanf(line, "%llx %7s %255s", &addr, type, sym) == 3 &&
+		    strcmp(sym, name) == 0) {
+			pclose(p);
+			return addr;
+		}
+	}
+	pclose(p);
+	cr_assert_fail("nm %s: no %s", file, name);
+	return 0;
+}
+
+static struct symtab *load(const char *file, const char *root, const char *path)
+{
+	char full[256];
+	struct symtab *st;
+	int fd;
+
+	in_dir(full, sizeof(full), file);
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "%s: %s", full, strerror(errno));
+	st = symtab__load_fd(fd, root, path ? path : full);
+	close(fd);
+	cr_assert_not_null(st, "%s: %s", full, strerror(errno));
+	return st;
+}
+
+/* Resolving off + 1 (inside the function) must give name, starting at the
+ * address nm reports for nm_name in nm_file. */
+static void expect_fn(const struct symtab *st, uint64_t off, const char *name,
+		      const char *nm_file, const char *nm_name)
+{
+	uint64_t vaddr = 0;
+	const struct sym *s = symtab__lookup(st, off + 1, &vaddr);
+
+	cr_assert_not_null(s, "offset %#llx: no symbol, want %s", (unsigned long long)off, name);
+	cr_assert_str_eq(s->name, name);
+	cr_assert_eq(vaddr, s->start + 1, "%s: vaddr %#llx, start %#llx", name,
+		     (unsigned long long)vaddr, (unsigned long long)s->start);
+	if (nm_file)
+		cr_assert_eq(s->start, nm_addr(nm_file, nm_name ? nm_name : name),
+			     "%s: start differs from nm", name);
+}
+
+static void expect_not_fn(const struct symtab *st, uint64_t off, const char *name)
+{
+	const struct sym *s = symtab__lookup(st, off + 1, NULL);
+
+	cr_assert(!s || strcmp(s->name, name) != 0, "%s resolved from %s", name,
+		  symtab__source(st));
+}
+
+TestSuite(elf_symtab, .init = setup, .fini = teardown, .timeout = 60);
+
+static void check_exe(const char *cflags)
+{
+	struct symtab *st;
+	uint64_t exp, hid;
+
+	sh("cc -O1 -g %s -Wl,--build-id=sha1 -o prog prog.c", cflags);
+	exp = printed_offset("./prog", "exported");
+	hid = printed_offset("./prog", "hidden");
+	st = load("prog", "", NULL);
+	cr_assert_str_eq(symtab__source(st), "symtab");
+	cr_assert_gt(symtab__count(st), 2);
+	cr_assert_eq(strlen(symtab__build_id(st)), 40);
+	expect_fn(st, exp, "kiln_exported", "prog", NULL);
+	expect_fn(st, hid, "kiln_hidden", "prog", NULL);
+	/* Offset 0 is the ELF header: no function there. */
+	cr_assert_null(symtab__lookup(st, 0, NULL));
+	cr_assert_null(symtab__lookup(st, UINT64_MAX, NULL));
+	cr_assert_gt(symtab__bytes(st), symtab__count(st) * sizeof(struct sym));
+	symtab__free(st);
+}
+
+Test(elf_symtab, non_pie)
+{
+	check_exe("-no-pie -fno-pie");
+}
+
+Test(elf_symtab, pie)
+{
+	check_exe("-fPIE -pie");
+}
+
+static void build_lib(void)
+{
+	sh("cc -O1 -g -shared -fPIC -Wl,--build-id=sha1 -o libkt.so lib.c");
+	sh("cc -O1 -g -o libmain libmain.c -L. -lkt -Wl,-rpath,%s", dir);
+}
+
+Test(elf_symtab, shared_library)
+{
+	struct symtab *st;
+	uint64_t exp, hid;
+
+	build_lib();
+	exp = printed_offset("./libmain", "exported");
+	hid = printed_offset("./libmain", "hidden");
+	st = load("libkt.so", "", NULL);
+	cr_assert_str_eq(symtab__source(st), "symtab");
+	expect_fn(st, exp, "kiln_lib_exported", "libkt.so", NULL);
+	expect_fn(st, hid, "kiln_lib_hidden", "libkt.so", NULL);
+	symtab__free(st);
+}
+
+Test(elf_symtab, stripped_uses_dynsym)
+{
+	struct symtab *st;
+	uint64_t exp, hid;
+
+	build_lib();
+	exp = printed_offset("./libmain", "exported");
+	hid = printed_offset("./libmain", "hidden");
+	sh("strip -o libkt.stripped.so libkt.so");
+	st = load("libkt.stripped.so", "", NULL);
+	cr_assert_str_eq(symtab__source(st), "dynsym");
+	expect_fn(st, exp, "kiln_lib_exported", "libkt.so", NULL);
+	expect_not_fn(st, hid, "kiln_lib_hidden");
+	symtab__free(st);
+}
+
+/* A stripped PIE with its debug file; hidden functions only come from it. */
+static void build_split(void)
+{
+	sh("cc -O1 -g -fPIE -pie -Wl,--build-id=sha1 -o prog prog.c");
+	sh("objcopy --only-keep-debug prog prog.debug");
+	sh("strip -o prog.nolink prog");
+}
+
+Test(elf_symtab, debuglink_next_to_file)
+{
+	struct symtab *st;
+	uint64_t hid;
+
+	build_split();
+	hid = printed_offset("./prog", "hidden");
+	sh("mkdir a && cp prog.debug a/ && cp prog.nolink a/prog && "
+	   "objcopy --add-gnu-debuglink=a/prog.debug a/prog");
+	st = load("a/prog", "", NULL);
+	cr_assert_str_eq(symtab__source(st), "debug-file");
+	expect_fn(st, hid, "kiln_hidden", "prog", NULL);
+	symtab__free(st);
+}
+
+Test(elf_symtab, debuglink_dot_debug_and_root)
+{
+	char root[128], path[128];
+	struct symtab *st;
+	uint64_t hid;
+
+	build_split();
+	hid = printed_offset("./prog", "hidden");
+	/* The process sees its file as /opt/app/prog under its root. */
+	sh("mkdir -p r/opt/app/.debug && cp prog.debug r/opt/app/.debug/ && "
+	   "cp prog.nolink r/opt/app/prog && "
+	   "objcopy --add-gnu-debuglink=prog.debug r/opt/app/prog");
+	snprintf(root, sizeof(root), "%s/r", dir);
+	st = load("r/opt/app/prog", root, "/opt/app/prog");
+	cr_assert_str_eq(symtab__source(st), "debug-file");
+	expect_fn(st, hid, "kiln_hidden", "prog", NULL);
+	symtab__free(st);
+
+	/* Under /usr/lib/debug/<dir>/ of the root. */
+	sh("mkdir -p r/usr/lib/debug/opt/app && mv r/opt/app/.debug/prog.debug "
+	   "r/usr/lib/debug/opt/app/");
+	st = load("r/opt/app/prog", root, "/opt/app/prog");
+	cr_assert_str_eq(symtab__source(st), "debug-file");
+	expect_fn(st, hid, "kiln_hidden", "prog", NULL);
+	symtab__free(st);
+
+	/* Seen from the wrong root, it is not found. */
+	snprintf(path, sizeof(path), "%s/empty", dir);
+	sh("mkdir empty");
+	st = load("r/opt/app/prog", path, "/opt/app/prog");
+	cr_assert_str_neq(symtab__source(st), "debug-file");
+	expect_not_fn(st, hid, "kiln_hidden");
+	symtab__free(st);
+}
+
+Test(elf_symtab, debuglink_crc_mismatch)
+{
+	struct symtab *st;
+	uint64_t hid;
+
+	build_split();
+	hid = printed_offset("./prog", "hidden");
+	sh("mkdir a && cp prog.debug a/ && cp prog.nolink a/prog && "
+	   "objcopy --add-gnu-debuglink=a/prog.debug a/prog && echo x >> a/prog.debug");
+	st = load("a/prog", "", NULL);
+	cr_assert_str_neq(symtab__source(st), "debug-file");
+	expect_not_fn(st, hid, "kiln_hidden");
+	symtab__free(st);
+}
+
+Test(elf_symtab, build_id_under_root)
+{
+	char root[128], id[129], cmd[512];
+	struct symtab *st;
+	uint64_t hid, exp;
+
+	build_split();
+	hid = printed_offset("./prog", "hidden");
+	exp = printed_offset("./prog", "exported");
+	st = load("prog.nolink", "", NULL);
+	cr_assert_str_eq(symtab__source(st), "none");
+	cr_assert_eq(symtab__count(st), 0);
+	snprintf(id, sizeof(id), "%s", symtab__build_id(st));
+	symtab__free(st);
+	cr_assert_eq(strlen(id), 40);
+	/* The build id must be the one readelf shows. */
+	snprintf(cmd, sizeof(cmd), "readelf -n prog.nolink | grep -q 'Build ID: %s$'", id);
+	sh("%s", cmd);
+
+	sh("mkdir -p r/usr/lib/debug/.build-id/%.2s && cp prog.debug "
+	   "r/usr/lib/debug/.build-id/%.2s/%s.debug", id, id, id + 2);
+	snprintf(root, sizeof(root), "%s/r", dir);
+	st = load("prog.nolink", root, "/usr/bin/prog");
+	cr_assert_str_eq(symtab__source(st), "debug-file");
+	cr_assert_str_eq(symtab__build_id(st), id);
+	expect_fn(st, hid, "kiln_hidden", "prog", NULL);
+	expect_fn(st, exp, "kiln_exported", "prog", NULL);
+	symtab__free(st);
+
+	/* A file under the right name but with another build id is refused. */
+	sh("cc -O2 -g -Wl,--build-id=sha1 -o other prog.c && "
+	   "cp other r/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	st = load("prog.nolink", root, "/usr/bin/prog");
+	cr_assert_str_eq(symtab__source(st), "none");
+	symtab__free(st);
+}
+
+Test(elf_symtab, minidebuginfo)
+{
+	struct symtab *st;
+	uint64_t exp, hid;
+
+	build_lib();
+	exp = printed_offset("./libmain", "exported");
+	hid = printed_offset("./libmain", "hidden");
+	/* The Fedora recipe: local function symbols only, xz, as a section. */
+	sh("objcopy --only-keep-debug libkt.so full.debug && "
+	   "objcopy -S --remove-section .gdb_index --remove-section .comment "
+	   "--keep-symbol=kiln_lib_hidden full.debug mini && xz mini && "
+	   "strip --strip-all -R .comment -o libkt.mini.so libkt.so && "
+	   "objcopy --add-section .gnu_debugdata=mini.xz libkt.mini.so");
+	st = load("libkt.mini.so", "", NULL);
+	cr_assert_str_eq(symtab__source(st), "minidebuginfo");
+	expect_fn(st, hid, "kiln_lib_hidden", "libkt.so", NULL);
+	expect_fn(st, exp, "kiln_lib_exported", "libkt.so", NULL);
+	symtab__free(st);
+
+	/* A corrupt .gnu_debugdata falls back to .dynsym. */
+	sh("head -c 200 /dev/zero > bad.xz && "
+	   "strip --strip-all -o libkt.bad.so libkt.so && "
+	   "objcopy --add-section .gnu_debugdata=bad.xz libkt.bad.so");
+	st = load("libkt.bad.so", "", NULL);
+	cr_assert_str_eq(symtab__source(st), "dynsym");
+	expect_fn(st, exp, "kiln_lib_exported", "libkt.so", NULL);
+	expect_not_fn(st, hid, "kiln_lib_hidden");
+	symtab__free(st);
+}
+
+Test(elf_symtab, cxx_demangled)
+{
+	struct symtab *st;
+
+	sh("g++ -O1 -g -o cxx cxx.cc");
+	st = load("cxx", "", NULL);
+	expect_fn(st, printed_offset("./cxx", "area"), "kiln::area(int, long)",
+		  "cxx", "_ZN4kiln4areaEil");
+	expect_fn(st, printed_offset("./cxx", "twice"), "double kiln::twice<double>(double)",
+		  "cxx", "_ZN4kiln5twiceIdEET_S1_");
+	symtab__free(st);
+}
+
+static void *vdso_image(size_t *size)
+{
+	unsigned long s, e;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &s, &e) == 2) {
+			fclose(f);
+			*size = e - s;
+			return (void *)s;
+		}
+	}
+	fclose(f);
+	return NULL;
+}
+
+Test(elf_symtab, vdso_from_memory)
+{
+	char id[129], path[256];
+	struct symtab *st, *st2;
+	uint64_t addr;
+	size_t size;
+	void *img = vdso_image(&size);
+	FILE *f;
+
+	if (!img)
+		cr_skip_test("no vDSO");
+	st = symtab__load_mem(img, size);
+	cr_assert_not_null(st, "%s", strerror(errno));
+	cr_assert_str_eq(symtab__source(st), "dynsym");
+	cr_assert_geq(symtab__count(st), 4);
+
+	/* nm reads a copy of the image; its vDSO maps at file offset 0. */
+	f = fopen(in_dir(path, sizeof(path), "vdso.so"), "w");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(img, 1, size, f), size);
+	fclose(f);
+	sh("nm -D --defined-only vdso.so | grep -q ' T __vdso_clock_gettime@'");
+	sh("nm -D --defined-only vdso.so | grep ' T __vdso_clock_gettime@' | "
+	   "cut -d' ' -f1 > addr");
+	f = fopen(in_dir(path, sizeof(path), "addr"), "r");
+	cr_assert_not_null(f);
+	cr_assert_eq(fscanf(f, "%" SCNx64, &addr), 1);
+	fclose(f);
+	/* clock_gettime (weak) shares the address: the global name wins. */
+	expect_fn(st, addr, "__vdso_clock_gettime", NULL, NULL);
+
+	st2 = load("vdso.so", "", NULL);
+	cr_assert_eq(symtab__count(st2), symtab__count(st));
+	cr_assert_str_eq(symtab__build_id(st2), symtab__build_id(st));
+	if (symtab__build_id(st)[0]) {
+		int fd = open(in_dir(path, sizeof(path), "vdso.so"), O_RDONLY);
+
+		cr_assert_eq(elf_build_id(fd, id, sizeof(id)), 0);
+		cr_assert_str_eq(id, symtab__build_id(st));
+		close(fd);
+	}
+	symtab__free(st2);
+	symtab__free(st);
+}
+
+static int open_in_dir(const char *name)
+{
+	char path[256];
+	int fd;
+
+	fd = open(in_dir(path, sizeof(path), name), O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	return fd;
+}
+
+static void expect_invalid(const char *name)
+{
+	int fd = open_in_dir(name);
+	char id[129];
+
+	errno = 0;
+	cr_assert_null(symtab__load_fd(fd, "", name), "%s loaded", name);
+	cr_assert_eq(errno, EINVAL, "%s: errno %d", name, errno);
+	cr_assert_eq(elf_build_id(fd, id, sizeof(id)), -EINVAL, "%s", name);
+	close(fd);
+}
+
+Test(elf_symtab, malformed_files)
+{
+	sh("cc -O1 -g -o prog prog.c");
+	sh(": > empty && head -c 100 prog > trunc100 && head -c 16 prog > trunc16 && "
+	   "head -c 65536 /dev/urandom > garbage && "
+	   "(printf '\\177ELF\\002\\001\\001'; head -c 4000 /dev/zero | tr '\\0' '\\377') "
+	   "> elfish");
+	expect_invalid("empty");
+	expect_invalid("trunc100");
+	expect_invalid("trunc16");
+	expect_invalid("garbage");
+	expect_invalid("elfish");
+	cr_assert_null(symtab__load_fd(-1, "", NULL));
+	cr_assert_null(symtab__load_mem(NULL, 10));
+	cr_assert_null(symtab__load_mem("\177ELF", 4));
+	cr_assert_null(symtab__lookup(NULL, 0, NULL));
+	cr_assert_eq(symtab__count(NULL), 0);
+	symtab__free(NULL);
+}
+
+Test(elf_symtab, build_id_errors)
+{
+	char id[129], small[8];
+	int fd;
+
+	sh("cc -O1 -Wl,--build-id=none -o noid prog.c && "
+	   "cc -O1 -Wl,--build-id=sha1 -o withid prog.c");
+	fd = open_in_dir("noid");
+	cr_assert_eq(elf_build_id(fd, id, sizeof(id)), -ENOENT);
+	close(fd);
+	fd = open_in_dir("withid");
+	cr_assert_eq(elf_build_id(fd, small, sizeof(small)), -ERANGE);
+	cr_assert_eq(elf_build_id(fd, id, sizeof(id)), 0);
+	cr_assert_eq(strlen(id), 40);
+	close(fd);
+	sh("readelf -n withid | grep -q 'Build ID: %s$'", id);
+}
+
+/* Random corruption of a real binary: NULL or a table, never a crash (the
+ * sanitizer build checks for out-of-bounds reads). */
+Test(elf_symtab, mutations_never_crash)
+{
+	unsigned char *img, *mut;
+	struct stat sb;
+	size_t size;
+	int fd, loaded = 0;
+
+	sh("cc -O1 -g -o prog prog.c");
+	fd = open_in_dir("prog");
+	cr_assert_eq(fstat(fd, &sb), 0);
+	size = (size_t)sb.st_size;
+	img = malloc(size);
+	mut = malloc(size);
+	cr_assert(img && mut);
+	cr_assert_eq(pread(fd, img, size, 0), (ssize_t)size);
+	close(fd);
+	srand(7);
+	for (int round = 0; round < 3000; round++) {
+		struct symtab *st;
+		size_t n = 1 + (size_t)rand() % 8, len = size;
+
+		memcpy(mut, img, size);
+		for (size_t i = 0; i < n; i++) {
+			/* Headers at either end of the file are the interesting part. */
+			size_t at = (size_t)rand() % 512;
+
+			if (rand() % 2)
+				at = size - 1 - (size_t)rand() % 4096 % size;
+			mut[at] = (unsigned char)rand();
+		}
+		if (round % 10 == 0)
+			len = (size_t)rand() % size + 1;
+		st = symtab__load_mem(mut, len);
+		if (st) {
+			loaded++;
+			for (int i = 0; i < 50; i++)
+				symtab__lookup(st, (uint64_t)rand() % (size + 4096), NULL);
+		}
+		symtab__free(st);
+	}
+	cr_assert_gt(loaded, 0);
+	free(img);
+	free(mut);
+}

@@ -1,0 +1,345 @@
+/* pprof encoder: round trip through protobuf-c's decoder, and a real
+ * consumer (go tool pprof). */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "profile.pb-c.h"
+#include "profile/profile.h"
+
+#define PERIOD   10101010ULL    /* 99 Hz */
+#define T_START  1700000000123456789LL
+#define DURATION 10000000000LL
+#define KSTART   0xffffffff81000000ULL
+
+static const struct pprof_meta pp_meta = {
+	.period_ns = PERIOD, .time_nanos = T_START, .duration_nanos = DURATION,
+};
+
+static struct frame pp_user(const char *name, uint64_t addr)
+{
+	return (struct frame){
+		.kind = FRAME_USER, .name = name, .addr = addr,
+		.map_file = "/usr/bin/app", .map_build_id = "deadbeef",
+		.map_start = 0x400000, .map_limit = 0x500000,
+		.map_offset = 0x1000,
+	};
+}
+
+static struct frame pp_kernel(const char *name, uint64_t addr)
+{
+	return (struct frame){
+		.kind = FRAME_KERNEL, .name = name, .addr = addr,
+		.map_file = "[kernel.kallsyms]",
+		.map_start = KSTART, .map_limit = KSTART + 0x1000000,
+	};
+}
+
+/* app;main;work x3, app;main;work;do_syscall_64 (kernel) x2, app;main x1 */
+static struct profile *pp_sample_profile(void)
+{
+	struct frame f[] = {
+		{ .kind = FRAME_ROOT, .name = "app" },
+		pp_user("main", 0x401000), pp_user("work", 0x401100),
+		pp_kernel("do_syscall_64", KSTART + 0x100),
+	};
+	struct profile *p = profile__new();
+
+	cr_assert_not_null(p);
+	cr_assert_eq(profile__add(p, f, 3, 3), 0);
+	cr_assert_eq(profile__add(p, f, 4, 2), 0);
+	cr_assert_eq(profile__add(p, f, 2, 1), 0);
+	return p;
+}
+
+/* Gunzips buf (when gz) and unpacks it; the caller frees with
+ * perftools__profiles__profile__free_unpacked. */
+static Perftools__Profiles__Profile *pp_decode(const uint8_t *buf, size_t len,
+					       bool gz)
+{
+	Perftools__Profiles__Profile *pb;
+	z_stream zs = { 0 };
+	size_t cap = 4096;
+	uint8_t *raw;
+	int ret;
+
+	if (!gz)
+		return perftools__profiles__profile__unpack(NULL, len, buf);
+	raw = malloc(cap);
+	cr_assert_not_null(raw);
+	/* 32 + 15: detect the gzip wrapper, full window */
+	cr_assert_eq(inflateInit2(&zs, 32 + 15), Z_OK);
+	zs.next_in = (Bytef *)buf;
+	zs.avail_in = len;
+	do {
+		if (zs.total_out == cap) {
+			cap *= 2;
+			raw = realloc(raw, cap);
+			cr_assert_not_null(raw);
+		}
+		zs.next_out = raw + zs.total_out;
+		zs.avail_out = cap - zs.total_out;
+		ret = inflate(&zs, Z_NO_FLUSH);
+		cr_assert(ret == Z_OK || ret == Z_STREAM_END, "inflate: %d", ret);
+	} while (ret != Z_STREAM_END);
+	pb = perftools__profiles__profile__unpack(NULL, zs.total_out, raw);
+	inflateEnd(&zs);
+	free(raw);
+	return pb;
+}
+
+static const char *pp_str(const Perftools__Profiles__Profile *pb, int64_t i)
+{
+	cr_assert(i >= 0 && (size_t)i < pb->n_string_table,
+		  "string index %lld out of range", (long long)i);
+	return pb->string_table[i];
+}
+
+static const Perftools__Profiles__Location *
+pp_location(const Perftools__Profiles__Profile *pb, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < pb->n_location; i++)
+		if (pb->location[i]->id == id)
+			return pb->location[i];
+	cr_assert_fail("no location %llu", (unsigned long long)id);
+	return NULL;
+}
+
+static const Perftools__Profiles__Mapping *
+pp_mapping(const Perftools__Profiles__Profile *pb, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < pb->n_mapping; i++)
+		if (pb->mapping[i]->id == id)
+			return pb->mapping[i];
+	cr_assert_fail("no mapping %llu", (unsigned long long)id);
+	return NULL;
+}
+
+static const char *pp_func_name(const Perftools__Profiles__Profile *pb,
+				uint64_t loc_id)
+{
+	const Perftools__Profiles__Location *l = pp_location(pb, loc_id);
+	size_t i;
+
+	cr_assert_eq(l->n_line, 1);
+	for (i = 0; i < pb->n_function; i++) {
+		const Perftools__Profiles__Function *f = pb->function[i];
+
+		if (f->id == l->line[0]->function_id) {
+			cr_assert_eq(f->system_name, f->name);
+			return pp_str(pb, f->name);
+		}
+	}
+	cr_assert_fail("no function %llu",
+		       (unsigned long long)l->line[0]->function_id);
+	return NULL;
+}
+
+/* The sample whose stack, leaf first and joined by ';', is want. */
+static const Perftools__Profiles__Sample *
+pp_find_sample(const Perftools__Profiles__Profile *pb, const char *want)
+{
+	char got[256];
+	size_t i, j;
+
+	for (i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+
+		got[0] = '\0';
+		for (j = 0; j < s->n_location_id; j++) {
+			if (j)
+				strcat(got, ";");
+			strcat(got, pp_func_name(pb, s->location_id[j]));
+		}
+		if (!strcmp(got, want))
+			return s;
+	}
+	cr_assert_fail("no sample %s", want);
+	return NULL;
+}
+
+static void pp_check_sample(const Perftools__Profiles__Profile *pb,
+			    const char *stack, int64_t count)
+{
+	const Perftools__Profiles__Sample *s = pp_find_sample(pb, stack);
+
+	cr_assert_eq(s->n_value, 2);
+	cr_assert_eq(s->value[0], count);
+	cr_assert_eq(s->value[1], count * (int64_t)PERIOD);
+}
+
+Test(pprof, round_trip)
+{
+	struct profile *p = pp_sample_profile();
+	Perftools__Profiles__Profile *pb;
+	const Perftools__Profiles__Sample *s;
+	const Perftools__Profiles__Location *l;
+	const Perftools__Profiles__Mapping *m;
+	uint8_t *out;
+	size_t len;
+
+	cr_assert_eq(pprof__encode(p, &pp_meta, true, &out, &len), 0);
+	cr_assert_gt(len, 18);
+	cr_assert(out[0] == 0x1f && out[1] == 0x8b, "gzip magic");
+	pb = pp_decode(out, len, true);
+	cr_assert_not_null(pb);
+
+	cr_assert_str_eq(pb->string_table[0], "");
+	cr_assert_eq(pb->n_sample_type, 2);
+	cr_assert_str_eq(pp_str(pb, pb->sample_type[0]->type), "samples");
+	cr_assert_str_eq(pp_str(pb, pb->sample_type[0]->unit), "count");
+	cr_assert_str_eq(pp_str(pb, pb->sample_type[1]->type), "cpu");
+	cr_assert_str_eq(pp_str(pb, pb->sample_type[1]->unit), "nanoseconds");
+	cr_assert_not_null(pb->period_type);
+	cr_assert_str_eq(pp_str(pb, pb->period_type->type), "cpu");
+	cr_assert_str_eq(pp_str(pb, pb->period_type->unit), "nanoseconds");
+	cr_assert_eq(pb->period, (int64_t)PERIOD);
+	cr_assert_eq(pb->time_nanos, T_START);
+	cr_assert_eq(pb->duration_nanos, DURATION);
+
+	cr_assert_eq(pb->n_sample, 3);
+	cr_assert_eq(pb->n_location, 4);
+	cr_assert_eq(pb->n_function, 4);
+	cr_assert_eq(pb->n_mapping, 2);
+	pp_check_sample(pb, "work;main;app", 3);
+	pp_check_sample(pb, "do_syscall_64;work;main;app", 2);
+	pp_check_sample(pb, "main;app", 1);
+
+	/* the root frame: last, no mapping, no address */
+	s = pp_find_sample(pb, "main;app");
+	l = pp_location(pb, s->location_id[1]);
+	cr_assert_eq(l->mapping_id, 0);
+	cr_assert_eq(l->address, 0);
+	/* a user frame keeps its address and file */
+	l = pp_location(pb, s->location_id[0]);
+	cr_assert_eq(l->address, 0x401000);
+	m = pp_mapping(pb, l->mapping_id);
+	cr_assert_str_eq(pp_str(pb, m->filename), "/usr/bin/app");
+	cr_assert_str_eq(pp_str(pb, m->build_id), "deadbeef");
+	cr_assert_eq(m->memory_start, 0x400000);
+	cr_assert_eq(m->memory_limit, 0x500000);
+	cr_assert_eq(m->file_offset, 0x1000);
+	cr_assert(m->has_functions);
+	/* a kernel frame */
+	s = pp_find_sample(pb, "do_syscall_64;work;main;app");
+	l = pp_location(pb, s->location_id[0]);
+	cr_assert_eq(l->address, KSTART + 0x100);
+	m = pp_mapping(pb, l->mapping_id);
+	cr_assert_str_eq(pp_str(pb, m->filename), "[kernel.kallsyms]");
+	cr_assert_eq(m->build_id, 0);
+	cr_assert_eq(m->memory_start, KSTART);
+
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	free(out);
+	profile__free(p);
+}
+
+Test(pprof, plain_and_empty)
+{
+	struct profile *p = profile__new();
+	Perftools__Profiles__Profile *pb;
+	uint8_t *out;
+	size_t len;
+
+	cr_assert_not_null(p);
+	cr_assert_eq(pprof__encode(p, &pp_meta, false, &out, &len), 0);
+	pb = pp_decode(out, len, false);
+	cr_assert_not_null(pb);
+	cr_assert_eq(pb->n_sample, 0);
+	cr_assert_eq(pb->n_location, 0);
+	cr_assert_eq(pb->n_sample_type, 2);
+	cr_assert_str_eq(pb->string_table[0], "");
+	cr_assert_eq(pb->period, (int64_t)PERIOD);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	free(out);
+	profile__free(p);
+}
+
+Test(pprof, value_saturates)
+{
+	struct frame f = { .kind = FRAME_ROOT, .name = "app" };
+	struct profile *p = profile__new();
+	struct pprof_meta meta = { .period_ns = 1000000000 };
+	Perftools__Profiles__Profile *pb;
+	uint8_t *out;
+	size_t len;
+
+	cr_assert_not_null(p);
+	cr_assert_eq(profile__add(p, &f, 1, 1ULL << 40), 0);
+	cr_assert_eq(pprof__encode(p, &meta, true, &out, &len), 0);
+	pb = pp_decode(out, len, true);
+	cr_assert_not_null(pb);
+	cr_assert_eq(pb->n_sample, 1);
+	cr_assert_eq(pb->sample[0]->value[0], 1LL << 40);
+	cr_assert_eq(pb->sample[0]->value[1], INT64_MAX);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	free(out);
+	profile__free(p);
+}
+
+Test(pprof, rejects_missing_meta)
+{
+	struct profile *p = profile__new();
+	uint8_t *out;
+	size_t len;
+
+	cr_assert_not_null(p);
+	cr_assert_eq(pprof__encode(p, NULL, true, &out, &len), -EINVAL);
+	profile__free(p);
+}
+
+/* The real consumer: go tool pprof must parse the file and show every
+ * function. HOME and GOCACHE point into a temp dir so this works as root
+ * with no home and in CI. */
+Test(pprof, go_tool_pprof_reads_it, .timeout = 120)
+{
+	struct profile *p = pp_sample_profile();
+	char dir[] = "/tmp/kiln-pprof-XXXXXX", path[64], cmd[512];
+	char text[65536];
+	size_t len, n;
+	uint8_t *out;
+	int status;
+	FILE *f;
+
+	cr_assert_eq(system("command -v go >/dev/null 2>&1"), 0,
+		     "'go' not found: apt-get install -y golang-go");
+	cr_assert_eq(pprof__encode(p, &pp_meta, true, &out, &len), 0);
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cpu.pb.gz", dir);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(out, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+
+	snprintf(cmd, sizeof(cmd),
+		 "HOME=%s GOCACHE=%s/gocache go tool pprof -raw %s 2>&1",
+		 dir, dir, path);
+	f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	status = pclose(f);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(status, 0, "go tool pprof failed:\n%s", text);
+
+	cr_assert_not_null(strstr(text, "samples/count cpu/nanoseconds"), "%s", text);
+	cr_assert_not_null(strstr(text, "PeriodType: cpu nanoseconds"), "%s", text);
+	cr_assert_not_null(strstr(text, "Period: 10101010"), "%s", text);
+	cr_assert_not_null(strstr(text, "do_syscall_64"), "%s", text);
+	cr_assert_not_null(strstr(text, " main"), "%s", text);
+	cr_assert_not_null(strstr(text, " work"), "%s", text);
+	cr_assert_not_null(strstr(text, " app"), "%s", text);
+	cr_assert_not_null(strstr(text, "/usr/bin/app"), "%s", text);
+	cr_assert_not_null(strstr(text, "[kernel.kallsyms]"), "%s", text);
+	free(out);
+	profile__free(p);
+}

@@ -1,0 +1,64 @@
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core/parse.h"
+
+static int parse_scaled(const char *s, uint64_t min, uint64_t max, uint64_t *out,
+			int allow_suffix)
+{
+	unsigned long long v, scale = 1;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	if (allow_suffix && *end) {
+		switch (toupper((unsigned char)*end)) {
+		case 'K': scale = 1ull << 10; break;
+		case 'M': scale = 1ull << 20; break;
+		case 'G': scale = 1ull << 30; break;
+		default: return -EINVAL;
+		}
+		end++;
+		if (toupper((unsigned char)*end) == 'I' && toupper((unsigned char)end[1]) == 'B')
+			end += 2;
+		else if (toupper((unsigned char)*end) == 'B')
+			end++;
+	}
+	if (*end)
+		return -EINVAL;
+	if (v > max / scale || v * scale < min || v * scale > max)
+		return -ERANGE;
+	*out = v * scale;
+	return 0;
+}
+
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	return parse_scaled(s, min, max, out, 0);
+}
+
+int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	return parse_scaled(s, min, max, out, 1);
+}
+
+int parse_seconds(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return -EINVAL;
+	v = strtod(s, &end);
+	if (*end)
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}

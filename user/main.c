@@ -1,0 +1,51 @@
+/* kiln command line: dispatches to the commands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "record.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: kiln COMMAND [OPTIONS]\n"
+		"\n"
+		"A system-wide CPU profiler for Linux (eBPF, cpu-clock sampling).\n"
+		"\n"
+		"Commands:\n"
+		"  record     profile the host, some pids, or a command; write pprof or folded stacks\n"
+		"  version    print the version\n"
+		"\n"
+		"Options:\n"
+		"  -h, --help     this help; 'kiln COMMAND --help' for a command's options\n"
+		"  -V, --version  print the version\n"
+		"\n"
+		"Example: sudo kiln record -d 10 -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n");
+}
+
+static void version(void)
+{
+	printf("kiln %s (%s)\n", KILN_VERSION, KILN_GIT_REV);
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0 ||
+	    strcmp(cmd, "version") == 0) {
+		version();
+		return 0;
+	}
+	if (strcmp(cmd, "record") == 0)
+		return record_main(argc - 1, argv + 1);
+	fprintf(stderr, "kiln: unknown command '%s' (try 'kiln --help')\n", cmd);
+	return 2;
+}

@@ -1,0 +1,535 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/u64map.h"
+#include "proc/proc.h"
+#include "symbolize/elf_symtab.h"
+
+/* /proc/PID/maps of a large JVM is a few MiB; past this it is truncated. */
+#define MAPS_MAX_BYTES (16u << 20)
+#define CGROUP_MAX_BYTES (64u << 10)
+
+struct proc_table {
+	char *proc_root;
+	size_t max_processes;
+	struct u64map snapshots;        /* instance -> proc_snapshot */
+	struct u64map binaries;         /* mix(dev, ino) -> binary */
+	uint64_t drains;
+	struct proc_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Reads a whole (proc) file, at most max bytes, NUL terminated. NULL +
+ * errno. */
+static char *read_file(const char *path, size_t max, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 4096, n = 0;
+	char *buf = NULL;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		ssize_t r;
+
+		if (n + 1 >= cap || !buf) {
+			char *b;
+
+			if (buf)
+				cap *= 2;
+			b = realloc(buf, cap);
+			if (!b)
+				goto fail;
+			buf = b;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		if (r == 0 || n + r >= max)
+			break;
+		n += r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+fail:
+	n = errno;
+	close(fd);
+	free(buf);
+	errno = n;
+	return NULL;
+}
+
+void proc_mappings__free(struct proc_mapping *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(maps[i].name);
+	free(maps);
+}
+
+int proc_maps__parse(const char *text, size_t len, struct proc_mapping **out,
+		     uint64_t **devs_out, uint64_t **inos_out)
+{
+	struct proc_mapping *maps = NULL;
+	uint64_t *devs = NULL, *inos = NULL;
+	size_t n = 0, cap = 0;
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', end - p);
+		unsigned long long start, stop, off, ino;
+		unsigned maj, min;
+		char perms[8];
+		int consumed = 0;
+		char line[4200];
+		size_t ll = (eol ? eol : end) - p;
+		const char *name;
+
+		if (ll >= sizeof(line))
+			ll = sizeof(line) - 1;
+		memcpy(line, p, ll);
+		line[ll] = '\0';
+		p = eol ? eol + 1 : end;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &stop, perms,
+			   &off, &maj, &min, &ino, &consumed) < 7 || stop <= start)
+			continue;       /* junk line: skip */
+		if (strlen(perms) < 4 || perms[2] != 'x')
+			continue;
+		name = line + consumed;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 32;
+			struct proc_mapping *m = realloc(maps, c * sizeof(*m));
+			uint64_t *d = realloc(devs, c * sizeof(*d));
+			uint64_t *i;
+
+			if (m)
+				maps = m;
+			if (d)
+				devs = d;
+			i = (m && d) ? realloc(inos, c * sizeof(*i)) : NULL;
+			if (!i)
+				goto nomem;
+			inos = i;
+			cap = c;
+		}
+		maps[n] = (struct proc_mapping){ .start = start, .end = stop, .pgoff = off };
+		maps[n].name = strdup(*name ? name : "[anon]");
+		if (!maps[n].name)
+			goto nomem;
+		devs[n] = makedev(maj, min);
+		inos[n] = ino;
+		n++;
+	}
+	*out = maps;
+	if (devs_out)
+		*devs_out = devs;
+	else
+		free(devs);
+	if (inos_out)
+		*inos_out = inos;
+	else
+		free(inos);
+	return (int)n;
+nomem:
+	proc_mappings__free(maps, n);
+	free(devs);
+	free(inos);
+	return -ENOMEM;
+}
+
+const struct proc_mapping *proc_snapshot__find(const struct proc_snapshot *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < s->maps[mid].start)
+			hi = mid;
+		else if (addr >= s->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &s->maps[mid];
+	}
+	return NULL;
+}
+
+struct proc_table *proc_table__new(const char *proc_root, size_t max_processes)
+{
+	struct proc_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->proc_root = strdup(proc_root);
+	if (!t->proc_root) {
+		free(t);
+		return NULL;
+	}
+	t->max_processes = max_processes;
+	return t;
+}
+
+static uint64_t binary_slot(uint64_t dev, uint64_t ino)
+{
+	uint64_t k = (dev * 0xff51afd7ed558ccdull) ^ ino;
+
+	return k ? k : 1;
+}
+
+static void binary_put(struct proc_table *t, struct binary *b)
+{
+	if (!b || --b->refs)
+		return;
+	if (u64map__get(&t->binaries, binary_slot(b->dev, b->ino)) == b)
+		u64map__del(&t->binaries, binary_slot(b->dev, b->ino));
+	if (b->fd >= 0)
+		close(b->fd);
+	free(b->path);
+	free(b->root);
+	free(b);
+}
+
+/* The shared binary for a mapped file, opened through map_files (works for
+ * deleted and replaced files and across mount namespaces), else through the
+ * process's root. */
+static struct binary *binary_get(struct proc_table *t, pid_t pid,
+				 const struct proc_mapping *m, uint64_t dev, uint64_t ino)
+{
+	uint64_t slot = binary_slot(dev, ino);
+	struct binary *b = u64map__get(&t->binaries, slot);
+	char path[4200];
+	size_t plen;
+
+	if (b && b->dev == dev && b->ino == ino) {
+		b->refs++;
+		return b;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->dev = dev;
+	b->ino = ino;
+	b->refs = 1;
+	plen = strlen(m->name);
+	/* " (deleted)" is the kernel's marker, not part of the name. */
+	if (plen > 10 && strcmp(m->name + plen - 10, " (deleted)") == 0)
+		plen -= 10;
+	b->path = strndup(m->name, plen);
+	snprintf(path, sizeof(path), "%s/%d/root", t->proc_root, pid);
+	b->root = strdup(path);
+	if (!b->path || !b->root) {
+		binary_put(t, b);
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, t->proc_root,
+		 pid, m->start, m->end);
+	b->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (b->fd < 0) {
+		snprintf(path, sizeof(path), "%s%s", b->root, b->path);
+		b->fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (b->fd < 0)
+		pr_debug("pid %d: cannot open %s: %s", pid, b->path, strerror(errno));
+	if (b->fd >= 0 && elf_build_id(b->fd, b->build_id, sizeof(b->build_id)) == 0)
+		snprintf(b->key, sizeof(b->key), "b:%s", b->build_id);
+	else
+		snprintf(b->key, sizeof(b->key), "i:%" PRIu64 ":%" PRIu64, dev, ino);
+	if (!u64map__get(&t->binaries, slot))
+		u64map__put(&t->binaries, slot, b);
+	return b;
+}
+
+static void snapshot_release_maps(struct proc_table *t, struct proc_snapshot *s)
+{
+	for (size_t i = 0; i < s->nmaps; i++)
+		binary_put(t, s->maps[i].bin);
+	proc_mappings__free(s->maps, s->nmaps);
+	s->maps = NULL;
+	s->nmaps = 0;
+}
+
+/* Field 22 of /proc/PID/stat: start time in clock ticks since boot. */
+static int read_starttime(struct proc_table *t, pid_t pid, uint64_t *out)
+{
+	char path[128], *buf, *p;
+	unsigned long long v;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", t->proc_root, pid);
+	buf = read_file(path, 4096, NULL);
+	if (!buf)
+		return -errno;
+	/* comm may hold spaces and ')': fields restart after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+			 &v) != 1) {
+		free(buf);
+		return -EINVAL;
+	}
+	free(buf);
+	*out = v;
+	return 0;
+}
+
+static int read_exe_identity(struct proc_table *t, pid_t pid, uint64_t *dev, uint64_t *ino)
+{
+	char path[128];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%d/exe", t->proc_root, pid);
+	if (stat(path, &st))
+		return -errno;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/* Reads the executable mappings of s->pid into s (replacing older ones). */
+static int snapshot_read_maps(struct proc_table *t, struct proc_snapshot *s)
+{
+	struct proc_mapping *maps;
+	uint64_t *devs, *inos;
+	char path[128], *text;
+	size_t len;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", t->proc_root, s->pid);
+	text = read_file(path, MAPS_MAX_BYTES, &len);
+	if (!text)
+		return -errno;
+	n = proc_maps__parse(text, len, &maps, &devs, &inos);
+	free(text);
+	if (n < 0)
+		return n;
+	if (n == 0 && len == 0) {
+		/* An exited process (or a kernel thread) has empty maps. */
+		free(maps);
+		free(devs);
+		free(inos);
+		return -ESRCH;
+	}
+	for (int i = 0; i < n; i++)
+		if (inos[i] && maps[i].name[0] == '/')
+			maps[i].bin = binary_get(t, s->pid, &maps[i], devs[i], inos[i]);
+	free(devs);
+	free(inos);
+	snapshot_release_maps(t, s);
+	s->maps = maps;
+	s->nmaps = (size_t)n;
+	s->taken_ns = now_ns();
+	return 0;
+}
+
+static void snapshot_free(struct proc_table *t, struct proc_snapshot *s)
+{
+	if (!s)
+		return;
+	snapshot_release_maps(t, s);
+	free(s->cgroup);
+	free(s);
+}
+
+static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
+{
+	struct proc_snapshot *s;
+	char path[128];
+	int err;
+
+	if (u64map__get(&t->snapshots, ev->instance))
+		return;
+	if (t->snapshots.len >= t->max_processes) {
+		t->stats.table_full++;
+		if (t->stats.table_full == 1)
+			pr_warn("process table full (%zu processes): raise --max-processes; samples of new processes stay unsymbolized",
+				t->max_processes);
+		return;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return;
+	s->instance = ev->instance;
+	s->pid = (pid_t)ev->pid;
+	s->cgroup_id = ev->cgroup_id;
+	memcpy(s->comm, ev->comm, sizeof(s->comm));
+	s->comm[sizeof(s->comm) - 1] = '\0';
+	s->ended_drain = UINT64_MAX;
+	err = snapshot_read_maps(t, s);
+	if (err == 0) {
+		snprintf(path, sizeof(path), "%s/%d/cgroup", t->proc_root, s->pid);
+		s->cgroup = read_file(path, CGROUP_MAX_BYTES, NULL);
+		read_starttime(t, s->pid, &s->starttime);
+		read_exe_identity(t, s->pid, &s->exe_dev, &s->exe_ino);
+		t->stats.snapshots++;
+	} else {
+		/* Gone already: keep the name, so its samples still say who. */
+		pr_debug("pid %d: no snapshot (%s)", s->pid, strerror(-err));
+		t->stats.snapshot_failures++;
+		s->ended = true;
+		s->ended_drain = t->drains;
+	}
+	if (u64map__put(&t->snapshots, s->instance, s))
+		snapshot_free(t, s);
+}
+
+void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev)
+{
+	struct proc_snapshot *s;
+
+	switch (ev->type) {
+	case KILN_EVENT_NEW:
+		snapshot_take(t, ev);
+		break;
+	case KILN_EVENT_EXEC:
+	case KILN_EVENT_EXIT:
+		s = u64map__get(&t->snapshots, ev->instance);
+		if (s && !s->ended) {
+			s->ended = true;
+			s->ended_drain = t->drains;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+struct proc_snapshot *proc_table__get(struct proc_table *t, uint32_t instance)
+{
+	return u64map__get(&t->snapshots, instance);
+}
+
+int proc_table__refresh(struct proc_table *t, struct proc_snapshot *s)
+{
+	uint64_t start, dev, ino;
+
+	if (s->ended)
+		return -ESRCH;
+	/* Same process, same program? Otherwise the pid was reused or the
+	 * process exec'd before we heard of it. */
+	if (read_starttime(t, s->pid, &start) || start != s->starttime ||
+	    read_exe_identity(t, s->pid, &dev, &ino) || dev != s->exe_dev || ino != s->exe_ino) {
+		s->ended = true;
+		s->ended_drain = t->drains;
+		return -ESRCH;
+	}
+	if (snapshot_read_maps(t, s))
+		return -ESRCH;
+	s->refreshes++;
+	t->stats.refreshes++;
+	return 0;
+}
+
+struct walk {
+	struct proc_table *t;
+	uint64_t now;
+	struct proc_snapshot **list;
+	size_t n;
+};
+
+static void collect(uint64_t key, void *val, void *ctx)
+{
+	struct walk *w = ctx;
+
+	(void)key;
+	w->list[w->n++] = val;
+}
+
+/* Snapshots in a stable array, so the map may change while they are used. */
+static struct proc_snapshot **snapshot_list(struct proc_table *t, size_t *n)
+{
+	struct walk w = { .t = t };
+
+	w.list = malloc((t->snapshots.len + 1) * sizeof(*w.list));
+	if (!w.list)
+		return NULL;
+	u64map__each(&t->snapshots, collect, &w);
+	*n = w.n;
+	return w.list;
+}
+
+void proc_table__refresh_young(struct proc_table *t)
+{
+	static const uint64_t ages_ms[] = { 50, 250, 1000 };
+	uint64_t now = now_ns();
+	struct proc_snapshot **list;
+	size_t n;
+
+	list = snapshot_list(t, &n);
+	if (!list)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct proc_snapshot *s = list[i];
+
+		if (s->ended || s->refreshes >= sizeof(ages_ms) / sizeof(ages_ms[0]))
+			continue;
+		if (now - s->taken_ns >= ages_ms[s->refreshes] * 1000000ull)
+			proc_table__refresh(t, s);
+	}
+	free(list);
+}
+
+void proc_table__drained(struct proc_table *t)
+{
+	struct proc_snapshot **list;
+	size_t n;
+
+	list = snapshot_list(t, &n);
+	if (list) {
+		for (size_t i = 0; i < n; i++) {
+			struct proc_snapshot *s = list[i];
+
+			/* Samples taken before it ended sat in the generation
+			 * drained by the first drain after the end at the latest. */
+			if (s->ended && s->ended_drain < t->drains) {
+				u64map__del(&t->snapshots, s->instance);
+				snapshot_free(t, s);
+				t->stats.reaped++;
+			}
+		}
+		free(list);
+	}
+	t->drains++;
+}
+
+void proc_table__stats(const struct proc_table *t, struct proc_stats *out)
+{
+	*out = t->stats;
+	out->live = t->snapshots.len;
+	out->binaries = t->binaries.len;
+}
+
+static void free_snapshot_cb(uint64_t key, void *val, void *ctx)
+{
+	(void)key;
+	snapshot_free(ctx, val);
+}
+
+void proc_table__free(struct proc_table *t)
+{
+	if (!t)
+		return;
+	u64map__each(&t->snapshots, free_snapshot_cb, t);
+	u64map__clear(&t->snapshots);
+	u64map__clear(&t->binaries);
+	free(t->proc_root);
+	free(t);
+}

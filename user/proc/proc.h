@@ -1,0 +1,86 @@
+/* The process table: one snapshot per process instance (a pid between two
+ * execs), taken when the sampler first sees it, so its samples can be
+ * symbolized after it has exited. Snapshots hold the executable mappings
+ * and an open descriptor of every mapped file, shared through the binary
+ * table by every process mapping the same file. */
+#ifndef KILN_PROC_PROC_H
+#define KILN_PROC_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "kiln/sample.h"
+
+/* One mapped file. fd stays open while any snapshot maps it, so symbols
+ * can be (re)loaded even after every process mapping it has exited. */
+struct binary {
+	uint64_t dev, ino;
+	char key[80];           /* cache key: "b:<build id>" or "i:<dev>:<ino>" */
+	char build_id[72];      /* hex, "" when the file has none */
+	char *path;             /* as the first process mapping it sees it */
+	char *root;             /* "/proc/<pid>/root" of that process */
+	int fd;                 /* -1 when it could not be opened */
+	unsigned refs;
+};
+
+struct proc_mapping {
+	uint64_t start, end, pgoff;
+	char *name;             /* path, "[vdso]", "[anon]", ... */
+	struct binary *bin;     /* NULL when not a regular file */
+};
+
+struct proc_snapshot {
+	uint32_t instance;
+	pid_t pid;
+	char comm[KILN_COMM_LEN];
+	uint64_t cgroup_id;
+	char *cgroup;           /* /proc/PID/cgroup text, NULL when unreadable */
+	uint64_t starttime;     /* /proc/PID/stat field 22, for pid reuse checks */
+	uint64_t exe_dev, exe_ino;
+	struct proc_mapping *maps; /* executable mappings, sorted by start */
+	size_t nmaps;
+	uint64_t taken_ns;      /* CLOCK_MONOTONIC of the last maps read */
+	unsigned refreshes;
+	bool ended;             /* exited or exec'd: frozen */
+	uint64_t ended_drain;   /* drains completed when it ended */
+};
+
+struct proc_stats {
+	uint64_t snapshots, snapshot_failures, refreshes, table_full, reaped;
+	size_t live, binaries;
+};
+
+struct proc_table;
+
+/* proc_root: "/proc" normally; tests may point elsewhere. max_processes
+ * bounds the snapshots held. */
+struct proc_table *proc_table__new(const char *proc_root, size_t max_processes);
+/* Applies one lifecycle event from the sampler. */
+void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev);
+/* The snapshot of instance, or NULL. */
+struct proc_snapshot *proc_table__get(struct proc_table *t, uint32_t instance);
+/* Snapshot taken at first sight may predate the dynamic loader's work:
+ * re-reads young live snapshots (at about 50 ms, 250 ms and 1 s of age). */
+void proc_table__refresh_young(struct proc_table *t);
+/* Re-reads the mappings of a live snapshot (e.g. after dlopen). 0, or
+ * -ESRCH when the process is gone or is another program now. */
+int proc_table__refresh(struct proc_table *t, struct proc_snapshot *snap);
+/* Called after each drain: frees snapshots that ended before the previous
+ * drain began (their samples are all drained). */
+void proc_table__drained(struct proc_table *t);
+void proc_table__stats(const struct proc_table *t, struct proc_stats *out);
+void proc_table__free(struct proc_table *t);
+
+/* Parses /proc/PID/maps text; keeps executable mappings. Exposed for tests.
+ * Returns the number of mappings (*out malloc'd), or -errno. Names are
+ * malloc'd; free with proc_mappings__free. */
+int proc_maps__parse(const char *text, size_t len, struct proc_mapping **out,
+		     uint64_t **devs, uint64_t **inos);
+void proc_mappings__free(struct proc_mapping *maps, size_t n);
+/* The mapping containing addr, or NULL. */
+const struct proc_mapping *proc_snapshot__find(const struct proc_snapshot *s,
+					       uint64_t addr);
+
+#endif

@@ -1,0 +1,184 @@
+/* Folded stacks (FlameGraph's collapsed format). A line is a stack of frame
+ * texts, so stacks that differ only in addresses or mappings must merge:
+ * the profile's tree is re-keyed by frame text into a second stack tree,
+ * whose counted nodes become the lines, sorted so output is stable. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/array.h"
+#include "profile/profile_priv.h"
+
+#define KERNEL_SUFFIX "_[k]"
+
+struct folded_line {
+	const char *text;
+	uint64_t count;
+};
+
+/* The merged tree and what it takes to build it; released as one. */
+struct folder {
+	struct strtab texts;    /* distinct frame texts */
+	uint32_t *loc_text;     /* location index -> text id */
+	struct stack_tree tree; /* keys are text ids */
+	char *scratch;
+	size_t scratch_cap;
+};
+
+static void folder_release(struct folder *fo)
+{
+	strtab__release(&fo->texts);
+	free(fo->loc_text);
+	stack_tree__release(&fo->tree);
+	free(fo->scratch);
+}
+
+/* A location's frame text: the name with ';' (the separator) turned into
+ * ':' and control characters (line breaks, tabs) into spaces, so every
+ * line stays parseable; kernel frames get FlameGraph's "_[k]". */
+static int frame_text(struct folder *fo, const struct profile *p,
+		      const struct location *l, uint32_t *id)
+{
+	const char *name = strtab__get(&p->strings, l->name);
+	size_t i, n = strlen(name);
+	int err;
+
+	err = array_reserve(fo->scratch, fo->scratch_cap,
+			    n + sizeof(KERNEL_SUFFIX));
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		unsigned char c = name[i];
+
+		if (c == ';')
+			c = ':';
+		else if (c < 0x20 || c == 0x7f)
+			c = ' ';
+		fo->scratch[i] = c;
+	}
+	fo->scratch[n] = '\0';
+	if (l->kind == FRAME_KERNEL)
+		strcat(fo->scratch, KERNEL_SUFFIX);
+	return strtab__intern(&fo->texts, fo->scratch, id);
+}
+
+static int folder_build(struct folder *fo, const struct profile *p)
+{
+	const struct stack_node *nodes = p->tree.nodes;
+	uint32_t *fold_of;      /* profile node -> merged node */
+	size_t i;
+	int err;
+
+	err = strtab__init(&fo->texts);
+	if (!err)
+		err = stack_tree__init(&fo->tree);
+	if (err)
+		return err;
+	fo->loc_text = calloc(p->nlocs ? p->nlocs : 1, sizeof(*fo->loc_text));
+	if (!fo->loc_text)
+		return -ENOMEM;
+	for (i = 0; i < p->nlocs; i++) {
+		err = frame_text(fo, p, &p->locs[i], &fo->loc_text[i]);
+		if (err)
+			return err;
+	}
+	fold_of = calloc(p->tree.len, sizeof(*fold_of));
+	if (!fold_of)
+		return -ENOMEM;
+	fold_of[STACK_TREE_ROOT] = STACK_TREE_ROOT;
+	/* index order visits parents before their children */
+	for (i = 1; i < p->tree.len; i++) {
+		err = stack_tree__child(&fo->tree, fold_of[nodes[i].parent],
+					fo->loc_text[nodes[i].key], &fold_of[i]);
+		if (err)
+			break;
+		if (nodes[i].self)
+			stack_tree__count(&fo->tree, fold_of[i], nodes[i].self);
+	}
+	free(fold_of);
+	return err;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->text,
+		      ((const struct folded_line *)b)->text);
+}
+
+/* Writes the merged tree's counted nodes as sorted lines. */
+static int folder_write(const struct folder *fo, FILE *f)
+{
+	const struct stack_node *nodes = fo->tree.nodes;
+	struct folded_line *lines = NULL;
+	size_t *path_len = NULL;        /* text length of root..node */
+	size_t i, nlines = 0, arena_len = 0, pos = 0;
+	char *arena = NULL;
+	uint32_t n;
+	int err = -ENOMEM;
+
+	path_len = calloc(fo->tree.len, sizeof(*path_len));
+	if (!path_len)
+		goto cleanup;
+	for (i = 1; i < fo->tree.len; i++) {
+		uint32_t parent = nodes[i].parent;
+
+		path_len[i] = strlen(strtab__get(&fo->texts, nodes[i].key)) +
+			      (parent == STACK_TREE_ROOT ? 0 : path_len[parent] + 1);
+		if (nodes[i].self) {
+			nlines++;
+			arena_len += path_len[i] + 1;
+		}
+	}
+	arena = malloc(arena_len ? arena_len : 1);
+	lines = calloc(nlines ? nlines : 1, sizeof(*lines));
+	if (!arena || !lines)
+		goto cleanup;
+	nlines = 0;
+	for (i = 1; i < fo->tree.len; i++) {
+		char *end;
+
+		if (!nodes[i].self)
+			continue;
+		/* fill the line from its end: leaf text first, root last */
+		end = arena + pos + path_len[i];
+		*end = '\0';
+		for (n = i; n != STACK_TREE_ROOT; n = nodes[n].parent) {
+			const char *t = strtab__get(&fo->texts, nodes[n].key);
+			size_t tl = strlen(t);
+
+			end -= tl;
+			memcpy(end, t, tl);
+			if (nodes[n].parent != STACK_TREE_ROOT)
+				*--end = ';';
+		}
+		lines[nlines++] = (struct folded_line){ arena + pos, nodes[i].self };
+		pos += path_len[i] + 1;
+	}
+	qsort(lines, nlines, sizeof(*lines), line_cmp);
+	err = 0;
+	for (i = 0; i < nlines && !err; i++)
+		if (fprintf(f, "%s %" PRIu64 "\n", lines[i].text, lines[i].count) < 0)
+			err = -EIO;
+	if (!err && ferror(f))
+		err = -EIO;
+cleanup:
+	free(path_len);
+	free(arena);
+	free(lines);
+	return err;
+}
+
+int folded__write(const struct profile *p, FILE *f)
+{
+	struct folder fo = { 0 };
+	int err;
+
+	if (!p || !f)
+		return -EINVAL;
+	err = folder_build(&fo, p);
+	if (!err)
+		err = folder_write(&fo, f);
+	folder_release(&fo);
+	return err;
+}

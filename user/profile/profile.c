@@ -1,0 +1,186 @@
+/* Builds a profile: interns each frame's strings, mapping and location,
+ * then walks the stack tree down from the root along the location keys. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/array.h"
+#include "profile/profile_priv.h"
+
+static uint64_t mapping_hash(const struct mapping *m)
+{
+	uint64_t h = hash_mix((uint64_t)m->file << 32 | m->build_id);
+
+	h = hash_add(h, m->start);
+	h = hash_add(h, m->limit);
+	return hash_add(h, m->offset);
+}
+
+static bool mapping_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct mapping *a = &((const struct profile *)ctx)->maps[idx];
+	const struct mapping *b = key;
+
+	return a->file == b->file && a->build_id == b->build_id &&
+	       a->start == b->start && a->limit == b->limit &&
+	       a->offset == b->offset;
+}
+
+static uint64_t location_hash(const struct location *l)
+{
+	uint64_t h = hash_mix((uint64_t)l->name << 32 | l->mapping);
+
+	h = hash_add(h, l->addr);
+	return hash_add(h, l->kind);
+}
+
+static bool location_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct location *a = &((const struct profile *)ctx)->locs[idx];
+	const struct location *b = key;
+
+	return a->addr == b->addr && a->name == b->name &&
+	       a->mapping == b->mapping && a->kind == b->kind;
+}
+
+/* Mapping id (index + 1) of f's mapping. 0 or -ENOMEM. */
+static int intern_mapping(struct profile *p, const struct frame *f,
+			  uint32_t *id)
+{
+	struct mapping m = {
+		.start = f->map_start,
+		.limit = f->map_limit,
+		.offset = f->map_offset,
+	};
+	uint64_t hash;
+	uint32_t idx;
+	int err;
+
+	err = strtab__intern(&p->strings, f->map_file, &m.file);
+	if (!err && f->map_build_id)
+		err = strtab__intern(&p->strings, f->map_build_id, &m.build_id);
+	if (err)
+		return err;
+	hash = mapping_hash(&m);
+	idx = idxhash__find(&p->map_index, hash, mapping_eq, p, &m);
+	if (idx == IDXHASH_NONE) {
+		if (p->nmaps >= IDXHASH_NONE - 1) /* ids are index + 1 */
+			return -ENOMEM;
+		err = array_reserve(p->maps, p->maps_cap, p->nmaps + 1);
+		if (!err)
+			err = idxhash__add(&p->map_index, hash, p->nmaps);
+		if (err)
+			return err;
+		idx = p->nmaps;
+		p->maps[p->nmaps++] = m;
+	}
+	*id = idx + 1;
+	return 0;
+}
+
+/* Location index of f. 0 or -ENOMEM. */
+static int intern_location(struct profile *p, const struct frame *f,
+			   uint32_t *idx)
+{
+	struct location l = { .kind = f->kind };
+	uint64_t hash;
+	int err;
+
+	err = strtab__intern(&p->strings, f->name, &l.name);
+	if (err)
+		return err;
+	if (f->kind != FRAME_ROOT) {
+		l.addr = f->addr;
+		if (f->map_file) {
+			err = intern_mapping(p, f, &l.mapping);
+			if (err)
+				return err;
+		}
+	}
+	hash = location_hash(&l);
+	*idx = idxhash__find(&p->loc_index, hash, location_eq, p, &l);
+	if (*idx != IDXHASH_NONE)
+		return 0;
+	if (p->nlocs >= IDXHASH_NONE)
+		return -ENOMEM;
+	err = array_reserve(p->locs, p->locs_cap, p->nlocs + 1);
+	if (!err)
+		err = idxhash__add(&p->loc_index, hash, p->nlocs);
+	if (err)
+		return err;
+	*idx = p->nlocs;
+	p->locs[p->nlocs++] = l;
+	return 0;
+}
+
+struct profile *profile__new(void)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+	int err;
+
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = strtab__init(&p->strings);
+	if (!err)
+		err = stack_tree__init(&p->tree);
+	if (err) {
+		profile__free(p);
+		errno = -err;
+		return NULL;
+	}
+	return p;
+}
+
+int profile__add(struct profile *p, const struct frame *frames, size_t n,
+		 uint64_t count)
+{
+	uint32_t node = STACK_TREE_ROOT, loc;
+	size_t i;
+	int err;
+
+	if (!n)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!frames[i].name)
+			return -EINVAL;
+	if (!count)
+		return 0;
+	for (i = 0; i < n; i++) {
+		err = intern_location(p, &frames[i], &loc);
+		if (!err)
+			err = stack_tree__child(&p->tree, node, loc, &node);
+		if (err)
+			return err;
+	}
+	stack_tree__count(&p->tree, node, count);
+	return 0;
+}
+
+uint64_t profile__total(const struct profile *p)
+{
+	return p->tree.total;
+}
+
+size_t profile__bytes(const struct profile *p)
+{
+	return sizeof(*p) + strtab__bytes(&p->strings) +
+	       p->maps_cap * sizeof(*p->maps) + idxhash__bytes(&p->map_index) +
+	       p->locs_cap * sizeof(*p->locs) + idxhash__bytes(&p->loc_index) +
+	       stack_tree__bytes(&p->tree);
+}
+
+void profile__free(struct profile *p)
+{
+	if (!p)
+		return;
+	strtab__release(&p->strings);
+	free(p->maps);
+	idxhash__release(&p->map_index);
+	free(p->locs);
+	idxhash__release(&p->loc_index);
+	stack_tree__release(&p->tree);
+	free(p);
+}

@@ -1,0 +1,84 @@
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/array.h"
+#include "profile/stack_tree.h"
+
+struct edge {
+	uint32_t parent, key;
+};
+
+static uint64_t edge_hash(uint32_t parent, uint32_t key)
+{
+	return hash_mix((uint64_t)parent << 32 | key);
+}
+
+static bool edge_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct stack_node *n = &((const struct stack_tree *)ctx)->nodes[idx];
+	const struct edge *e = key;
+
+	return n->parent == e->parent && n->key == e->key;
+}
+
+/* Room for one more node whose index still fits a hash entry. */
+static int node_reserve(struct stack_tree *t)
+{
+	if (t->len >= IDXHASH_NONE)
+		return -ENOMEM;
+	return array_reserve(t->nodes, t->cap, t->len + 1);
+}
+
+int stack_tree__init(struct stack_tree *t)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	err = node_reserve(t);
+	if (err)
+		return err;
+	t->nodes[t->len++] = (struct stack_node){ .parent = STACK_TREE_ROOT };
+	return 0;
+}
+
+int stack_tree__child(struct stack_tree *t, uint32_t parent, uint32_t key,
+		      uint32_t *child)
+{
+	struct edge e = { .parent = parent, .key = key };
+	uint64_t hash = edge_hash(parent, key);
+	uint32_t idx;
+	int err;
+
+	idx = idxhash__find(&t->children, hash, edge_eq, t, &e);
+	if (idx == IDXHASH_NONE) {
+		err = node_reserve(t);
+		if (!err)
+			err = idxhash__add(&t->children, hash, t->len);
+		if (err)
+			return err;
+		idx = t->len++;
+		t->nodes[idx] = (struct stack_node){ .parent = parent, .key = key };
+	}
+	*child = idx;
+	return 0;
+}
+
+void stack_tree__count(struct stack_tree *t, uint32_t node, uint64_t n)
+{
+	t->nodes[node].self += n;
+	t->total += n;
+}
+
+size_t stack_tree__bytes(const struct stack_tree *t)
+{
+	return t->cap * sizeof(*t->nodes) + idxhash__bytes(&t->children);
+}
+
+void stack_tree__release(struct stack_tree *t)
+{
+	free(t->nodes);
+	idxhash__release(&t->children);
+	memset(t, 0, sizeof(*t));
+}

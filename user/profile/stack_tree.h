@@ -1,0 +1,42 @@
+/* A trie of call stacks: each node is one frame key (a location index for
+ * the profile, a frame text for folded output) under its parent, with the
+ * samples whose stack ends exactly there. Children are found through one
+ * hash keyed by (parent, key), so adding an n-frame stack costs O(n).
+ * Nodes are only appended: a parent's index is below its children's, so a
+ * walk in index order meets every parent before its children. */
+#ifndef KILN_PROFILE_STACK_TREE_H
+#define KILN_PROFILE_STACK_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/idxhash.h"
+
+#define STACK_TREE_ROOT 0       /* the empty stack; has no key */
+
+struct stack_node {
+	uint32_t parent;
+	uint32_t key;
+	uint64_t self;          /* samples of stacks ending at this node */
+};
+
+struct stack_tree {
+	struct stack_node *nodes;
+	size_t len, cap;
+	struct idxhash children;
+	uint64_t total;         /* sum of all self counts */
+};
+
+/* Sets up t holding only the root. 0 or -ENOMEM. */
+int stack_tree__init(struct stack_tree *t);
+/* The child of parent with key, created with self 0 when missing.
+ * 0 or -ENOMEM. */
+int stack_tree__child(struct stack_tree *t, uint32_t parent, uint32_t key,
+		      uint32_t *child);
+/* Adds n samples ending at node. */
+void stack_tree__count(struct stack_tree *t, uint32_t node, uint64_t n);
+size_t stack_tree__bytes(const struct stack_tree *t);
+/* Releases everything; t must be initialized again before reuse. */
+void stack_tree__release(struct stack_tree *t);
+
+#endif

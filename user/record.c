@@ -1,0 +1,587 @@
+/* DESIGN: record runs the whole pipeline in one thread: the ring buffer is
+ * polled every 100 ms (new processes are snapshotted as they appear), the
+ * BPF maps are drained every 2 s so they never fill, and every drained
+ * sample is symbolized at once and added to one profile, written at the end.
+ * With a COMMAND, kiln forks it, registers the child in the BPF pid filter
+ * (children inherit), and only then lets it exec, so no sample of it is
+ * missed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/parse.h"
+#include "core/preflight.h"
+#include "proc/proc.h"
+#include "profile/profile.h"
+#include "record.h"
+#include "sampler/sampler.h"
+#include "symbolize/symbolizer.h"
+
+#define DRAIN_INTERVAL_NS (2000000000ull)
+#define POLL_MS 100
+#define MAX_PIDS 1024
+
+enum out_format { FMT_AUTO, FMT_PPROF, FMT_FOLDED };
+
+struct record_opts {
+	struct sampler_opts sampler;
+	double duration;                /* 0: until Ctrl-C / COMMAND exits */
+	pid_t pids[MAX_PIDS];
+	size_t npids;
+	const char *output;
+	enum out_format format;
+	uint64_t cache_bytes;
+	uint64_t max_processes;
+	const char *stats_path;
+	bool quiet;
+	char **command;
+};
+
+struct record {
+	struct record_opts o;
+	struct sampler *sampler;
+	struct proc_table *procs;
+	struct symbolizer *sym;
+	struct profile *profile;
+	struct frame *frames;
+	uint64_t outcomes[KILN_OUTCOME_COUNT];
+	uint64_t drained, drains, invariant_failures, add_failures;
+	uint64_t drain_ns_max;
+	pid_t child;
+	int child_status;
+	bool child_done;
+	char default_output[64];
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: kiln record [OPTIONS] [-- COMMAND [ARGS...]]\n"
+		"\n"
+		"Profiles every CPU of this host (or the given pids, or COMMAND and every\n"
+		"process it starts) until the duration ends, Ctrl-C, or COMMAND exits, then\n"
+		"writes one profile. Needs root (or CAP_BPF + CAP_PERFMON).\n"
+		"\n"
+		"Options:\n"
+		"  -F, --frequency HZ        samples per second per CPU (1-1000, default 97)\n"
+		"  -d, --duration SECONDS    stop after this long (default: Ctrl-C or COMMAND exit)\n"
+		"  -p, --pid PID             profile only this process (repeatable, at most %d)\n"
+		"  -o, --output FILE         output file (default kiln-<timestamp>.pb.gz); the format\n"
+		"                            follows the extension: .pb.gz .pprof .pb = pprof,\n"
+		"                            .folded .txt = folded stacks (FlameGraph)\n"
+		"      --format FMT          pprof or folded, whatever the extension\n"
+		"      --include-idle        keep samples of the idle task (pid 0)\n"
+		"      --counts-entries N    BPF counts map size per generation (default: CPUs x Hz x 10,\n"
+		"                            rounded up to a power of two; bounds distinct stacks per drain)\n"
+		"      --stack-entries N     BPF stack map size per generation (default: half the counts\n"
+		"                            size, at least 8192; each entry holds 127 frames, ~1 KiB)\n"
+		"      --max-processes N     processes tracked at once (default 32768)\n"
+		"      --symbol-cache SIZE   ELF symbol cache bound, LRU (default 64M)\n"
+		"      --stats FILE          also write the run's counters as JSON\n"
+		"  -q, --quiet               no live status line\n"
+		"  -v, --verbose             more logging (twice: debug, libbpf included)\n"
+		"  -h, --help                this help\n"
+		"\n"
+		"Exit status: COMMAND's status when one is given, else 0; 2 for bad usage or a\n"
+		"host that cannot run kiln (the message says what to do); 1 for other failures.\n",
+		MAX_PIDS);
+}
+
+static int bad_value(const char *flag, const char *value, const char *want)
+{
+	fprintf(stderr, "kiln record: invalid value '%s' for %s: %s\n", value, flag, want);
+	return 2;
+}
+
+static enum out_format format_from_name(const char *path)
+{
+	static const struct { const char *ext; enum out_format fmt; } exts[] = {
+		{ ".pb.gz", FMT_PPROF }, { ".pprof", FMT_PPROF }, { ".pb", FMT_PPROF },
+		{ ".folded", FMT_FOLDED }, { ".txt", FMT_FOLDED },
+	};
+	size_t len = strlen(path);
+
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		size_t el = strlen(exts[i].ext);
+
+		if (len > el && strcmp(path + len - el, exts[i].ext) == 0)
+			return exts[i].fmt;
+	}
+	return FMT_AUTO;
+}
+
+static int parse_args(struct record *r, int argc, char **argv)
+{
+	enum { OPT_FORMAT = 256, OPT_IDLE, OPT_COUNTS, OPT_STACKS, OPT_MAXPROC, OPT_CACHE,
+	       OPT_STATS };
+	static const struct option longopts[] = {
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "include-idle", no_argument, NULL, OPT_IDLE },
+		{ "counts-entries", required_argument, NULL, OPT_COUNTS },
+		{ "stack-entries", required_argument, NULL, OPT_STACKS },
+		{ "max-processes", required_argument, NULL, OPT_MAXPROC },
+		{ "symbol-cache", required_argument, NULL, OPT_CACHE },
+		{ "stats", required_argument, NULL, OPT_STATS },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct record_opts *o = &r->o;
+	uint64_t v;
+	int c;
+
+	o->sampler.frequency = 97;
+	o->cache_bytes = 64ull << 20;
+	o->max_processes = 32768;
+	optind = 1;
+	/* '+': stop at the first non-option, which starts COMMAND. */
+	while ((c = getopt_long(argc, argv, "+F:d:p:o:qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			if (parse_u64(optarg, 1, 1000, &v))
+				return bad_value("--frequency", optarg, "a whole number of Hz from 1 to 1000");
+			o->sampler.frequency = (unsigned)v;
+			break;
+		case 'd':
+			if (parse_seconds(optarg, 0.001, 31536000, &o->duration))
+				return bad_value("--duration", optarg, "seconds, more than 0");
+			break;
+		case 'p':
+			if (parse_u64(optarg, 1, 4194304, &v))
+				return bad_value("--pid", optarg, "a process id");
+			if (o->npids == MAX_PIDS)
+				return bad_value("--pid", optarg, "too many pids");
+			o->pids[o->npids++] = (pid_t)v;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "pprof") == 0)
+				o->format = FMT_PPROF;
+			else if (strcmp(optarg, "folded") == 0)
+				o->format = FMT_FOLDED;
+			else
+				return bad_value("--format", optarg, "pprof or folded");
+			break;
+		case OPT_IDLE:
+			o->sampler.include_idle = true;
+			break;
+		case OPT_COUNTS:
+			if (parse_u64(optarg, 1024, 1u << 24, &v))
+				return bad_value("--counts-entries", optarg, "1024 to 16777216");
+			o->sampler.counts_entries = (uint32_t)v;
+			break;
+		case OPT_STACKS:
+			if (parse_u64(optarg, 1024, 1u << 22, &v))
+				return bad_value("--stack-entries", optarg, "1024 to 4194304");
+			o->sampler.stack_entries = (uint32_t)v;
+			break;
+		case OPT_MAXPROC:
+			if (parse_u64(optarg, 16, 1u << 22, &v))
+				return bad_value("--max-processes", optarg, "16 to 4194304");
+			o->max_processes = v;
+			break;
+		case OPT_CACHE:
+			if (parse_size(optarg, 1 << 20, 1ull << 40, &o->cache_bytes))
+				return bad_value("--symbol-cache", optarg, "a size such as 64M (at least 1M)");
+			break;
+		case OPT_STATS:
+			o->stats_path = optarg;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			log_level = log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "kiln record: try 'kiln record --help'\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		o->command = argv + optind;
+	if (o->command && o->npids)
+		return bad_value("--pid", "...", "give either pids or a COMMAND, not both");
+	o->sampler.filter = o->command || o->npids;
+	o->sampler.process_entries = (uint32_t)o->max_processes;
+	if (!o->output) {
+		time_t now = time(NULL);
+		struct tm tm;
+
+		localtime_r(&now, &tm);
+		strftime(r->default_output, sizeof(r->default_output),
+			 "kiln-%Y%m%d-%H%M%S.pb.gz", &tm);
+		o->output = r->default_output;
+	}
+	if (o->format == FMT_AUTO) {
+		o->format = format_from_name(o->output);
+		if (o->format == FMT_AUTO)
+			return bad_value("--output", o->output,
+					 "cannot tell the format from the name: use .pb.gz, .pprof, .folded or .txt, or give --format");
+	}
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void on_event(const struct kiln_event *ev, void *ctx)
+{
+	struct record *r = ctx;
+
+	proc_table__on_event(r->procs, ev);
+}
+
+static void on_sample(const struct drained_sample *d, void *ctx)
+{
+	struct record *r = ctx;
+	struct proc_snapshot *snap = d->key->instance ?
+		proc_table__get(r->procs, d->key->instance) : NULL;
+	char comm[KILN_COMM_LEN + 1];
+	size_t n;
+
+	memcpy(comm, snap ? snap->comm : d->key->comm, KILN_COMM_LEN);
+	comm[KILN_COMM_LEN] = '\0';
+	n = symbolizer__stack(r->sym, comm, snap, d->kips, d->kn, d->uips, d->un, d->count,
+			      r->frames);
+	if (profile__add(r->profile, r->frames, n, d->count))
+		r->add_failures += d->count;
+}
+
+static int drain(struct record *r)
+{
+	struct drain_stats st;
+	int err = sampler__drain(r->sampler, on_sample, r, &st);
+
+	for (int i = 0; i < KILN_OUTCOME_COUNT; i++)
+		r->outcomes[i] += st.outcomes[i];
+	r->drained += st.drained;
+	r->drains++;
+	if (st.duration_ns > r->drain_ns_max)
+		r->drain_ns_max = st.duration_ns;
+	/* Conservation: every sample counted by BPF was drained, once. */
+	if (!err && st.drained != st.outcomes[KILN_SAMPLED]) {
+		r->invariant_failures++;
+		pr_warn("drain %" PRIu64 ": drained %" PRIu64 " samples but the sampler counted %" PRIu64,
+			r->drains, st.drained, st.outcomes[KILN_SAMPLED]);
+	}
+	proc_table__drained(r->procs);
+	return err;
+}
+
+/* Forks COMMAND stopped on a pipe; start_child() lets it exec. */
+static int spawn_child(struct record *r, int *go_fd)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char c;
+
+		close(fds[1]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(127);     /* kiln gave up before starting us */
+		execvp(r->o.command[0], r->o.command);
+		fprintf(stderr, "kiln record: cannot run '%s': %s\n", r->o.command[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[0]);
+	r->child = pid;
+	*go_fd = fds[1];
+	return 0;
+}
+
+static bool pids_alive(const struct record *r)
+{
+	for (size_t i = 0; i < r->o.npids; i++)
+		if (kill(r->o.pids[i], 0) == 0 || errno == EPERM)
+			return true;
+	return false;
+}
+
+static void status_line(struct record *r, uint64_t elapsed_ns)
+{
+	struct proc_stats ps;
+
+	proc_table__stats(r->procs, &ps);
+	fprintf(stderr, "\r\033[Kkiln: %.0f s, %" PRIu64 " samples, %zu processes",
+		elapsed_ns / 1e9, r->drained, ps.live);
+	fflush(stderr);
+}
+
+static int write_output(struct record *r, uint64_t start_unix_ns, uint64_t duration_ns,
+			size_t *bytes)
+{
+	char tmp[4096];
+	FILE *f;
+	int err;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", r->o.output, getpid());
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	if (r->o.format == FMT_PPROF) {
+		struct pprof_meta meta = {
+			.period_ns = 1000000000ull / r->o.sampler.frequency,
+			.time_nanos = (int64_t)start_unix_ns,
+			.duration_nanos = (int64_t)duration_ns,
+		};
+		uint8_t *buf = NULL;
+		size_t len = 0;
+
+		err = pprof__encode(r->profile, &meta, true, &buf, &len);
+		if (!err && fwrite(buf, 1, len, f) != len)
+			err = -EIO;
+		free(buf);
+	} else {
+		err = folded__write(r->profile, f);
+	}
+	*bytes = (size_t)ftell(f);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, r->o.output))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 100.0;
+}
+
+static void summary(struct record *r, double seconds, size_t bytes, int write_err)
+{
+	uint64_t ev[KILN_EV_STAT_COUNT], dropped = 0, run_ns, run_cnt;
+	struct symbolizer_stats ss;
+	struct proc_stats ps;
+	struct symcache_stats cs;
+	FILE *f;
+
+	sampler__event_stats(r->sampler, ev);
+	sampler__prog_stats(r->sampler, &run_ns, &run_cnt);
+	symbolizer__stats(r->sym, &ss);
+	symbolizer__cache_stats(r->sym, &cs);
+	proc_table__stats(r->procs, &ps);
+	for (int i = KILN_DROP_STACK_COLLISION; i < KILN_OUTCOME_COUNT; i++)
+		dropped += r->outcomes[i];
+
+	fprintf(stderr, "kiln: %.1f s at %u Hz on %u CPUs: %" PRIu64 " samples, %" PRIu64
+		" processes\n", seconds, r->o.sampler.frequency, sampler__cpus(r->sampler),
+		r->drained, ps.snapshots + ps.snapshot_failures);
+	fprintf(stderr, "kiln: dropped %" PRIu64, dropped);
+	for (int i = KILN_DROP_STACK_COLLISION; i < KILN_OUTCOME_COUNT; i++)
+		fprintf(stderr, "%s%s %" PRIu64, i == KILN_DROP_STACK_COLLISION ? " (" : ", ",
+			kiln_outcome_names[i], r->outcomes[i]);
+	fprintf(stderr, "); not profiled: idle %" PRIu64 ", other processes %" PRIu64
+		"; process events lost %" PRIu64 "\n", r->outcomes[KILN_SKIP_IDLE],
+		r->outcomes[KILN_SKIP_FILTERED], ev[KILN_EV_DROPPED]);
+	fprintf(stderr, "kiln: frames symbolized %.1f%% (kernel %.1f%%, user %.1f%%)\n",
+		pct(ss.kernel_resolved + ss.user_resolved, ss.kernel_frames + ss.user_frames),
+		pct(ss.kernel_resolved, ss.kernel_frames), pct(ss.user_resolved, ss.user_frames));
+	if (r->invariant_failures || r->add_failures)
+		fprintf(stderr, "kiln: WARNING: %" PRIu64 " drains lost count, %" PRIu64
+			" samples not added (out of memory)\n", r->invariant_failures,
+			r->add_failures);
+	if (!write_err)
+		fprintf(stderr, "kiln: wrote %s (%s, %zu bytes)\n", r->o.output,
+			r->o.format == FMT_PPROF ? "pprof" : "folded", bytes);
+
+	if (!r->o.stats_path)
+		return;
+	f = fopen(r->o.stats_path, "we");
+	if (!f) {
+		pr_error("%s: cannot write stats: %s", r->o.stats_path, strerror(errno));
+		return;
+	}
+	fprintf(f, "{\"seconds\": %.3f, \"frequency\": %u, \"cpus\": %u, \"drains\": %" PRIu64
+		", \"drained\": %" PRIu64 ", \"invariant_failures\": %" PRIu64 ",\n \"outcomes\": {",
+		seconds, r->o.sampler.frequency, sampler__cpus(r->sampler), r->drains, r->drained,
+		r->invariant_failures);
+	for (int i = 0; i < KILN_OUTCOME_COUNT; i++)
+		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", kiln_outcome_names[i], r->outcomes[i]);
+	fprintf(f, "},\n \"events_sent\": %" PRIu64 ", \"events_dropped\": %" PRIu64
+		", \"processes\": %" PRIu64 ", \"snapshot_failures\": %" PRIu64
+		", \"process_table_full\": %" PRIu64 ",\n \"kernel_frames\": %" PRIu64
+		", \"kernel_resolved\": %" PRIu64 ", \"user_frames\": %" PRIu64
+		", \"user_resolved\": %" PRIu64 ", \"symbol_cache_bytes\": %zu"
+		", \"drain_ns_max\": %" PRIu64 ",\n \"bpf_run_cnt\": %" PRIu64
+		", \"bpf_run_ns\": %" PRIu64 "}\n",
+		ev[KILN_EV_SENT], ev[KILN_EV_DROPPED], ps.snapshots, ps.snapshot_failures,
+		ps.table_full, ss.kernel_frames, ss.kernel_resolved, ss.user_frames,
+		ss.user_resolved, cs.bytes, r->drain_ns_max, run_cnt, run_ns);
+	fclose(f);
+}
+
+static int run(struct record *r)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	uint64_t start, next_drain, next_status, deadline;
+	struct timespec wall;
+	int go_fd = -1, err;
+	size_t bytes = 0;
+	bool tty;
+
+	if (preflight__check())
+		return 2;
+	r->sampler = sampler__open(&r->o.sampler, &err);
+	if (!r->sampler)
+		return 2;
+	r->procs = proc_table__new("/proc", r->o.max_processes);
+	r->sym = r->procs ? symbolizer__new("/proc/kallsyms", r->o.cache_bytes, r->procs) : NULL;
+	r->profile = profile__new();
+	r->frames = calloc(SYMBOLIZER_MAX_FRAMES, sizeof(*r->frames));
+	if (!r->procs || !r->sym || !r->profile || !r->frames) {
+		pr_error("out of memory");
+		return 1;
+	}
+	for (size_t i = 0; i < r->o.npids; i++)
+		if (sampler__filter_add(r->sampler, r->o.pids[i], KILN_FILTER_SELF))
+			return 1;
+	if (r->o.command) {
+		err = spawn_child(r, &go_fd);
+		if (err) {
+			pr_error("cannot start '%s': %s", r->o.command[0], strerror(-err));
+			return 1;
+		}
+		if (sampler__filter_add(r->sampler, r->child,
+					KILN_FILTER_SELF | KILN_FILTER_CHILDREN))
+			return 1;
+	}
+	if (sampler__attach(r->sampler, on_event, r))
+		return 2;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (go_fd >= 0) {
+		if (write(go_fd, "g", 1) != 1)
+			pr_warn("cannot start the command: %s", strerror(errno));
+		close(go_fd);
+	}
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	start = now_ns();
+	next_drain = start + DRAIN_INTERVAL_NS;
+	next_status = start + 1000000000ull;
+	deadline = r->o.duration > 0 ? start + (uint64_t)(r->o.duration * 1e9) : UINT64_MAX;
+	tty = isatty(STDERR_FILENO) && !r->o.quiet;
+	if (!r->o.quiet)
+		fprintf(stderr, "kiln: profiling %s at %u Hz%s\n",
+			r->o.command ? r->o.command[0] : r->o.npids ? "the given pids" : "every CPU",
+			r->o.sampler.frequency, r->o.duration > 0 ? "" : "; Ctrl-C stops");
+	while (!stop_requested) {
+		uint64_t now;
+
+		err = sampler__poll(r->sampler, POLL_MS);
+		if (err < 0) {
+			pr_error("reading process events failed: %s", strerror(-err));
+			break;
+		}
+		proc_table__refresh_young(r->procs);
+		now = now_ns();
+		if (now >= deadline)
+			break;
+		if (r->child && waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
+			r->child_done = true;
+			break;
+		}
+		if (r->o.npids && !pids_alive(r))
+			break;
+		if (now >= next_drain) {
+			drain(r);
+			next_drain = now + DRAIN_INTERVAL_NS;
+		}
+		if (tty && now >= next_status) {
+			status_line(r, now - start);
+			next_status = now + 1000000000ull;
+		}
+	}
+	/* Stop sampling first: the last drain then holds every sample. */
+	sampler__stop(r->sampler);
+	drain(r);
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	err = write_output(r, (uint64_t)wall.tv_sec * 1000000000ull + wall.tv_nsec,
+			   now_ns() - start, &bytes);
+	if (err)
+		pr_error("%s: cannot write the profile: %s", r->o.output, strerror(-err));
+	summary(r, (now_ns() - start) / 1e9, bytes, err);
+	if (err)
+		return 1;
+	if (r->child && !r->child_done) {
+		if (!r->o.quiet)
+			fprintf(stderr, "kiln: profiling stopped; waiting for '%s' (pid %d) to exit\n",
+				r->o.command[0], r->child);
+		while (waitpid(r->child, &r->child_status, 0) < 0 && errno == EINTR)
+			;
+		r->child_done = true;
+	}
+	if (r->child_done) {
+		if (WIFEXITED(r->child_status))
+			return WEXITSTATUS(r->child_status);
+		if (WIFSIGNALED(r->child_status))
+			return 128 + WTERMSIG(r->child_status);
+	}
+	return 0;
+}
+
+int record_main(int argc, char **argv)
+{
+	struct record *r = calloc(1, sizeof(*r));
+	int status;
+
+	if (!r) {
+		fprintf(stderr, "kiln: out of memory\n");
+		return 1;
+	}
+	log_route_libbpf();
+	status = parse_args(r, argc, argv);
+	if (status == 0)
+		status = run(r);
+	sampler__destroy(r->sampler);
+	symbolizer__free(r->sym);
+	proc_table__free(r->procs);
+	profile__free(r->profile);
+	free(r->frames);
+	free(r);
+	return status;
+}

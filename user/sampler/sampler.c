@@ -1,0 +1,511 @@
+/* DESIGN: the BPF side writes generation `gen`; a drain flips gen, waits one
+ * RCU grace period (membarrier(MEMBARRIER_CMD_GLOBAL) runs synchronize_rcu,
+ * and perf-event programs run with interrupts off, inside an RCU read-side
+ * section), so no program still writes the old generation. Then the old
+ * counts are read and deleted in batches, their stacks read once each
+ * through a per-drain cache indexed by stack id, and the old stack map and
+ * outcome counters are cleared. Nothing of the old generation survives the
+ * drain, so no sample is counted twice. */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "core/log.h"
+#include "sampler/sampler.h"
+#include "sampler.skel.h"
+
+const char *const kiln_outcome_names[KILN_OUTCOME_COUNT] = {
+	[KILN_SAMPLED] = "sampled",
+	[KILN_SKIP_IDLE] = "idle",
+	[KILN_SKIP_FILTERED] = "filtered",
+	[KILN_DROP_STACK_COLLISION] = "stack_collision",
+	[KILN_DROP_STACK_FULL] = "stack_map_full",
+	[KILN_DROP_STACK_ERROR] = "stack_error",
+	[KILN_DROP_COUNTS_FULL] = "counts_map_full",
+};
+
+#define DRAIN_CHUNK 4096u
+
+struct stack_slot {
+	uint32_t epoch;         /* drain that loaded it; other values: stale */
+	uint32_t n;
+	uint64_t off;           /* into frames */
+};
+
+struct sampler {
+	struct sampler_bpf *skel;
+	struct ring_buffer *rb;
+	event_fn on_event;
+	void *event_ctx;
+	struct bpf_link **links;
+	unsigned nlinks;
+	unsigned ncpus;         /* possible CPUs, for per-CPU values */
+	unsigned online;
+	unsigned *cpu_ids;       /* online CPUs */
+	unsigned frequency;
+	uint32_t stack_buckets;
+	struct stack_slot *slots;
+	uint64_t *frames;
+	size_t frames_cap, frames_len;
+	uint32_t epoch;
+	struct kiln_sample_key *keys;
+	uint64_t *values;
+	uint64_t *percpu;
+	bool batch_unsupported;
+};
+
+static uint32_t roundup_pow2(uint32_t v)
+{
+	uint32_t r = 1;
+
+	while (r < v && r < (1u << 31))
+		r <<= 1;
+	return r;
+}
+
+/* Reads a CPU list such as "0-3,8" (sysfs format) into cpus[], at most max
+ * entries. Returns the number read, or -errno. */
+static int read_cpu_list(const char *path, unsigned *cpus, unsigned max)
+{
+	char buf[4096], *p = buf, *end;
+	FILE *f = fopen(path, "re");
+	unsigned n = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	while (*p && *p != '\n') {
+		unsigned long lo = strtoul(p, &end, 10), hi = lo;
+
+		if (end == p)
+			return -EINVAL;
+		p = end;
+		if (*p == '-') {
+			hi = strtoul(p + 1, &end, 10);
+			if (end == p + 1 || hi < lo)
+				return -EINVAL;
+			p = end;
+		}
+		for (unsigned long c = lo; c <= hi && n < max; c++)
+			cpus[n++] = (unsigned)c;
+		if (*p == ',')
+			p++;
+	}
+	return (int)n;
+}
+
+static int open_cpu_clock(unsigned cpu, unsigned hz)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.freq = 1,
+		.sample_freq = hz,
+	};
+	int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static void explain_load_error(int err)
+{
+	if (err == -EPERM || err == -EACCES)
+		pr_error("the kernel refused to load the BPF program (%s): run kiln as root, or grant CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE (on kernels before 5.11 also raise the locked-memory limit: ulimit -l unlimited)",
+			 strerror(-err));
+	else if (err == -ENOMEM || err == -E2BIG)
+		pr_error("the kernel could not allocate the BPF maps (%s): lower --stack-entries / --counts-entries, or raise the locked-memory limit (ulimit -l unlimited) on kernels before 5.11",
+			 strerror(-err));
+	else
+		pr_error("the kernel rejected the BPF program (%s): kiln needs Linux 5.12 or newer with BTF; run with -v to see the verifier's log",
+			 strerror(-err));
+}
+
+struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	uint32_t per_interval, counts, stacks;
+	int online;
+
+	*err = -ENOMEM;
+	if (!s)
+		return NULL;
+	s->ncpus = libbpf_num_possible_cpus();
+	s->frequency = opts->frequency;
+	s->cpu_ids = calloc(s->ncpus, sizeof(*s->cpu_ids));
+	if (!s->cpu_ids)
+		goto fail;
+	online = read_cpu_list("/sys/devices/system/cpu/online", s->cpu_ids, s->ncpus);
+	if (online <= 0) {
+		*err = online < 0 ? online : -ENODEV;
+		pr_error("cannot read the online CPUs from /sys/devices/system/cpu/online: %s",
+			 strerror(-*err));
+		goto fail;
+	}
+	s->online = (unsigned)online;
+
+	/* Defaults hold a busy host for 10 s: every CPU sampling a distinct
+	 * stack at every tick still fits the counts map; stacks repeat far
+	 * more, and a stack map 4x over its load keeps collisions rare. */
+	per_interval = s->online * opts->frequency * 10;
+	counts = opts->counts_entries ? opts->counts_entries : roundup_pow2(per_interval);
+	stacks = opts->stack_entries ? opts->stack_entries :
+		roundup_pow2(per_interval / 2 > 8192 ? per_interval / 2 : 8192);
+	if (counts < 1024)
+		counts = 1024;
+	s->stack_buckets = roundup_pow2(stacks);
+
+	s->skel = sampler_bpf__open();
+	if (!s->skel) {
+		*err = -errno;
+		pr_error("cannot open the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	s->skel->rodata->include_idle = opts->include_idle;
+	s->skel->rodata->filter_enabled = opts->filter;
+	bpf_map__set_max_entries(s->skel->maps.counts0, counts);
+	bpf_map__set_max_entries(s->skel->maps.counts1, counts);
+	bpf_map__set_max_entries(s->skel->maps.stacks0, stacks);
+	bpf_map__set_max_entries(s->skel->maps.stacks1, stacks);
+	bpf_map__set_max_entries(s->skel->maps.instances,
+				 opts->process_entries ? opts->process_entries : 32768);
+	bpf_map__set_max_entries(s->skel->maps.filter, 65536);
+	bpf_map__set_max_entries(s->skel->maps.events,
+				 roundup_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : 1u << 20));
+	if (!opts->filter)
+		bpf_program__set_autoload(s->skel->progs.kiln_fork, false);
+
+	*err = sampler_bpf__load(s->skel);
+	if (*err) {
+		explain_load_error(*err);
+		goto fail;
+	}
+	pr_debug("sampler: %u CPUs online, counts %u entries, stacks %u entries per generation",
+		 s->online, counts, stacks);
+
+	s->slots = calloc(s->stack_buckets, sizeof(*s->slots));
+	s->keys = calloc(DRAIN_CHUNK, sizeof(*s->keys));
+	s->values = calloc(DRAIN_CHUNK, sizeof(*s->values));
+	s->percpu = calloc(s->ncpus, sizeof(*s->percpu));
+	s->links = calloc(s->online + 1, sizeof(*s->links));
+	if (!s->slots || !s->keys || !s->values || !s->percpu || !s->links) {
+		*err = -ENOMEM;
+		goto fail;
+	}
+	*err = 0;
+	return s;
+fail:
+	sampler__destroy(s);
+	return NULL;
+}
+
+int sampler__filter_add(struct sampler *s, pid_t pid, uint8_t flags)
+{
+	__u32 key = pid;
+
+	if (bpf_map__update_elem(s->skel->maps.filter, &key, sizeof(key), &flags,
+				 sizeof(flags), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	if (size >= sizeof(struct kiln_event) && s->on_event)
+		s->on_event(data, s->event_ctx);
+	return 0;
+}
+
+int sampler__attach(struct sampler *s, event_fn on_event, void *ctx)
+{
+	int err;
+
+	s->on_event = on_event;
+	s->event_ctx = ctx;
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
+	if (!s->rb)
+		return -errno;
+	/* Tracepoints first, so no process escapes between its first sample
+	 * and its exit. */
+	err = sampler_bpf__attach(s->skel);
+	if (err) {
+		pr_error("cannot attach the process lifecycle tracepoints: %s", strerror(-err));
+		return err;
+	}
+	for (unsigned i = 0; i < s->online; i++) {
+		unsigned cpu = s->cpu_ids[i];
+		struct bpf_link *link;
+		int fd = open_cpu_clock(cpu, s->frequency);
+
+		if (fd < 0) {
+			if (fd == -ENOENT || fd == -EOPNOTSUPP || fd == -ENODEV)
+				pr_error("cpu %u: this kernel has no cpu-clock perf event (%s): kiln needs CONFIG_PERF_EVENTS",
+					 cpu, strerror(-fd));
+			else
+				pr_error("cpu %u: cannot open the cpu-clock perf event (%s): run as root or with CAP_PERFMON, or lower kernel.perf_event_paranoid",
+					 cpu, strerror(-fd));
+			return fd;
+		}
+		/* The link owns fd from here: destroying it closes fd. */
+		link = bpf_program__attach_perf_event(s->skel->progs.kiln_sample, fd);
+		if (!link) {
+			err = -errno;
+			close(fd);
+			pr_error("cpu %u: cannot attach the sampler to its perf event: %s",
+				 cpu, strerror(-err));
+			return err;
+		}
+		s->links[s->nlinks++] = link;
+	}
+	return 0;
+}
+
+int sampler__poll(struct sampler *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	return n == -EINTR ? 0 : n;
+}
+
+/* Waits until no program can still be writing the previous generation. */
+static void wait_for_programs(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	/* nohz_full hosts refuse MEMBARRIER_CMD_GLOBAL; a program runs for
+	 * microseconds, so 10 ms is ample. */
+	usleep(10000);
+}
+
+static uint64_t sum_percpu(int fd, uint32_t idx, uint64_t *buf, unsigned ncpus, bool clear)
+{
+	uint64_t sum = 0;
+
+	if (bpf_map_lookup_elem(fd, &idx, buf))
+		return 0;
+	for (unsigned i = 0; i < ncpus; i++)
+		sum += buf[i];
+	if (clear) {
+		memset(buf, 0, ncpus * sizeof(*buf));
+		bpf_map_update_elem(fd, &idx, buf, BPF_ANY);
+	}
+	return sum;
+}
+
+/* The stack of id, innermost first, read once per drain. */
+static const uint64_t *stack_get(struct sampler *s, int fd, int32_t id, uint32_t *n,
+				 struct drain_stats *st)
+{
+	struct stack_slot *slot;
+	uint64_t *dst;
+
+	*n = 0;
+	if (id < 0 || (uint32_t)id >= s->stack_buckets)
+		return NULL;
+	slot = &s->slots[id];
+	if (slot->epoch != s->epoch) {
+		if (s->frames_len + KILN_MAX_STACK_DEPTH > s->frames_cap) {
+			size_t cap = s->frames_cap ? s->frames_cap * 2 : 64 * KILN_MAX_STACK_DEPTH;
+			uint64_t *f = realloc(s->frames, cap * sizeof(*f));
+
+			if (!f)
+				return NULL;
+			s->frames = f;
+			s->frames_cap = cap;
+		}
+		dst = s->frames + s->frames_len;
+		slot->epoch = s->epoch;
+		slot->off = s->frames_len;
+		slot->n = 0;
+		if (bpf_map_lookup_elem(fd, &id, dst) == 0) {
+			while (slot->n < KILN_MAX_STACK_DEPTH && dst[slot->n])
+				slot->n++;
+		} else {
+			st->stacks_missing++;
+		}
+		s->frames_len += slot->n;
+	}
+	*n = slot->n;
+	return slot->n ? s->frames + slot->off : NULL;
+}
+
+static void emit_chunk(struct sampler *s, int stack_fd, uint32_t count, sample_fn fn,
+		       void *ctx, struct drain_stats *st)
+{
+	for (uint32_t i = 0; i < count; i++) {
+		struct drained_sample d = { .key = &s->keys[i], .count = s->values[i] };
+
+		d.kips = stack_get(s, stack_fd, s->keys[i].kstack, &d.kn, st);
+		d.uips = stack_get(s, stack_fd, s->keys[i].ustack, &d.un, st);
+		st->drained += d.count;
+		st->keys++;
+		fn(&d, ctx);
+	}
+}
+
+/* Kernels before 5.6 have no batch operations: walk the keys instead. */
+static int drain_counts_by_key(struct sampler *s, int counts_fd, int stack_fd,
+			       sample_fn fn, void *ctx, struct drain_stats *st)
+{
+	for (;;) {
+		uint32_t count = 0;
+
+		while (count < DRAIN_CHUNK &&
+		       bpf_map_get_next_key(counts_fd, count ? &s->keys[count - 1] : NULL,
+					    &s->keys[count]) == 0)
+			count++;
+		if (count == 0)
+			return 0;
+		for (uint32_t i = 0; i < count; i++) {
+			if (bpf_map_lookup_elem(counts_fd, &s->keys[i], &s->values[i]))
+				s->values[i] = 0;
+		}
+		for (uint32_t i = 0; i < count; i++)
+			bpf_map_delete_elem(counts_fd, &s->keys[i]);
+		emit_chunk(s, stack_fd, count, fn, ctx, st);
+	}
+}
+
+static int drain_counts(struct sampler *s, int counts_fd, int stack_fd, sample_fn fn,
+			void *ctx, struct drain_stats *st)
+{
+	uint64_t token = 0;
+	bool first = true;
+
+	if (s->batch_unsupported)
+		return drain_counts_by_key(s, counts_fd, stack_fd, fn, ctx, st);
+	for (;;) {
+		uint32_t count = DRAIN_CHUNK;
+		int err = bpf_map_lookup_and_delete_batch(counts_fd, first ? NULL : &token,
+							  &token, s->keys, s->values,
+							  &count, NULL);
+
+		if (err && errno != ENOENT) {
+			err = -errno;
+			if (first && (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP)) {
+				s->batch_unsupported = true;
+				return drain_counts_by_key(s, counts_fd, stack_fd, fn, ctx, st);
+			}
+			pr_warn("counts map: batch drain failed: %s", strerror(-err));
+			return err;
+		}
+		first = false;
+		emit_chunk(s, stack_fd, count, fn, ctx, st);
+		if (err)        /* ENOENT: that was the last chunk */
+			return 0;
+	}
+}
+
+/* Deletes every stack of the old generation, reading the next id before
+ * deleting the current one so the walk stays linear. */
+static void clear_stacks(int fd)
+{
+	uint32_t id, next;
+	int have = bpf_map_get_next_key(fd, NULL, &id) == 0;
+
+	while (have) {
+		have = bpf_map_get_next_key(fd, &id, &next) == 0;
+		bpf_map_delete_elem(fd, &id);
+		id = next;
+	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int sampler__drain(struct sampler *s, sample_fn fn, void *ctx, struct drain_stats *st)
+{
+	uint32_t old = s->skel->bss->gen & 1;
+	struct bpf_map *counts = old ? s->skel->maps.counts1 : s->skel->maps.counts0;
+	struct bpf_map *stacks = old ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
+	int outcomes_fd = bpf_map__fd(s->skel->maps.outcomes);
+	uint64_t start = now_ns();
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	__atomic_store_n(&s->skel->bss->gen, old ^ 1, __ATOMIC_SEQ_CST);
+	wait_for_programs();
+	/* Every process announced by a sample of the old generation is now in
+	 * the ring buffer: hand those events over before the samples. */
+	if (s->rb)
+		ring_buffer__consume(s->rb);
+
+	for (uint32_t i = 0; i < KILN_OUTCOME_COUNT; i++)
+		st->outcomes[i] = sum_percpu(outcomes_fd, old * KILN_OUTCOME_COUNT + i,
+					     s->percpu, s->ncpus, true);
+	s->epoch++;
+	s->frames_len = 0;
+	err = drain_counts(s, bpf_map__fd(counts), bpf_map__fd(stacks), fn, ctx, st);
+	clear_stacks(bpf_map__fd(stacks));
+	st->duration_ns = now_ns() - start;
+	return err;
+}
+
+void sampler__event_stats(struct sampler *s, uint64_t out[KILN_EV_STAT_COUNT])
+{
+	int fd = bpf_map__fd(s->skel->maps.event_stats);
+
+	for (uint32_t i = 0; i < KILN_EV_STAT_COUNT; i++)
+		out[i] = sum_percpu(fd, i, s->percpu, s->ncpus, false);
+}
+
+unsigned sampler__cpus(const struct sampler *s)
+{
+	return s->online;
+}
+
+void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	*run_ns = *run_cnt = 0;
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.kiln_sample), &info, &len))
+		return;
+	*run_ns = info.run_time_ns;
+	*run_cnt = info.run_cnt;
+}
+
+void sampler__stop(struct sampler *s)
+{
+	for (unsigned i = 0; i < s->nlinks; i++)
+		bpf_link__destroy(s->links[i]);
+	s->nlinks = 0;
+}
+
+void sampler__destroy(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler__stop(s);
+	ring_buffer__free(s->rb);
+	sampler_bpf__destroy(s->skel);
+	free(s->links);
+	free(s->cpu_ids);
+	free(s->slots);
+	free(s->frames);
+	free(s->keys);
+	free(s->values);
+	free(s->percpu);
+	free(s);
+}

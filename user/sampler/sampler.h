@@ -1,0 +1,73 @@
+/* The BPF sampler: loads the skeleton, opens one cpu-clock perf event per
+ * online CPU, flips and drains the two generations of counts and stacks,
+ * and reads the outcome counters. */
+#ifndef KILN_SAMPLER_SAMPLER_H
+#define KILN_SAMPLER_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "kiln/sample.h"
+
+struct sampler_opts {
+	unsigned frequency;             /* Hz per CPU */
+	bool include_idle;
+	bool filter;                    /* only pids given to sampler__filter_add */
+	uint32_t counts_entries;        /* 0: default from CPUs x Hz */
+	uint32_t stack_entries;         /* per generation, 0: default */
+	uint32_t process_entries;       /* tracked processes */
+	uint32_t ringbuf_bytes;         /* lifecycle events, power of two */
+};
+
+/* One drained sample key with its stacks (ips, innermost first). */
+struct drained_sample {
+	const struct kiln_sample_key *key;
+	uint64_t count;
+	const uint64_t *kips;
+	uint32_t kn;
+	const uint64_t *uips;
+	uint32_t un;
+};
+
+struct drain_stats {
+	uint64_t outcomes[KILN_OUTCOME_COUNT]; /* this generation */
+	uint64_t drained;               /* sum of drained counts */
+	uint64_t keys;
+	uint64_t stacks_missing;        /* stack ids with no stack in the map */
+	uint64_t duration_ns;
+};
+
+typedef void (*sample_fn)(const struct drained_sample *s, void *ctx);
+typedef void (*event_fn)(const struct kiln_event *ev, void *ctx);
+
+struct sampler;
+
+/* Opens and loads the BPF object sized from opts. NULL and *err
+ * (-errno) on failure, after logging one sentence saying why. */
+struct sampler *sampler__open(const struct sampler_opts *opts, int *err);
+/* Profile pid (and, with KILN_FILTER_CHILDREN, what it forks from now). */
+int sampler__filter_add(struct sampler *s, pid_t pid, uint8_t flags);
+/* Opens the perf events and attaches every program. 0 or -errno. */
+int sampler__attach(struct sampler *s, event_fn on_event, void *ctx);
+/* Waits up to timeout_ms for lifecycle events and hands them to on_event.
+ * Returns the number handled, or -errno. */
+int sampler__poll(struct sampler *s, int timeout_ms);
+/* Flips the generation, waits for programs still writing the old one, and
+ * hands every sample of it to fn, then clears it. */
+int sampler__drain(struct sampler *s, sample_fn fn, void *ctx,
+		   struct drain_stats *st);
+/* Stops sampling (closes the perf events); a drain after it is final. */
+void sampler__stop(struct sampler *s);
+/* Cumulative lifecycle event counters (sent, dropped). */
+void sampler__event_stats(struct sampler *s, uint64_t out[KILN_EV_STAT_COUNT]);
+unsigned sampler__cpus(const struct sampler *s);
+/* BPF program run time and count from kernel.bpf_stats_enabled (0 when
+ * off). */
+void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt);
+void sampler__destroy(struct sampler *s);
+
+extern const char *const kiln_outcome_names[KILN_OUTCOME_COUNT];
+
+#endif

@@ -1,0 +1,895 @@
+/* Function symbols of one ELF file, read with libelf.
+ *
+ * DESIGN: a load picks one source of symbols (see elf_symtab.h for the
+ * order), collects its function symbols as raw entries whose names still
+ * point into libelf's data, then sorts them, keeps one symbol per address,
+ * demangles the survivors and copies their names into one arena. Only the
+ * main file's PT_LOAD segments are kept, to turn the file offsets of mapped
+ * addresses into ELF virtual addresses. Every size read from a file is
+ * checked (libelf bounds section data and strings by the file size; we
+ * bound counts, note sizes and decompressed sizes), so a hostile or
+ * truncated file costs an error, not a crash. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <lzma.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "core/log.h"
+#include "symbolize/elf_symtab.h"
+
+/* From libstdc++ (the build links -lstdc++); no C header declares it. */
+char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+#define SYMTAB_MAX_SYMS		(10u * 1000 * 1000)
+#define BUILD_ID_MAX		64		/* bytes; sha1 ids are 20 */
+#define MINIDEBUG_MAX		(64u << 20)	/* decompressed .gnu_debugdata */
+#define XZ_MEMLIMIT		(64u << 20)
+#define IMAGE_MAX		(64u << 20)	/* symtab__load_mem */
+#define DEBUGLINK_NAME_MAX	255
+
+struct seg {
+	uint64_t offset, filesz, vaddr;
+};
+
+struct symtab {
+	struct sym *syms;
+	size_t count;
+	char *names;		/* arena of the demangled names */
+	size_t names_len;
+	struct seg *segs;
+	size_t nsegs;
+	const char *source;
+	char build_id[2 * BUILD_ID_MAX + 1];
+};
+
+struct raw_sym {
+	uint64_t start, size;
+	const char *name;	/* in libelf's data: valid until elf_end */
+	unsigned rank;		/* 0 global, 1 weak, 2 local */
+};
+
+/* State of one load; everything here is released by loader_release. */
+struct loader {
+	Elf *elf;		/* the main file */
+	Elf *aux;		/* debug file or MiniDebugInfo image */
+	int aux_fd;
+	void *aux_image;	/* decompressed MiniDebugInfo */
+	struct raw_sym *raw;
+	size_t nraw, capraw;
+	Elf_Scn *symtab, *dynsym, *debugdata, *debuglink;
+};
+
+static pthread_once_t libelf_once = PTHREAD_ONCE_INIT;
+static bool libelf_ok;
+
+static void libelf_init(void)
+{
+	libelf_ok = elf_version(EV_CURRENT) != EV_NONE;
+}
+
+static int libelf_ready(void)
+{
+	pthread_once(&libelf_once, libelf_init);
+	return libelf_ok ? 0 : -ENOSYS;
+}
+
+static void loader_release(struct loader *ld)
+{
+	elf_end(ld->aux);
+	ld->aux = NULL;
+	if (ld->aux_fd >= 0)
+		close(ld->aux_fd);
+	ld->aux_fd = -1;
+	free(ld->aux_image);
+	ld->aux_image = NULL;
+}
+
+static int raw_push(struct loader *ld, const struct raw_sym *r)
+{
+	if (ld->nraw == ld->capraw) {
+		size_t cap = ld->capraw ? ld->capraw * 2 : 256;
+		struct raw_sym *v;
+
+		if (cap > SYMTAB_MAX_SYMS)
+			cap = SYMTAB_MAX_SYMS;
+		if (ld->nraw == cap)
+			return -E2BIG;
+		v = realloc(ld->raw, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		ld->raw = v;
+		ld->capraw = cap;
+	}
+	ld->raw[ld->nraw++] = *r;
+	return 0;
+}
+
+/* Appends the defined function symbols of a SHT_SYMTAB/SHT_DYNSYM section.
+ * -EINVAL when the section or its string table is malformed. */
+static int collect_syms(struct loader *ld, Elf *elf, Elf_Scn *scn)
+{
+	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	GElf_Shdr sh, strsh;
+	Elf_Scn *strscn;
+	Elf_Data *data;
+	size_t n;
+
+	if (!gelf_getshdr(scn, &sh) || entsize == 0 || sh.sh_entsize != entsize)
+		return -EINVAL;
+	n = sh.sh_size / entsize;
+	if (n > SYMTAB_MAX_SYMS)
+		return -E2BIG;
+	strscn = elf_getscn(elf, sh.sh_link);
+	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
+		return -EINVAL;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return n ? -EINVAL : 0;
+	for (size_t i = 1; i < n; i++) {
+		struct raw_sym r;
+		GElf_Sym s;
+		int type, bind, err;
+
+		if (!gelf_getsym(data, (int)i, &s))
+			return -EINVAL;
+		type = GELF_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		    s.st_shndx == SHN_UNDEF || s.st_name == 0)
+			continue;
+		/* elf_strptr checks the offset and the terminating NUL. */
+		r.name = elf_strptr(elf, sh.sh_link, s.st_name);
+		if (!r.name)
+			return -EINVAL;
+		if (!r.name[0])
+			continue;
+		bind = GELF_ST_BIND(s.st_info);
+		r.rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		r.start = s.st_value;
+		r.size = s.st_size;
+		err = raw_push(ld, &r);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void hex_encode(const unsigned char *p, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* Finds NT_GNU_BUILD_ID in one note data block; 0 or -ENOENT. */
+static int note_build_id(Elf_Data *data, char *hex, size_t hex_len)
+{
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while (off < data->d_size &&
+	       (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0 &&
+		    nh.n_descsz > 0 && nh.n_descsz <= BUILD_ID_MAX) {
+			if (hex_len < 2 * (size_t)nh.n_descsz + 1)
+				return -ERANGE;
+			hex_encode((const unsigned char *)data->d_buf + desc_off,
+				   nh.n_descsz, hex);
+			return 0;
+		}
+		off = next;
+	}
+	return -ENOENT;
+}
+
+/* Build id from PT_NOTE segments, else from SHT_NOTE sections. */
+static int read_build_id(Elf *elf, char *hex, size_t hex_len)
+{
+	size_t phnum = 0;
+	Elf_Scn *scn = NULL;
+	int err;
+
+	if (elf_getphdrnum(elf, &phnum) == 0) {
+		for (size_t i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+			Elf_Data *d;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+				continue;
+			d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+						 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+			if (!d)
+				continue;
+			err = note_build_id(d, hex, hex_len);
+			if (err != -ENOENT)
+				return err;
+		}
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		err = note_build_id(d, hex, hex_len);
+		if (err != -ENOENT)
+			return err;
+	}
+	return -ENOENT;
+}
+
+static int read_segments(struct symtab *st, Elf *elf)
+{
+	size_t phnum, n = 0;
+
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return -EINVAL;
+	if (phnum == 0)
+		return 0;
+	st->segs = calloc(phnum, sizeof(*st->segs));
+	if (!st->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return -EINVAL;
+		if (ph.p_type != PT_LOAD || ph.p_filesz == 0)
+			continue;
+		st->segs[n].offset = ph.p_offset;
+		st->segs[n].filesz = ph.p_filesz;
+		st->segs[n].vaddr = ph.p_vaddr;
+		n++;
+	}
+	st->nsegs = n;
+	if (n == 0) {
+		free(st->segs);
+		st->segs = NULL;
+	} else if (n < phnum) {
+		struct seg *s = realloc(st->segs, n * sizeof(*s));
+
+		if (s)
+			st->segs = s;
+	}
+	return 0;
+}
+
+/* libelf quietly reports no program or section headers when the tables
+ * lie past the end of the file; a truncated file is an error for us. */
+static int check_headers(Elf *elf)
+{
+	size_t phnum, shnum;
+	GElf_Ehdr eh;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    elf_getphdrnum(elf, &phnum) != 0 || elf_getshdrnum(elf, &shnum) != 0)
+		return -EINVAL;
+	if (eh.e_phnum != PN_XNUM && phnum != eh.e_phnum)
+		return -EINVAL;
+	if (eh.e_shoff != 0 && (shnum == 0 || (eh.e_shnum != 0 && shnum != eh.e_shnum)))
+		return -EINVAL;
+	return 0;
+}
+
+/* Remembers the sections a load may use. -EINVAL when any section header
+ * cannot be read: the file is truncated or corrupt. */
+static int scan_sections(struct loader *ld)
+{
+	size_t shnum, shstrndx;
+
+	if (elf_getshdrnum(ld->elf, &shnum) != 0 ||
+	    elf_getshdrstrndx(ld->elf, &shstrndx) != 0)
+		return -EINVAL;
+	for (size_t i = 1; i < shnum; i++) {
+		Elf_Scn *scn = elf_getscn(ld->elf, i);
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!scn || !gelf_getshdr(scn, &sh))
+			return -EINVAL;
+		if (sh.sh_type == SHT_SYMTAB && !ld->symtab)
+			ld->symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM && !ld->dynsym)
+			ld->dynsym = scn;
+		if (sh.sh_type != SHT_PROGBITS)
+			continue;
+		name = elf_strptr(ld->elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (strcmp(name, ".gnu_debugdata") == 0)
+			ld->debugdata = scn;
+		else if (strcmp(name, ".gnu_debuglink") == 0)
+			ld->debuglink = scn;
+	}
+	return 0;
+}
+
+static Elf_Scn *find_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return scn;
+	}
+	return NULL;
+}
+
+/* Uses the .symtab of aux (taking ownership of aux and fd) when it has
+ * function symbols; otherwise releases them. true when used. */
+static bool use_aux(struct loader *ld, Elf *aux, int fd, void *image)
+{
+	Elf_Scn *scn = find_symtab(aux);
+
+	ld->aux = aux;
+	ld->aux_fd = fd;
+	ld->aux_image = image;
+	if (scn && collect_syms(ld, aux, scn) == 0 && ld->nraw > 0)
+		return true;
+	ld->nraw = 0;
+	loader_release(ld);
+	return false;
+}
+
+static int file_crc32(int fd, uint32_t *out)
+{
+	unsigned char buf[65536];
+	uLong crc = crc32(0L, Z_NULL, 0);
+	off_t off = 0;
+
+	for (;;) {
+		ssize_t r = pread(fd, buf, sizeof(buf), off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		crc = crc32(crc, buf, (uInt)r);
+		off += r;
+	}
+	*out = (uint32_t)crc;
+	return 0;
+}
+
+/* Tries one candidate debug file: it must not be the main file itself, must
+ * be ELF, and must match the main file by build id (want_id) or by the
+ * debuglink CRC (want_crc, when want_id is NULL). */
+static bool try_debug_file(struct loader *ld, const char *file, const struct stat *self,
+			   const char *want_id, uint32_t want_crc)
+{
+	char id[2 * BUILD_ID_MAX + 1];
+	struct stat sb;
+	uint32_t crc;
+	Elf *elf;
+	int fd;
+
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+	    (self && sb.st_dev == self->st_dev && sb.st_ino == self->st_ino))
+		goto reject;
+	if (!want_id && (file_crc32(fd, &crc) != 0 || crc != want_crc)) {
+		pr_debug("debug file '%s': CRC mismatch", file);
+		goto reject;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		goto reject;
+	if (elf_kind(elf) != ELF_K_ELF ||
+	    (want_id && (read_build_id(elf, id, sizeof(id)) != 0 ||
+			 strcmp(id, want_id) != 0))) {
+		elf_end(elf);
+		goto reject;
+	}
+	if (use_aux(ld, elf, fd, NULL)) {
+		pr_debug("debug file '%s': %zu function symbols", file, ld->nraw);
+		return true;
+	}
+	return false;
+reject:
+	close(fd);
+	return false;
+}
+
+/* Separate debug file by build id, then by .gnu_debuglink. */
+static bool load_debug_file(struct loader *ld, const struct symtab *st, int fd,
+			    const char *root, const char *path)
+{
+	char file[PATH_MAX], dir[PATH_MAX], name[DEBUGLINK_NAME_MAX + 1];
+	const char *slash;
+	struct stat self, *selfp = fstat(fd, &self) == 0 ? &self : NULL;
+	Elf_Data *d;
+	size_t name_len, crc_off;
+	uint32_t crc;
+	const unsigned char *p;
+	int n;
+
+	if (st->build_id[0]) {
+		const char *id = st->build_id;
+
+		n = snprintf(file, sizeof(file), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
+			     root, id, id + 2);
+		if (n > 0 && (size_t)n < sizeof(file) &&
+		    try_debug_file(ld, file, selfp, id, 0))
+			return true;
+		n = snprintf(file, sizeof(file), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+			     id, id + 2);
+		if (root[0] && strcmp(root, "/") != 0 && n > 0 && (size_t)n < sizeof(file) &&
+		    try_debug_file(ld, file, selfp, id, 0))
+			return true;
+	}
+	if (!ld->debuglink || !path || !(slash = strrchr(path, '/')))
+		return false;
+	/* Section: the file name, NUL, padding to 4, a CRC32 in the file's
+	 * byte order. */
+	d = elf_getdata(ld->debuglink, NULL);
+	if (!d || !d->d_buf)
+		return false;
+	p = d->d_buf;
+	name_len = strnlen((const char *)p, d->d_size);
+	crc_off = (name_len + 4) & ~(size_t)3;
+	if (name_len == 0 || name_len > DEBUGLINK_NAME_MAX || crc_off + 4 > d->d_size ||
+	    memchr(p, '/', name_len))
+		return false;
+	memcpy(name, p, name_len + 1);
+	if (elf_getident(ld->elf, NULL)[EI_DATA] == ELFDATA2MSB)
+		crc = (uint32_t)p[crc_off] << 24 | (uint32_t)p[crc_off + 1] << 16 |
+		      (uint32_t)p[crc_off + 2] << 8 | p[crc_off + 3];
+	else
+		crc = (uint32_t)p[crc_off + 3] << 24 | (uint32_t)p[crc_off + 2] << 16 |
+		      (uint32_t)p[crc_off + 1] << 8 | p[crc_off];
+	n = snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return false;
+	/* Next to the file, in its .debug/, under /usr/lib/debug. */
+	for (int i = 0; i < 3; i++) {
+		if (i == 0)
+			n = snprintf(file, sizeof(file), "%s%s/%s", root, dir, name);
+		else if (i == 1)
+			n = snprintf(file, sizeof(file), "%s%s/.debug/%s", root, dir, name);
+		else
+			n = snprintf(file, sizeof(file), "%s/usr/lib/debug%s/%s", root, dir, name);
+		if (n > 0 && (size_t)n < sizeof(file) &&
+		    try_debug_file(ld, file, selfp, NULL, crc))
+			return true;
+	}
+	return false;
+}
+
+/* Decompresses an xz stream into a new buffer of at most MINIDEBUG_MAX. */
+static int xz_decode(const void *in, size_t in_len, void **out, size_t *out_len)
+{
+	lzma_stream s = LZMA_STREAM_INIT;
+	size_t cap = in_len < MINIDEBUG_MAX / 8 ? in_len * 8 + 4096 : MINIDEBUG_MAX;
+	uint8_t *buf = NULL, *p;
+	lzma_ret ret;
+	int err = 0;
+
+	if (lzma_stream_decoder(&s, XZ_MEMLIMIT, 0) != LZMA_OK)
+		return -ENOMEM;
+	buf = malloc(cap);
+	if (!buf) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	s.next_in = in;
+	s.avail_in = in_len;
+	s.next_out = buf;
+	s.avail_out = cap;
+	for (;;) {
+		ret = lzma_code(&s, LZMA_FINISH);
+		if (ret == LZMA_STREAM_END)
+			break;
+		if (ret != LZMA_OK) {
+			err = ret == LZMA_MEM_ERROR ? -ENOMEM : -EINVAL;
+			goto cleanup;
+		}
+		if (s.avail_out == 0) {
+			size_t used = cap;
+
+			if (cap >= MINIDEBUG_MAX) {
+				err = -E2BIG;
+				goto cleanup;
+			}
+			cap = cap * 2 < MINIDEBUG_MAX ? cap * 2 : MINIDEBUG_MAX;
+			p = realloc(buf, cap);
+			if (!p) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			buf = p;
+			s.next_out = buf + used;
+			s.avail_out = cap - used;
+		}
+	}
+	*out_len = cap - s.avail_out;
+	*out = buf;
+	buf = NULL;
+cleanup:
+	free(buf);
+	lzma_end(&s);
+	return err;
+}
+
+/* MiniDebugInfo: the xz-compressed ELF in .gnu_debugdata, whose .symtab
+ * holds the functions .dynsym lacks. */
+static bool load_minidebuginfo(struct loader *ld)
+{
+	Elf_Data *d = elf_getdata(ld->debugdata, NULL);
+	void *image;
+	size_t len;
+	Elf *elf;
+
+	if (!d || !d->d_buf || xz_decode(d->d_buf, d->d_size, &image, &len) != 0)
+		return false;
+	elf = elf_memory(image, len);
+	if (!elf) {
+		free(image);
+		return false;
+	}
+	if (elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		free(image);
+		return false;
+	}
+	return use_aux(ld, elf, -1, image);
+}
+
+static unsigned leading_underscores(const char *s)
+{
+	unsigned n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* One symbol per address: global before weak before local, then the name
+ * with fewer leading underscores (the public alias: malloc before
+ * __libc_malloc), then the smaller name by strcmp, then the larger size. */
+static int raw_cmp(const void *a, const void *b)
+{
+	const struct raw_sym *x = a, *y = b;
+	unsigned ux, uy;
+	int c;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	ux = leading_underscores(x->name);
+	uy = leading_underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->size > y->size ? -1 : x->size < y->size;
+}
+
+static int arena_add(struct symtab *st, size_t *cap, const char *s, size_t *off)
+{
+	size_t len = strlen(s) + 1;
+
+	if (st->names_len + len > *cap) {
+		size_t c = *cap ? *cap * 2 : 4096;
+		char *p;
+
+		while (c < st->names_len + len)
+			c *= 2;
+		p = realloc(st->names, c);
+		if (!p)
+			return -ENOMEM;
+		st->names = p;
+		*cap = c;
+	}
+	memcpy(st->names + st->names_len, s, len);
+	*off = st->names_len;
+	st->names_len += len;
+	return 0;
+}
+
+/* Sorts and deduplicates the raw symbols, demangles, fills st. */
+static int build_table(struct symtab *st, struct loader *ld)
+{
+	size_t n = 0, cap = 0;
+	size_t *offs = NULL;
+	int err = 0;
+
+	if (ld->nraw == 0)
+		return 0;
+	qsort(ld->raw, ld->nraw, sizeof(*ld->raw), raw_cmp);
+	st->syms = calloc(ld->nraw, sizeof(*st->syms));
+	offs = calloc(ld->nraw, sizeof(*offs));
+	if (!st->syms || !offs) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < ld->nraw; i++) {
+		const struct raw_sym *r = &ld->raw[i];
+		char *dem = NULL;
+		int status;
+
+		if (n && st->syms[n - 1].start == r->start) {
+			/* An alias with a size tells the extent of a sizeless one. */
+			if (st->syms[n - 1].size == 0)
+				st->syms[n - 1].size = r->size;
+			continue;
+		}
+		if (r->name[0] == '_' && r->name[1] == 'Z')
+			dem = __cxa_demangle(r->name, NULL, NULL, &status);
+		err = arena_add(st, &cap, dem ? dem : r->name, &offs[n]);
+		free(dem);
+		if (err)
+			goto cleanup;
+		st->syms[n].start = r->start;
+		st->syms[n].size = r->size;
+		n++;
+	}
+	if (n < ld->nraw) {
+		struct sym *s = realloc(st->syms, n * sizeof(*s));
+
+		if (s)
+			st->syms = s;
+	}
+	if (st->names_len < cap) {
+		char *p = realloc(st->names, st->names_len);
+
+		if (p)
+			st->names = p;
+	}
+	for (size_t i = 0; i < n; i++)
+		st->syms[i].name = st->names + offs[i];
+	st->count = n;
+cleanup:
+	free(offs);
+	return err;
+}
+
+/* The part shared by files and images. fd < 0: no debug files. */
+static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *root,
+		    const char *path)
+{
+	int err;
+
+	err = check_headers(ld->elf);
+	if (err)
+		return err;
+	err = read_segments(st, ld->elf);
+	if (err)
+		return err;
+	err = read_build_id(ld->elf, st->build_id, sizeof(st->build_id));
+	if (err && err != -ENOENT)
+		return err;
+	err = scan_sections(ld);
+	if (err)
+		return err;
+
+	st->source = "symtab";
+	if (ld->symtab) {
+		err = collect_syms(ld, ld->elf, ld->symtab);
+		if (err)
+			return err;
+		if (ld->nraw)
+			return build_table(st, ld);
+	}
+	st->source = "debug-file";
+	if (fd >= 0 && load_debug_file(ld, st, fd, root ? root : "", path))
+		return build_table(st, ld);
+	st->source = "minidebuginfo";
+	if (ld->debugdata && load_minidebuginfo(ld)) {
+		if (ld->dynsym) {
+			err = collect_syms(ld, ld->elf, ld->dynsym);
+			if (err)
+				return err;
+		}
+		return build_table(st, ld);
+	}
+	st->source = "dynsym";
+	if (ld->dynsym) {
+		err = collect_syms(ld, ld->elf, ld->dynsym);
+		if (err)
+			return err;
+		if (ld->nraw)
+			return build_table(st, ld);
+	}
+	st->source = "none";
+	return 0;
+}
+
+static struct symtab *load(Elf *elf, int fd, const char *root, const char *path)
+{
+	struct loader ld = { .elf = elf, .aux_fd = -1 };
+	struct symtab *st = calloc(1, sizeof(*st));
+	int err = st ? load_elf(st, &ld, fd, root, path) : -ENOMEM;
+
+	loader_release(&ld);
+	free(ld.raw);
+	if (err) {
+		symtab__free(st);
+		errno = -err;
+		return NULL;
+	}
+	return st;
+}
+
+struct symtab *symtab__load_fd(int fd, const char *root, const char *path)
+{
+	struct symtab *st;
+	struct stat sb;
+	Elf *elf;
+	int err;
+
+	err = libelf_ready();
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	if (fstat(fd, &sb) != 0)
+		return NULL;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		errno = EINVAL;
+		return NULL;
+	}
+	st = load(elf, fd, root, path);
+	err = errno;
+	elf_end(elf);
+	if (!st) {
+		pr_debug("elf '%s': no symbol table: %s", path ? path : "(fd)",
+			 strerror(err));
+		errno = err;
+	}
+	return st;
+}
+
+struct symtab *symtab__load_mem(const void *image, size_t size)
+{
+	struct symtab *st;
+	void *copy;
+	Elf *elf;
+	int err;
+
+	err = libelf_ready();
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	if (!image || size == 0 || size > IMAGE_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* libelf wants a writable image; the vDSO is not. */
+	copy = malloc(size);
+	if (!copy) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(copy, image, size);
+	elf = elf_memory(copy, size);
+	if (!elf) {
+		free(copy);
+		errno = EINVAL;
+		return NULL;
+	}
+	st = load(elf, -1, NULL, NULL);
+	err = errno;
+	elf_end(elf);
+	free(copy);
+	errno = err;
+	return st;
+}
+
+const struct sym *symtab__lookup(const struct symtab *st, uint64_t file_offset,
+				 uint64_t *vaddr)
+{
+	const struct seg *seg = NULL;
+	size_t lo = 0, hi;
+	uint64_t va;
+
+	if (!st)
+		return NULL;
+	for (size_t i = 0; i < st->nsegs; i++) {
+		if (file_offset >= st->segs[i].offset &&
+		    file_offset - st->segs[i].offset < st->segs[i].filesz) {
+			seg = &st->segs[i];
+			break;
+		}
+	}
+	if (!seg)
+		return NULL;
+	va = file_offset - seg->offset + seg->vaddr;
+	if (vaddr)
+		*vaddr = va;
+	if (!st->count || va < st->syms[0].start)
+		return NULL;
+	hi = st->count;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->syms[mid].start <= va)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (st->syms[lo].size && va - st->syms[lo].start >= st->syms[lo].size)
+		return NULL;
+	return &st->syms[lo];
+}
+
+size_t symtab__count(const struct symtab *st)
+{
+	return st ? st->count : 0;
+}
+
+size_t symtab__bytes(const struct symtab *st)
+{
+	if (!st)
+		return 0;
+	return sizeof(*st) + st->count * sizeof(*st->syms) + st->names_len +
+	       st->nsegs * sizeof(*st->segs);
+}
+
+const char *symtab__build_id(const struct symtab *st)
+{
+	return st ? st->build_id : "";
+}
+
+const char *symtab__source(const struct symtab *st)
+{
+	return st && st->source ? st->source : "none";
+}
+
+void symtab__free(struct symtab *st)
+{
+	if (!st)
+		return;
+	free(st->syms);
+	free(st->names);
+	free(st->segs);
+	free(st);
+}
+
+int elf_build_id(int fd, char *hex, size_t hex_len)
+{
+	Elf *elf;
+	int err;
+
+	err = libelf_ready();
+	if (err)
+		return err;
+	if (!hex || hex_len == 0)
+		return -EINVAL;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -EINVAL;
+	err = check_headers(elf);
+	if (!err)
+		err = read_build_id(elf, hex, hex_len);
+	elf_end(elf);
+	if (err)
+		hex[0] = '\0';
+	return err;
+}

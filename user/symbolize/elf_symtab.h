@@ -1,0 +1,56 @@
+/* Function symbols of one ELF file, read with libelf. */
+#ifndef KILN_SYMBOLIZE_ELF_SYMTAB_H
+#define KILN_SYMBOLIZE_ELF_SYMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symtab;
+
+struct sym {
+	uint64_t start;         /* ELF virtual address */
+	uint64_t size;          /* 0: extends to the next symbol */
+	const char *name;       /* demangled */
+};
+
+/* Builds the symbol table of the ELF file open at fd (fd is only read,
+ * never closed). Sources, best first: .symtab of the file; a separate debug
+ * file found by build id (<root>/usr/lib/debug/.build-id/xx/rest.debug, then
+ * the same without <root>) or by .gnu_debuglink (next to `path`, in its
+ * .debug/ subfolder, and under /usr/lib/debug); MiniDebugInfo
+ * (.gnu_debugdata, xz) merged with .dynsym; .dynsym alone.
+ * root: prefix under which the owning process sees its files
+ * ("/proc/PID/root", or "" for the host). path: the file's path as the
+ * process sees it, may be NULL.
+ * A file with no symbols gives an empty table, not an error.
+ * NULL + errno when fd is not a readable ELF file. */
+struct symtab *symtab__load_fd(int fd, const char *root, const char *path);
+/* The same for an ELF image in memory (the vDSO). */
+struct symtab *symtab__load_mem(const void *image, size_t size);
+
+/* Translates a file offset of a mapped address (addr - map_start +
+ * map_pgoff) into the ELF virtual address through the PT_LOAD segments and
+ * returns the function containing it, or NULL. When vaddr is not NULL,
+ * *vaddr gets the virtual address whenever the offset lies in a PT_LOAD
+ * segment (even if no function contains it) and is left alone otherwise.
+ * A symbol with a size contains [start, start + size); a sizeless one
+ * extends to the next symbol. Several symbols at one address resolve to
+ * one: global before weak before local, then fewer leading underscores,
+ * then the smaller name. */
+const struct sym *symtab__lookup(const struct symtab *st, uint64_t file_offset,
+				 uint64_t *vaddr);
+size_t symtab__count(const struct symtab *st);
+/* Heap bytes held, for the cache bound. */
+size_t symtab__bytes(const struct symtab *st);
+/* Lower-case hex build id, "" when the file has none. */
+const char *symtab__build_id(const struct symtab *st);
+/* Where the symbols came from: "symtab", "debug-file", "minidebuginfo",
+ * "dynsym" or "none". */
+const char *symtab__source(const struct symtab *st);
+void symtab__free(struct symtab *st);
+
+/* Reads only the build id note of the ELF file at fd into hex (NUL
+ * terminated). 0, or -ENOENT when there is none, or -errno. */
+int elf_build_id(int fd, char *hex, size_t hex_len);
+
+#endif

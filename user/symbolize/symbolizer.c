@@ -1,0 +1,244 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/symbolizer.h"
+
+/* Longest frame name kept; longer (template-heavy C++) names are cut. */
+#define NAME_MAX_BYTES 1024
+/* A live process is re-read for an address in no mapping at most this
+ * often (JIT code and freed mappings would otherwise re-read it per frame). */
+#define REFRESH_MIN_NS 1000000000ull
+
+struct symbolizer {
+	struct kallsyms *ks;
+	struct symcache *cache;
+	struct proc_table *procs;
+	struct symtab *vdso;
+	char *scratch;          /* names of the current stack */
+	size_t scratch_len;
+	struct symbolizer_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Every process maps the same vDSO image as kiln: read kiln's own. */
+static struct symtab *load_own_vdso(void)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	struct proc_mapping *maps = NULL;
+	struct symtab *st = NULL;
+	char buf[65536];
+	FILE *f;
+	size_t len;
+	int n;
+
+	if (!base)
+		return NULL;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return NULL;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	n = proc_maps__parse(buf, len, &maps, NULL, NULL);
+	for (int i = 0; i < n; i++)
+		if (maps[i].start == base && strcmp(maps[i].name, "[vdso]") == 0)
+			st = symtab__load_mem((const void *)base, maps[i].end - maps[i].start);
+	if (n > 0)
+		proc_mappings__free(maps, (size_t)n);
+	return st;
+}
+
+struct symbolizer *symbolizer__new(const char *kallsyms_path, size_t cache_bytes,
+				   struct proc_table *procs)
+{
+	struct symbolizer *sym = calloc(1, sizeof(*sym));
+
+	if (!sym)
+		return NULL;
+	sym->procs = procs;
+	sym->scratch = malloc(SYMBOLIZER_MAX_FRAMES * NAME_MAX_BYTES);
+	sym->cache = symcache__new(cache_bytes);
+	if (!sym->scratch || !sym->cache) {
+		symbolizer__free(sym);
+		errno = ENOMEM;
+		return NULL;
+	}
+	sym->ks = kallsyms__load(kallsyms_path);
+	if (!sym->ks)
+		pr_warn("%s: cannot read kernel symbols (%s): kernel frames stay unnamed",
+			kallsyms_path, strerror(errno));
+	else if (kallsyms__restricted(sym->ks))
+		pr_warn("%s: every address is zero (kernel.kptr_restrict hides them): run as root, or set sysctl kernel.kptr_restrict=0, to name kernel frames",
+			kallsyms_path);
+	sym->vdso = load_own_vdso();
+	return sym;
+}
+
+/* Copies a formatted name into the stack's scratch space. */
+__attribute__((format(printf, 2, 3)))
+static const char *scratch_name(struct symbolizer *sym, const char *fmt, ...)
+{
+	char *dst = sym->scratch + sym->scratch_len;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(dst, NAME_MAX_BYTES, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if (n >= NAME_MAX_BYTES)
+		n = NAME_MAX_BYTES - 1;
+	sym->scratch_len += (size_t)n + 1;
+	return dst;
+}
+
+static void kernel_frame(struct symbolizer *sym, uint64_t ip, uint64_t lookup_ip,
+			 uint64_t count, struct frame *f)
+{
+	const struct ksym *k = sym->ks && !kallsyms__restricted(sym->ks) ?
+		kallsyms__lookup(sym->ks, lookup_ip) : NULL;
+
+	*f = (struct frame){ .kind = FRAME_KERNEL, .addr = ip };
+	sym->stats.kernel_frames += count;
+	if (!k) {
+		f->name = "[unknown]";
+		f->map_file = "[kernel.kallsyms]";
+		return;
+	}
+	sym->stats.kernel_resolved += count;
+	if (k->module) {
+		f->name = scratch_name(sym, "%s [%s]", k->name, k->module);
+		f->map_file = scratch_name(sym, "[%s]", k->module);
+	} else {
+		f->name = scratch_name(sym, "%s", k->name);
+		f->map_file = "[kernel.kallsyms]";
+	}
+}
+
+/* The symbol table of a mapped file, loaded once per binary. */
+static const struct symtab *binary_symtab(struct symbolizer *sym, struct binary *b)
+{
+	const struct symtab *st = symcache__get(sym->cache, b->key);
+	struct symtab *loaded;
+
+	if (st || b->fd < 0)
+		return st;
+	loaded = symtab__load_fd(b->fd, b->root, b->path);
+	if (!loaded) {
+		pr_debug("%s: no symbols: %s", b->path, strerror(errno));
+		sym->stats.symtab_failures++;
+		/* Do not retry a file that is not ELF. */
+		close(b->fd);
+		b->fd = -1;
+		return NULL;
+	}
+	sym->stats.symtab_loads++;
+	pr_debug("%s: %zu symbols from %s", b->path, symtab__count(loaded),
+		 symtab__source(loaded));
+	return symcache__put(sym->cache, b->key, loaded);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static void user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint64_t ip,
+		       uint64_t lookup_ip, uint64_t count, struct frame *f)
+{
+	const struct proc_mapping *m = snap ? proc_snapshot__find(snap, lookup_ip) : NULL;
+	const struct symtab *st = NULL;
+	const struct sym *s = NULL;
+	uint64_t off, vaddr = 0;
+
+	*f = (struct frame){ .kind = FRAME_USER, .addr = ip, .name = "[unknown]" };
+	sym->stats.user_frames += count;
+	if (!m && snap && !snap->ended && now_ns() - snap->taken_ns > REFRESH_MIN_NS &&
+	    proc_table__refresh(sym->procs, snap) == 0)
+		m = proc_snapshot__find(snap, lookup_ip);
+	if (!m)
+		return;
+	off = lookup_ip - m->start + m->pgoff;
+	if (m->bin) {
+		st = binary_symtab(sym, m->bin);
+		f->map_file = scratch_name(sym, "%s", m->bin->path);
+		f->map_build_id = m->bin->build_id[0] ? m->bin->build_id : NULL;
+	} else {
+		if (strcmp(m->name, "[vdso]") == 0) {
+			st = sym->vdso;
+			off = lookup_ip - m->start;
+		}
+		f->map_file = scratch_name(sym, "%s", m->name);
+	}
+	f->map_start = m->start;
+	f->map_limit = m->end;
+	f->map_offset = m->pgoff;
+	if (st)
+		s = symtab__lookup(st, off, &vaddr);
+	if (s) {
+		f->name = scratch_name(sym, "%s", s->name);
+		sym->stats.user_resolved += count;
+	} else {
+		f->name = scratch_name(sym, "%s+0x%" PRIx64, base_name(f->map_file),
+				       st && vaddr ? vaddr : off);
+	}
+}
+
+size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
+			 struct proc_snapshot *snap, const uint64_t *kips, uint32_t kn,
+			 const uint64_t *uips, uint32_t un, uint64_t count,
+			 struct frame *frames)
+{
+	size_t n = 0;
+
+	sym->scratch_len = 0;
+	frames[n++] = (struct frame){ .kind = FRAME_ROOT,
+				      .name = scratch_name(sym, "%s", comm) };
+	/* Stacks come innermost first. Every frame but the innermost holds a
+	 * return address, which may already be past the end of the calling
+	 * function: look up the byte before it. */
+	for (uint32_t i = un; i-- > 0;)
+		user_frame(sym, snap, uips[i], i ? uips[i] - 1 : uips[i], count, &frames[n++]);
+	for (uint32_t i = kn; i-- > 0;)
+		kernel_frame(sym, kips[i], i ? kips[i] - 1 : kips[i], count, &frames[n++]);
+	return n;
+}
+
+void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *out)
+{
+	*out = sym->stats;
+}
+
+void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats *out)
+{
+	symcache__stats(sym->cache, out);
+}
+
+void symbolizer__free(struct symbolizer *sym)
+{
+	if (!sym)
+		return;
+	kallsyms__free(sym->ks);
+	symcache__free(sym->cache);
+	symtab__free(sym->vdso);
+	free(sym->scratch);
+	free(sym);
+}

@@ -1,0 +1,43 @@
+/* Turns one drained sample (process snapshot + kernel and user stacks) into
+ * frames, root first: process name, user frames outermost first, then
+ * kernel frames. Kernel symbols from kallsyms, user symbols from the ELF
+ * files the snapshot maps, through the shared symbol cache. */
+#ifndef KILN_SYMBOLIZE_SYMBOLIZER_H
+#define KILN_SYMBOLIZE_SYMBOLIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln/sample.h"
+#include "profile/profile.h"
+#include "proc/proc.h"
+#include "symbolize/symcache.h"
+
+/* Frames of one stack: root + both stacks. */
+#define SYMBOLIZER_MAX_FRAMES (1 + 2 * KILN_MAX_STACK_DEPTH)
+
+struct symbolizer_stats {
+	/* Frames weighted by their sample counts. */
+	uint64_t kernel_frames, kernel_resolved;
+	uint64_t user_frames, user_resolved;
+	uint64_t symtab_loads, symtab_failures;
+};
+
+struct symbolizer;
+
+/* kallsyms_path: normally "/proc/kallsyms". cache_bytes bounds the ELF
+ * symbol cache. NULL + errno. */
+struct symbolizer *symbolizer__new(const char *kallsyms_path, size_t cache_bytes,
+				   struct proc_table *procs);
+/* Fills frames[] (SYMBOLIZER_MAX_FRAMES entries) for a stack seen count
+ * times and returns how many. Strings point into the symbolizer and stay
+ * valid until the next call. snap may be NULL (process unknown). */
+size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
+			 struct proc_snapshot *snap, const uint64_t *kips, uint32_t kn,
+			 const uint64_t *uips, uint32_t un, uint64_t count,
+			 struct frame *frames);
+void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *out);
+void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats *out);
+void symbolizer__free(struct symbolizer *sym);
+
+#endif
