@@ -84,7 +84,7 @@ static void usage(FILE *f)
 		"  -d, --duration SECONDS    stop after this long (default: Ctrl-C or COMMAND exit)\n"
 		"  -p, --pid PID             profile only this process (repeatable, at most %d)\n"
 		"  -o, --output FILE         output file (default kiln-<timestamp>.pb.gz); the format\n"
-		"                            follows the extension: .pb.gz .pprof .pb = pprof,\n"
+		"                            follows the extension: .pb.gz .pprof = pprof (gzip),\n"
 		"                            .folded .txt = folded stacks (FlameGraph)\n"
 		"      --format FMT          pprof or folded, whatever the extension\n"
 		"      --include-idle        keep samples of the idle task (pid 0)\n"
@@ -113,7 +113,7 @@ static int bad_value(const char *flag, const char *value, const char *want)
 static enum out_format format_from_name(const char *path)
 {
 	static const struct { const char *ext; enum out_format fmt; } exts[] = {
-		{ ".pb.gz", FMT_PPROF }, { ".pprof", FMT_PPROF }, { ".pb", FMT_PPROF },
+		{ ".pb.gz", FMT_PPROF }, { ".pprof", FMT_PPROF },
 		{ ".folded", FMT_FOLDED }, { ".txt", FMT_FOLDED },
 	};
 	size_t len = strlen(path);

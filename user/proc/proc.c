@@ -349,6 +349,26 @@ static void snapshot_free(struct proc_table *t, struct proc_snapshot *s)
 	free(s);
 }
 
+/* The process's name is its main thread's; the event carries the name of
+ * whichever thread was sampled. */
+static void read_comm(struct proc_table *t, struct proc_snapshot *s)
+{
+	char path[128], *text;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/%d/comm", t->proc_root, s->pid);
+	text = read_file(path, sizeof(s->comm) + 1, &len);
+	if (!text)
+		return;
+	while (len && text[len - 1] == '\n')
+		len--;
+	if (len && len < sizeof(s->comm)) {
+		memcpy(s->comm, text, len);
+		s->comm[len] = '\0';
+	}
+	free(text);
+}
+
 static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 {
 	struct proc_snapshot *s;
@@ -374,11 +394,15 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 	s->comm[sizeof(s->comm) - 1] = '\0';
 	s->ended_drain = UINT64_MAX;
 	err = snapshot_read_maps(t, s);
+	/* A kernel thread has empty maps but a stat file: a snapshot too. */
+	if (err == -ESRCH && read_starttime(t, s->pid, &s->starttime) == 0)
+		err = 0;
 	if (err == 0) {
 		snprintf(path, sizeof(path), "%s/%d/cgroup", t->proc_root, s->pid);
 		s->cgroup = read_file(path, CGROUP_MAX_BYTES, NULL);
 		read_starttime(t, s->pid, &s->starttime);
 		read_exe_identity(t, s->pid, &s->exe_dev, &s->exe_ino);
+		read_comm(t, s);
 		t->stats.snapshots++;
 	} else {
 		/* Gone already: keep the name, so its samples still say who. */
@@ -433,7 +457,6 @@ int proc_table__refresh(struct proc_table *t, struct proc_snapshot *s)
 	}
 	if (snapshot_read_maps(t, s))
 		return -ESRCH;
-	s->refreshes++;
 	t->stats.refreshes++;
 	return 0;
 }
@@ -481,8 +504,10 @@ void proc_table__refresh_young(struct proc_table *t)
 
 		if (s->ended || s->refreshes >= sizeof(ages_ms) / sizeof(ages_ms[0]))
 			continue;
-		if (now - s->taken_ns >= ages_ms[s->refreshes] * 1000000ull)
+		if (now - s->taken_ns >= ages_ms[s->refreshes] * 1000000ull) {
+			s->refreshes++;
 			proc_table__refresh(t, s);
+		}
 	}
 	free(list);
 }
