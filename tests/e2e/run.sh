@@ -68,7 +68,7 @@ test_short_lived() {
 		2>"$TMP/burst.err" || { fail short_lived "kiln record failed: $(tail -1 "$TMP/burst.err")"; return; }
 	total=$(folded_count "$out" '^cpu_ratio;')
 	full=$(grep -E '^cpu_ratio;' "$out" | grep -vE '\[unknown\]|\+0x' | awk '{ s += $NF } END { print s + 0 }')
-	if [ "$total" -ge 50 ] && [ $((full * 100)) -ge $((total * 90)) ]; then
+	if [ "$total" -ge 20 ] && [ $((full * 100)) -ge $((total * 90)) ]; then
 		pass "20 processes of 300 ms: $full of $total samples fully symbolized"
 	else
 		fail short_lived "$full of $total samples of the short-lived processes fully symbolized"
