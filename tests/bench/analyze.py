@@ -5,6 +5,12 @@
       BPF programs held open by the descendants of ROOT_PID named COMM, with
       run_time_ns / run_cnt from `bpftool prog show -j` (needs
       kernel.bpf_stats_enabled=1). Writes a JSON list.
+  analyze.py hold-stats
+      Turns BPF run-time statistics on with bpf(BPF_ENABLE_STATS) and keeps
+      them on until killed (the kernel turns them off when the fd closes).
+      Unlike writing kernel.bpf_stats_enabled, this cannot be undone by
+      another process resetting the sysctl, and leaves nothing to restore.
+      Prints "on" once enabled, or "failed: ..." and exits 1.
   analyze.py report WORKDIR SECONDS OUT.json
       Reads every phase directory of WORKDIR, prints the markdown report on
       stdout and writes the same figures to OUT.json.
@@ -95,6 +101,28 @@ def cmd_bpfstats(root, comm, out):
         json.dump(progs, f)
 
 
+def cmd_hold_stats():
+    import ctypes
+    import platform
+    import signal
+    nr_bpf = {"x86_64": 321, "aarch64": 280}.get(platform.machine())
+    if nr_bpf is None:
+        print(f"failed: no bpf syscall number for {platform.machine()}", flush=True)
+        sys.exit(1)
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = ctypes.c_uint32(0)  # enable_stats.type = BPF_STATS_RUN_TIME
+    BPF_ENABLE_STATS = 32
+    fd = libc.syscall(nr_bpf, BPF_ENABLE_STATS, ctypes.byref(attr),
+                      ctypes.sizeof(attr))
+    if fd < 0:
+        print(f"failed: {os.strerror(ctypes.get_errno())}", flush=True)
+        sys.exit(1)
+    print("on", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    while True:
+        signal.pause()
+
+
 # ---------------------------------------------------------------- parsing
 
 def read(path):
@@ -127,6 +155,27 @@ def parse_spin(path):
         return None
     return {"iterations": int(m.group(1)), "cpu_s": float(m.group(2)),
             "wall_s": float(m.group(3))}
+
+
+def parse_ticks(d):
+    """Host busy / steal CPU s and cpu_ratio's CPU s over the window."""
+    try:
+        b0, s0, r0 = map(int, read(os.path.join(d, "ticks0")).split())
+        b1, s1, r1, hz = map(int, read(os.path.join(d, "ticks1")).split())
+    except (AttributeError, ValueError):
+        return None
+    return {"busy_s": round((b1 - b0) / hz, 2), "steal_s": round((s1 - s0) / hz, 2),
+            "cpu_ratio_cpu_s": round((r1 - r0) / hz, 2)}
+
+
+def foreign_cpu(r):
+    """Busy CPU s of the window not taken by spin_counter, cpu_ratio or the
+    profiler: other processes on the host (and kernel threads)."""
+    h, sp = r.get("host"), r.get("spin")
+    if not h or not sp:
+        return None
+    prof = r.get("record_cpu_s", r.get("cpu_s", 0.0))
+    return round(h["busy_s"] - sp["cpu_s"] - h["cpu_ratio_cpu_s"] - prof, 2)
 
 
 def share(three, one):
@@ -235,6 +284,7 @@ def phase_row(work, phase, label):
         row["failed"] = (failed or "not run").strip()
         return row
     row["spin"] = parse_spin(os.path.join(d, "spin.txt"))
+    row["host"] = parse_ticks(d)
     if phase.startswith("baseline"):
         return row
     t = parse_time(os.path.join(d, "time.txt"))
@@ -296,6 +346,9 @@ def cmd_report(work, seconds, out):
         if base and r.get("spin"):
             r["throughput_pct"] = round(100.0 * r["spin"]["iterations"] / base, 2)
 
+    for r in rows + extra:
+        if "failed" not in r:
+            r["foreign_cpu_s"] = foreign_cpu(r)
     meta = json.loads(read(os.path.join(work, "meta.json")) or "{}")
     print(f"## kiln benchmark, {meta.get('date', '?')}: {seconds:g} s per run, "
           f"{meta.get('cpus', '?')} CPUs, kernel {meta.get('kernel', '?')}")
@@ -351,7 +404,7 @@ def cmd_report(work, seconds, out):
           "row adds `perf script`, which it needs to produce stacks. Peak RSS is "
           "the largest single process.")
     print("- CPU s incl BPF adds the run time of the profiler's BPF programs "
-          "(kernel.bpf_stats_enabled=1, read with bpftool ~0.5 s before the "
+          f"(BPF stats on via {meta.get('bpf_stats', '?')}; read with bpftool ~0.5 s before the "
           "profiler exits, so the last ~0.5 s is missing). That time is spent "
           "in the interrupted task, not charged to the profiler. perf's "
           "in-kernel sampling and unwinding cost is not a BPF program and is "
@@ -362,6 +415,13 @@ def cmd_report(work, seconds, out):
         spread = 100.0 * (max(base_iters) - min(base_iters)) / base
         print(f"- Baseline noise: {len(base_iters)} baseline runs differ by "
               f"{spread:.2f}% of their mean (figures below that are noise).")
+    fc = [(r["label"], r.get("foreign_cpu_s"), (r.get("host") or {}).get("steal_s"))
+          for r in rows + extra if "failed" not in r]
+    print("- CPU s taken during each window by other processes on this host "
+          "(busy CPU minus spin_counter, cpu_ratio and the profiler; steal in "
+          "brackets): " + ", ".join(f"{l} {fmt(v)} ({fmt(st)})" for l, v, st in fc)
+          + f" of {seconds * int(meta.get('cpus', 1)):g} available. More than a "
+          "few tenths make the throughput column unreliable.")
     print(f"- Share error = hot_three's share of the samples that hold hot_three "
           f"or hot_one, minus the {TRUTH:g}% truth, in points.")
     if meta.get("foreign_perf_event_progs"):
@@ -381,7 +441,9 @@ def cmd_report(work, seconds, out):
               f"kernel frames resolved {kr}/{kf}, user frames resolved {ur}/{uf}, "
               f"invariant failures {ks.get('invariant_failures')}, "
               f"max drain {ks.get('drain_ns_max', 0) / 1e6:.1f} ms, "
-              f"self-reported BPF {ks.get('bpf_run_ns')} ns / {ks.get('bpf_run_cnt')} runs.")
+              f"self-reported kiln_sample runs {ks.get('bpf_run_cnt')} "
+              f"vs outcomes counted {sum(o.values())}, "
+              f"{ks.get('bpf_run_ns')} ns.")
 
     result = {"meta": meta, "seconds": seconds, "truth_hot_three_pct": TRUTH,
               "baseline_iterations_mean": base, "rows": rows,
@@ -396,6 +458,8 @@ def cmd_report(work, seconds, out):
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "bpfstats":
         cmd_bpfstats(*sys.argv[2:])
+    elif len(sys.argv) == 2 and sys.argv[1] == "hold-stats":
+        cmd_hold_stats()
     elif len(sys.argv) == 5 and sys.argv[1] == "report":
         cmd_report(*sys.argv[2:])
     else:

@@ -9,12 +9,13 @@
 # = 3:1) for the accuracy check, plus spin_counter (one thread per CPU, counts
 # loop iterations) for throughput.
 # Per profiler: CPU s (user+sys of its process tree, /usr/bin/time), peak RSS,
-# BPF run time of its programs (kernel.bpf_stats_enabled=1, bpftool, read just
+# BPF run time of its programs (BPF stats on for the run, bpftool, read just
 # before it exits), spin_counter throughput vs baseline, and the error of the
 # hot_three share vs the 75% truth. A report only: no thresholds.
 # Prints a markdown table; writes tests/bench/results/<date>.json.
 #
 # Usage (root): KILN=build/kiln WORKLOADS=build/workloads tests/bench/run.sh
+# BENCH_KEEP=1 keeps the work directory (raw profiles, stderr) for a look.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -32,24 +33,47 @@ LOAD_PIDS=""
 SPIN_PID=""
 PROBE_PID=""
 OLD_BPF_STATS=""
+STATS_HOLDER=""
+BPF_STATS_HOW=""
 
 log() { echo "bench: $*" >&2; }
 
 cleanup() {
 	local p
-	for p in $PROBE_PID $SPIN_PID $LOAD_PIDS; do
+	for p in $PROBE_PID $SPIN_PID $LOAD_PIDS $STATS_HOLDER; do
 		kill "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
 	if [ -n "$OLD_BPF_STATS" ]; then
 		sysctl -q -w kernel.bpf_stats_enabled="$OLD_BPF_STATS" >/dev/null
 	fi
-	[ -n "$TMP" ] && rm -rf "$TMP"
+	if [ -n "$TMP" ]; then
+		if [ "${BENCH_KEEP:-0}" = 1 ]; then log "kept $TMP"; else rm -rf "$TMP"; fi
+	fi
 }
 trap cleanup EXIT
 trap 'log interrupted; exit 130' INT TERM
 
 # ------------------------------------------------------------------ setup
+
+# BPF run-time stats for the whole run. Preferred: hold a BPF_ENABLE_STATS fd
+# (analyze.py hold-stats): refcounted by the kernel, immune to other scripts
+# (e.g. tests/e2e) flipping kernel.bpf_stats_enabled meanwhile, and gone when
+# the holder dies. Fallback: the sysctl, restored on exit.
+enable_bpf_stats() {
+	local state
+	coproc STATS { exec $ANALYZE hold-stats; }
+	STATS_HOLDER=$STATS_PID
+	read -r state <&"${STATS[0]}"
+	if [ "$state" = on ]; then
+		BPF_STATS_HOW="BPF_ENABLE_STATS fd"
+		return
+	fi
+	log "BPF_ENABLE_STATS: ${state:-no answer}; using kernel.bpf_stats_enabled"
+	OLD_BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null
+	BPF_STATS_HOW="sysctl kernel.bpf_stats_enabled=1"
+}
 
 setup() {
 	if [ "$(id -u)" -ne 0 ]; then
@@ -72,8 +96,7 @@ setup() {
 		{ log "cannot build spin_counter"; exit 2; }
 	cp "$(dirname "$WORKLOADS")/bench/spin_counter" "$TMP/spin_counter"
 
-	OLD_BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled)
-	sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null
+	enable_bpf_stats
 
 	local foreign
 	foreign=$(bpftool prog show -j 2>/dev/null | $PY -c \
@@ -85,6 +108,7 @@ setup() {
 	 "perf": "$(perf --version 2>&1 | head -1)",
 	 "bpftrace": "$(bpftrace --version 2>&1 | head -1)",
 	 "loadavg_start": "$(cut -d' ' -f1-3 /proc/loadavg)",
+	 "bpf_stats": "$BPF_STATS_HOW",
 	 "foreign_perf_event_progs": ${foreign:-0}}
 	EOF
 }
@@ -110,7 +134,14 @@ stop_load() {
 # reads the profiler's BPF program stats 0.5 s before its end. The probe runs
 # in every phase (finding nothing without a BPF profiler) so that its own
 # small CPU cost is the same everywhere.
+# Busy CPU ticks of the host (all but idle and iowait) and of cpu_ratio: their
+# deltas over the window tell how much CPU other processes on this host took.
+# host_busy prints "busy steal" (busy: user nice system irq softirq).
+host_busy() { awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8, $9; exit }' /proc/stat; }
+pid_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
 start_measuring() {
+	echo "$(host_busy) $(pid_ticks "$LOAD_PIDS")" >"$1/ticks0"
 	"$TMP/spin_counter" "$S" "$NCPU" >"$1/spin.txt" &
 	SPIN_PID=$!
 	(sleep "$($PY -c "print(max($S - 0.5, 0.5))")" &&
@@ -118,8 +149,9 @@ start_measuring() {
 	PROBE_PID=$!
 }
 
-stop_measuring() {
+stop_measuring() { # $1: phase dir
 	wait "$SPIN_PID" 2>/dev/null
+	echo "$(host_busy) $(pid_ticks "$LOAD_PIDS") $(getconf CLK_TCK)" >"$1/ticks1"
 	wait "$PROBE_PID" 2>/dev/null
 	SPIN_PID="" PROBE_PID=""
 }
@@ -137,7 +169,7 @@ phase_baseline() { # $1: phase name
 	log "$1: ${S}s, no profiler"
 	start_load
 	start_measuring "$d" none
-	stop_measuring
+	stop_measuring "$d"
 	stop_load
 }
 
@@ -152,7 +184,7 @@ phase_kiln() {
 		"$KILN" record -d "$S" -o "$d/kiln.pb.gz" --stats "$d/kiln.json" -q \
 		2>"$d/stderr"
 	rc=$?
-	stop_measuring
+	stop_measuring "$d"
 	stop_load
 	if [ $rc -ne 0 ] || [ ! -s "$d/kiln.pb.gz" ]; then
 		fail "$d" "kiln exited $rc: $(why "$d/stderr")"
@@ -170,7 +202,7 @@ phase_perf() {
 		perf record -F "$BPF_HZ" -a -g -o "$d/perf.data" -- sleep "$S" \
 		>/dev/null 2>"$d/stderr"
 	rc=$?
-	stop_measuring
+	stop_measuring "$d"
 	stop_load
 	if [ $rc -ne 0 ] || [ ! -s "$d/perf.data" ]; then
 		fail "$d" "perf record exited $rc: $(why "$d/stderr")"
@@ -195,7 +227,7 @@ phase_bpftrace() {
 		-e "profile:hz:$BPF_HZ { @[kstack, ustack, comm] = count(); }" \
 		>"$d/bpftrace.txt" 2>"$d/stderr"
 	rc=$?
-	stop_measuring
+	stop_measuring "$d"
 	stop_load
 	if ! grep -q '^@\[' "$d/bpftrace.txt" 2>/dev/null; then
 		fail "$d" "bpftrace exited $rc, no map printed: $(why "$d/stderr")"

@@ -8,6 +8,7 @@
  * caller's buffer after kallsyms__parse returns. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -268,137 +269,139 @@ static int finish(struct builder *b, struct kallsyms *ks)
 	if (!b->n)
 		return 0;
 	qsort(b->v, b->n, sizeof(*b->v), kentry_cmp);
-	ks->syms = calloc(b->n, sizeof(*ks->syms));
-	if (!ks->syms)
-		return -ENOMEM;
+	/* Convert in place (a ksym is smaller than a kentry, and entry i is
+	 * copied out before slot n <= i is written), so the two arrays never
+	 * coexist: kallsyms is kiln's largest allocation at start. */
 	for (size_t i = 0; i < b->n; i++) {
-		const struct kentry *e = &b->v[i];
+		struct kentry e = b->v[i];
+		struct ksym *out = (struct ksym *)b->v;
 
-		if (n && ks->syms[n - 1].addr == e->addr)
+		if (n && out[n - 1].addr == e.addr)
 			continue;
-		ks->syms[n].addr = e->addr;
-		ks->syms[n].name = ks->arena + e->name;
-		ks->syms[n].module = e->mod ? ks->arena + e->mod - 1 : NULL;
+		out[n].addr = e.addr;
+		out[n].name = ks->arena + e.name;
+		out[n].module = e.mod ? ks->arena + e.mod - 1 : NULL;
 		n++;
 	}
-	if (n < b->n) {
-		struct ksym *v = realloc(ks->syms, n * sizeof(*v));
-
-		if (v)
-			ks->syms = v;
-	}
+	ks->syms = realloc(b->v, n * sizeof(*ks->syms));
+	if (!ks->syms)
+		ks->syms = (struct ksym *)b->v;
+	b->v = NULL;
 	ks->count = n;
 	return 0;
 }
 
+/* Parsing state shared by the buffer and the file readers. */
+struct reader {
+	struct builder b;
+	struct kallsyms *ks;
+	size_t line;
+	bool any_addr, any_line;
+};
+
+static int reader_line(struct reader *r, const char *s, size_t l)
+{
+	struct parsed p;
+
+	r->line++;
+	if (l == 0)
+		return 0;
+	if (!parse_line(s, l, &p)) {
+		r->ks->skipped++;
+		return 0;
+	}
+	r->any_line = true;
+	if (p.addr)
+		r->any_addr = true;
+	if (type_rank(p.type) < 0 || p.addr == 0)
+		return 0;
+	return add_entry(&r->b, &p, r->line);
+}
+
+static int reader_start(struct reader *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->ks = calloc(1, sizeof(*r->ks));
+	return r->ks ? 0 : -ENOMEM;
+}
+
+/* Builds the table (err == 0) or frees everything; NULL + errno. */
+static struct kallsyms *reader_finish(struct reader *r, int err)
+{
+	if (!err) {
+		r->ks->restricted = r->any_line && !r->any_addr;
+		err = finish(&r->b, r->ks);
+	}
+	free(r->b.v);
+	free(r->b.mods);
+	free(r->b.arena);
+	if (err) {
+		kallsyms__free(r->ks);
+		errno = -err;
+		return NULL;
+	}
+	return r->ks;
+}
+
 struct kallsyms *kallsyms__parse(const char *buf, size_t len)
 {
-	struct builder b = { 0 };
-	struct kallsyms *ks;
-	bool any_addr = false, any_line = false;
-	size_t pos = 0, line = 0;
-	int err = 0;
+	struct reader r;
+	size_t pos = 0;
+	int err;
 
 	if (!buf && len) {
 		errno = EINVAL;
 		return NULL;
 	}
-	ks = calloc(1, sizeof(*ks));
-	if (!ks) {
-		errno = ENOMEM;
+	err = reader_start(&r);
+	if (err) {
+		errno = -err;
 		return NULL;
 	}
-	while (pos < len) {
+	while (pos < len && !err) {
 		const char *s = buf + pos;
 		const char *nl = memchr(s, '\n', len - pos);
 		size_t l = nl ? (size_t)(nl - s) : len - pos;
-		struct parsed p;
 
 		pos += l + 1;
-		line++;
-		if (l == 0)
-			continue;
-		if (!parse_line(s, l, &p)) {
-			ks->skipped++;
-			continue;
-		}
-		any_line = true;
-		if (p.addr)
-			any_addr = true;
-		if (type_rank(p.type) < 0 || p.addr == 0)
-			continue;
-		err = add_entry(&b, &p, line);
-		if (err)
-			goto cleanup;
+		err = reader_line(&r, s, l);
 	}
-	ks->restricted = any_line && !any_addr;
-	err = finish(&b, ks);
-cleanup:
-	free(b.v);
-	free(b.mods);
-	free(b.arena);
-	if (err) {
-		kallsyms__free(ks);
-		errno = -err;
-		return NULL;
-	}
-	return ks;
+	return reader_finish(&r, err);
 }
 
+/* Streams the file line by line: /proc/kallsyms is several MiB, and holding
+ * it whole would double kiln's peak memory at start. */
 struct kallsyms *kallsyms__load(const char *path)
 {
-	struct kallsyms *ks = NULL;
-	size_t len = 0, cap = 1 << 20;
-	char *buf = NULL;
-	int fd, err = 0;
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0, total = 0;
+	struct reader r;
+	ssize_t n;
+	int err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!f)
 		return NULL;
-	/* /proc files report size 0: read until EOF, growing the buffer. */
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (len == cap) {
-			char *p;
-
-			if (cap >= KSYM_FILE_MAX) {
-				err = -EFBIG;
-				goto cleanup;
-			}
-			p = realloc(buf, cap * 2);
-			if (!p) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			buf = p;
-			cap *= 2;
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			goto cleanup;
-		}
-		if (r == 0)
+	err = reader_start(&r);
+	while (!err && (n = getline(&line, &cap, f)) > 0) {
+		total += (size_t)n;
+		if (total > KSYM_FILE_MAX) {
+			err = -EFBIG;
 			break;
-		len += (size_t)r;
+		}
+		if (line[n - 1] == '\n')
+			n--;
+		err = reader_line(&r, line, (size_t)n);
 	}
-	ks = kallsyms__parse(buf, len);
-	if (!ks)
-		err = -errno;
-cleanup:
-	free(buf);
-	close(fd);
-	if (err)
+	if (!err && ferror(f))
+		err = -EIO;
+	free(line);
+	fclose(f);
+	if (!r.ks) {
 		errno = -err;
-	return ks;
+		return NULL;
+	}
+	return reader_finish(&r, err);
 }
 
 const struct ksym *kallsyms__lookup(const struct kallsyms *ks, uint64_t addr)
