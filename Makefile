@@ -40,7 +40,7 @@ BUILD_DEPS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev liblzma-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler libjansson-dev \
 	libmicrohttpd-dev libcriterion-dev pkg-config make gcc
 TEST_DEPS  := golang-go python3 binutils g++ xz-utils util-linux
-BENCH_DEPS := linux-perf bpftrace
+BENCH_DEPS := linux-perf bpftrace time
 
 PKGS       := libbpf libelf zlib liblzma libprotobuf-c
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

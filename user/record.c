@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/preflight.h"
@@ -58,6 +60,7 @@ struct record {
 	uint64_t drain_ns_max;
 	pid_t child;
 	int child_status;
+	int stats_fd;                   /* BPF_ENABLE_STATS, -1 when off */
 	bool child_done;
 	char default_output[64];
 };
@@ -94,7 +97,7 @@ static void usage(FILE *f)
 		"                            size, at least 8192; each entry holds 127 frames, ~1 KiB)\n"
 		"      --max-processes N     processes tracked at once (default 32768)\n"
 		"      --symbol-cache SIZE   ELF symbol cache bound, LRU (default 64M)\n"
-		"      --stats FILE          also write the run's counters as JSON\n"
+		"      --stats FILE          also write the run's counters as JSON (turns on BPF run-time stats)\n"
 		"  -q, --quiet               no live status line\n"
 		"  -v, --verbose             more logging (twice: debug, libbpf included)\n"
 		"  -h, --help                this help\n"
@@ -488,6 +491,13 @@ static int run(struct record *r)
 					KILN_FILTER_SELF | KILN_FILTER_CHILDREN))
 			return 1;
 	}
+	/* --stats reports the program's run count: keep the kernel's run-time
+	 * statistics on while recording, whatever kernel.bpf_stats_enabled. */
+	if (r->o.stats_path) {
+		r->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (r->stats_fd < 0)
+			pr_warn("cannot enable BPF run-time statistics: %s", strerror(-r->stats_fd));
+	}
 	if (sampler__attach(r->sampler, on_event, r))
 		return 2;
 	sigaction(SIGINT, &sa, NULL);
@@ -574,10 +584,13 @@ int record_main(int argc, char **argv)
 		return 1;
 	}
 	log_route_libbpf();
+	r->stats_fd = -1;
 	status = parse_args(r, argc, argv);
 	if (status == 0)
 		status = run(r);
 	sampler__destroy(r->sampler);
+	if (r->stats_fd >= 0)
+		close(r->stats_fd);
 	symbolizer__free(r->sym);
 	proc_table__free(r->procs);
 	profile__free(r->profile);

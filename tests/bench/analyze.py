@@ -118,7 +118,8 @@ def cmd_hold_stats():
         print(f"failed: {os.strerror(ctypes.get_errno())}", flush=True)
         sys.exit(1)
     print("on", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: os._exit(0))
     while True:
         signal.pause()
 
@@ -303,6 +304,8 @@ def phase_row(work, phase, label):
         row["record_peak_rss_mb"] = row["peak_rss_mb"]
         row["script_cpu_s"] = round(st[0] + st[1], 3)
         row["script_peak_rss_mb"] = round(st[2] / 1024, 1)
+        row["cpu_user_s"] = round(t[0] + st[0], 3)
+        row["cpu_sys_s"] = round(t[1] + st[1], 3)
         row["cpu_s"] = round(row["record_cpu_s"] + row["script_cpu_s"], 3)
         row["peak_rss_mb"] = max(row["peak_rss_mb"], row["script_peak_rss_mb"])
         row["share"], row["share_note"] = share_perf(os.path.join(d, "perf.txt"))
@@ -342,9 +345,19 @@ def cmd_report(work, seconds, out):
     base_iters = [r["spin"]["iterations"] for r in [rows[0]] + extra
                   if r.get("spin")]
     base = sum(base_iters) / len(base_iters) if base_iters else None
+    # Iterations per CPU second spin_counter got: the in-task cost of
+    # sampling (BPF program, perf's unwinding, interrupts, cache misses)
+    # without the CPU share the scheduler gave it, so other load on the host
+    # disturbs it far less than plain throughput.
+    base_eff = [r["spin"]["iterations"] / r["spin"]["cpu_s"]
+                for r in [rows[0]] + extra if r.get("spin") and r["spin"]["cpu_s"]]
+    eff = sum(base_eff) / len(base_eff) if base_eff else None
     for r in rows + extra:
         if base and r.get("spin"):
             r["throughput_pct"] = round(100.0 * r["spin"]["iterations"] / base, 2)
+        if eff and r.get("spin") and r["spin"]["cpu_s"]:
+            r["iters_per_cpu_s_pct"] = round(
+                100.0 * r["spin"]["iterations"] / r["spin"]["cpu_s"] / eff, 2)
 
     for r in rows + extra:
         if "failed" not in r:
@@ -354,13 +367,14 @@ def cmd_report(work, seconds, out):
           f"{meta.get('cpus', '?')} CPUs, kernel {meta.get('kernel', '?')}")
     print()
     print("| run | CPU s | CPU s incl BPF | peak RSS MB | BPF ns/sample "
-          "| throughput vs baseline % | share error points |")
-    print("|---|---|---|---|---|---|---|")
+          "| throughput vs baseline % | iters per CPU-s vs baseline % "
+          "| share error points |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "failed" in r:
-            print(f"| {r['label']} | failed: {r['failed']} | | | | | |")
+            print(f"| {r['label']} | failed: {r['failed']} | | | | | | |")
             continue
-        thr = fmt(r.get("throughput_pct"))
+        thr = f"{fmt(r.get('throughput_pct'))} | {fmt(r.get('iters_per_cpu_s_pct'))}"
         if r["phase"] == "baseline":
             print(f"| {r['label']} | - | - | - | - | {thr} | - |")
             continue
@@ -410,11 +424,16 @@ def cmd_report(work, seconds, out):
           "in-kernel sampling and unwinding cost is not a BPF program and is "
           "not measurable this way: its row leaves it out.")
     print(f"- Throughput: iterations of spin_counter (one thread per CPU, "
-          f"{seconds:g} s) next to cpu_ratio, vs the mean of the baseline runs.")
+          f"{seconds:g} s) next to cpu_ratio, vs the mean of the baseline runs. "
+          "Iters per CPU-s divides by the CPU time spin_counter got: it keeps "
+          "the cost paid inside the sampled task (BPF program, perf's kernel "
+          "unwinding, interrupts) and drops most of the effect of other load.")
     if len(base_iters) > 1:
         spread = 100.0 * (max(base_iters) - min(base_iters)) / base
-        print(f"- Baseline noise: {len(base_iters)} baseline runs differ by "
-              f"{spread:.2f}% of their mean (figures below that are noise).")
+        espread = 100.0 * (max(base_eff) - min(base_eff)) / eff
+        print(f"- Baseline noise: the {len(base_iters)} baseline runs differ by "
+              f"{spread:.2f}% in throughput and {espread:.2f}% in iters per CPU-s "
+              "(differences below that are noise).")
     fc = [(r["label"], r.get("foreign_cpu_s"), (r.get("host") or {}).get("steal_s"))
           for r in rows + extra if "failed" not in r]
     print("- CPU s taken during each window by other processes on this host "
@@ -423,7 +442,10 @@ def cmd_report(work, seconds, out):
           + f" of {seconds * int(meta.get('cpus', 1)):g} available. More than a "
           "few tenths make the throughput column unreliable.")
     print(f"- Share error = hot_three's share of the samples that hold hot_three "
-          f"or hot_one, minus the {TRUTH:g}% truth, in points.")
+          f"or hot_one, minus the {TRUTH:g}% truth, in points; sampling alone "
+          "gives a standard deviation of 100*sqrt(0.75*0.25/n) points "
+          "(1.4 at n=1000). Every cpu_ratio on the host counts (all have the "
+          "same truth), so another user's cpu_ratio adds samples.")
     if meta.get("foreign_perf_event_progs"):
         print(f"- WARNING: {meta['foreign_perf_event_progs']} BPF perf_event "
               "program(s) of some other process were loaded when the run "
