@@ -19,6 +19,7 @@
 
 #include <bpf/bpf.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/preflight.h"
@@ -250,14 +251,6 @@ static int parse_args(struct record *r, int argc, char **argv)
 					 "cannot tell the format from the name: use .pb.gz, .pprof, .folded or .txt, or give --format");
 	}
 	return 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 static void on_event(const struct kiln_event *ev, void *ctx)
@@ -509,7 +502,7 @@ static int run(struct record *r)
 	}
 
 	clock_gettime(CLOCK_REALTIME, &wall);
-	start = now_ns();
+	start = monotonic_ns();
 	next_drain = start + DRAIN_INTERVAL_NS;
 	next_status = start + 1000000000ull;
 	deadline = r->o.duration > 0 ? start + (uint64_t)(r->o.duration * 1e9) : UINT64_MAX;
@@ -527,7 +520,7 @@ static int run(struct record *r)
 			break;
 		}
 		proc_table__refresh_young(r->procs);
-		now = now_ns();
+		now = monotonic_ns();
 		if (now >= deadline)
 			break;
 		if (r->child && waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
@@ -551,10 +544,10 @@ static int run(struct record *r)
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	err = write_output(r, (uint64_t)wall.tv_sec * 1000000000ull + wall.tv_nsec,
-			   now_ns() - start, &bytes);
+			   monotonic_ns() - start, &bytes);
 	if (err)
 		pr_error("%s: cannot write the profile: %s", r->o.output, strerror(-err));
-	summary(r, (now_ns() - start) / 1e9, bytes, err);
+	summary(r, (monotonic_ns() - start) / 1e9, bytes, err);
 	if (err)
 		return 1;
 	if (r->child && !r->child_done) {

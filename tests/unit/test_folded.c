@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "profile/profile.h"
+#include "unit_helpers.h"
 
 static struct frame fo_frame(enum frame_kind kind, const char *name,
 			     uint64_t addr)
@@ -30,18 +31,6 @@ static void fo_add(struct profile *p, uint64_t count, size_t n,
 	cr_assert_eq(profile__add(p, f, n, count), 0);
 }
 
-static char *fo_write(const struct profile *p)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	cr_assert_not_null(f);
-	cr_assert_eq(folded__write(p, f), 0);
-	cr_assert_eq(fclose(f), 0);
-	return text;
-}
-
 #define R FRAME_ROOT
 #define U FRAME_USER
 #define K FRAME_KERNEL
@@ -61,7 +50,7 @@ Test(folded, exact_text)
 	fo_add(p, 2, 4, k4, work, 0x401000);
 	fo_add(p, 1, 2, k2, work, 0x401000);
 	fo_add(p, 4, 2, k2, bash, 0x401000);
-	text = fo_write(p);
+	text = folded_text(p);
 	cr_assert_str_eq(text,
 			 "app;main 1\n"
 			 "app;main;work 3\n"
@@ -86,7 +75,7 @@ Test(folded, names_sanitized_and_merged)
 	fo_add(p, 2, 2, ku, colon, 0x2000);
 	fo_add(p, 3, 2, ku, ctl, 0x3000);
 	fo_add(p, 4, 2, kk, kern, 0x4000);
-	text = fo_write(p);
+	text = folded_text(p);
 	cr_assert_str_eq(text,
 			 "app;a b c d 3\n"
 			 "app;f:g 3\n"
@@ -105,7 +94,7 @@ Test(folded, kernel_and_user_same_name_differ)
 	cr_assert_not_null(p);
 	fo_add(p, 5, 2, ku, names, 0x1000);
 	fo_add(p, 6, 2, kk, names, 0x1000);
-	text = fo_write(p);
+	text = folded_text(p);
 	cr_assert_str_eq(text, "app;memcpy 5\napp;memcpy_[k] 6\n");
 	free(text);
 	profile__free(p);
@@ -117,7 +106,7 @@ Test(folded, empty_profile_writes_nothing)
 	char *text;
 
 	cr_assert_not_null(p);
-	text = fo_write(p);
+	text = folded_text(p);
 	cr_assert_str_eq(text, "");
 	free(text);
 	profile__free(p);

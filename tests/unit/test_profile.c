@@ -8,6 +8,7 @@
 
 #include "profile.pb-c.h"
 #include "profile/profile.h"
+#include "unit_helpers.h"
 #include "profile/profile_priv.h"
 
 #define APP_START 0x400000ULL
@@ -41,19 +42,6 @@ static void pr_add(struct profile *p, const struct frame *f, size_t n,
 	cr_assert_eq(profile__add(p, f, n, count), 0);
 }
 
-/* Folded output of p as a malloc'd string. */
-static char *pr_folded(const struct profile *p)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	cr_assert_not_null(f);
-	cr_assert_eq(folded__write(p, f), 0);
-	cr_assert_eq(fclose(f), 0);
-	return text;
-}
-
 Test(profile, shared_prefixes_share_nodes)
 {
 	struct profile *p = pr_new();
@@ -71,7 +59,7 @@ Test(profile, shared_prefixes_share_nodes)
 	cr_assert_eq(p->nlocs, 4);
 	cr_assert_eq(p->nmaps, 1);
 	cr_assert_eq(profile__total(p), 7);
-	text = pr_folded(p);
+	text = folded_text(p);
 	cr_assert_str_eq(text, "app;a;b 5\napp;a;c 2\n");
 	free(text);
 	profile__free(p);
@@ -88,7 +76,7 @@ Test(profile, prefix_stack_counts_at_inner_node)
 	pr_add(p, f, 2, 3);
 	cr_assert_eq(p->tree.len, 4);
 	cr_assert_eq(profile__total(p), 5);
-	text = pr_folded(p);
+	text = folded_text(p);
 	cr_assert_str_eq(text, "app;a 3\napp;a;b 2\n");
 	free(text);
 	profile__free(p);
@@ -107,7 +95,7 @@ Test(profile, addresses_split_locations_not_folded_lines)
 	pr_add(p, y, 3, 1);
 	cr_assert_eq(p->nlocs, 4, "one location per (mapping, address)");
 	cr_assert_eq(p->tree.len, 5);
-	text = pr_folded(p);
+	text = folded_text(p);
 	cr_assert_str_eq(text, "app;main;work 3\n");
 	free(text);
 	profile__free(p);
@@ -159,7 +147,7 @@ Test(profile, strings_are_copied)
 
 	pr_add(p, f, 2, 1);
 	strcpy(name, "after!");
-	text = pr_folded(p);
+	text = folded_text(p);
 	cr_assert_str_eq(text, "app;before 1\n");
 	free(text);
 	profile__free(p);
@@ -239,7 +227,7 @@ Test(profile, big_input)
 	perftools__profiles__profile__free_unpacked(pb, NULL);
 	free(out);
 
-	text = pr_folded(p);
+	text = folded_text(p);
 	for (s = text; *s; s++)
 		lines += *s == '\n';
 	cr_assert_eq(lines, N);

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/u64map.h"
 #include "proc/proc.h"
@@ -26,14 +27,6 @@ struct proc_table {
 	uint64_t drains;
 	struct proc_stats stats;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* Reads a whole (proc) file, at most max bytes, NUL terminated. NULL +
  * errno. */
@@ -336,7 +329,7 @@ static int snapshot_read_maps(struct proc_table *t, struct proc_snapshot *s)
 	snapshot_release_maps(t, s);
 	s->maps = maps;
 	s->nmaps = (size_t)n;
-	s->taken_ns = now_ns();
+	s->taken_ns = monotonic_ns();
 	return 0;
 }
 
@@ -492,7 +485,7 @@ static struct proc_snapshot **snapshot_list(struct proc_table *t, size_t *n)
 void proc_table__refresh_young(struct proc_table *t)
 {
 	static const uint64_t ages_ms[] = { 50, 250, 1000 };
-	uint64_t now = now_ns();
+	uint64_t now = monotonic_ns();
 	struct proc_snapshot **list;
 	size_t n;
 

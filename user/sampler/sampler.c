@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "sampler/sampler.h"
 #include "sampler.skel.h"
@@ -425,21 +426,13 @@ static void clear_stacks(int fd)
 	}
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 int sampler__drain(struct sampler *s, sample_fn fn, void *ctx, struct drain_stats *st)
 {
 	uint32_t old = s->skel->bss->gen & 1;
 	struct bpf_map *counts = old ? s->skel->maps.counts1 : s->skel->maps.counts0;
 	struct bpf_map *stacks = old ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
 	int outcomes_fd = bpf_map__fd(s->skel->maps.outcomes);
-	uint64_t start = now_ns();
+	uint64_t start = monotonic_ns();
 	int err;
 
 	memset(st, 0, sizeof(*st));
@@ -457,7 +450,7 @@ int sampler__drain(struct sampler *s, sample_fn fn, void *ctx, struct drain_stat
 	s->frames_len = 0;
 	err = drain_counts(s, bpf_map__fd(counts), bpf_map__fd(stacks), fn, ctx, st);
 	clear_stacks(bpf_map__fd(stacks));
-	st->duration_ns = now_ns() - start;
+	st->duration_ns = monotonic_ns() - start;
 	return err;
 }
 

@@ -698,23 +698,18 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 	st->source = "debug-file";
 	if (fd >= 0 && load_debug_file(ld, st, fd, root ? root : "", path))
 		return build_table(st, ld);
+	/* MiniDebugInfo holds only the local symbols: .dynsym adds the rest. */
 	st->source = "minidebuginfo";
 	if (ld->debugdata && load_minidebuginfo(ld)) {
-		if (ld->dynsym) {
-			err = collect_syms(ld, ld->elf, ld->dynsym);
-			if (err)
-				return err;
-		}
-		return build_table(st, ld);
+		err = ld->dynsym ? collect_syms(ld, ld->elf, ld->dynsym) : 0;
+		return err ? err : build_table(st, ld);
 	}
 	st->source = "dynsym";
-	if (ld->dynsym) {
-		err = collect_syms(ld, ld->elf, ld->dynsym);
-		if (err)
-			return err;
-		if (ld->nraw)
-			return build_table(st, ld);
-	}
+	err = ld->dynsym ? collect_syms(ld, ld->elf, ld->dynsym) : 0;
+	if (err)
+		return err;
+	if (ld->nraw)
+		return build_table(st, ld);
 	st->source = "none";
 	return 0;
 }

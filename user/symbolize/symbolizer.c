@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/symbolizer.h"
@@ -27,14 +28,6 @@ struct symbolizer {
 	size_t scratch_len;
 	struct symbolizer_stats stats;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* Every process maps the same vDSO image as kiln: read kiln's own. */
 static struct symtab *load_own_vdso(void)
@@ -171,7 +164,7 @@ static void user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint6
 
 	*f = (struct frame){ .kind = FRAME_USER, .addr = ip, .name = "[unknown]" };
 	sym->stats.user_frames += count;
-	if (!m && snap && !snap->ended && now_ns() - snap->taken_ns > REFRESH_MIN_NS &&
+	if (!m && snap && !snap->ended && monotonic_ns() - snap->taken_ns > REFRESH_MIN_NS &&
 	    proc_table__refresh(sym->procs, snap) == 0)
 		m = proc_snapshot__find(snap, lookup_ip);
 	if (!m)
