@@ -452,7 +452,7 @@ static void summary(struct record *r, double seconds, size_t bytes, int write_er
 static int run(struct record *r)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	uint64_t start, next_drain, next_status, deadline;
+	uint64_t start, next_drain, next_status, deadline, elapsed;
 	struct timespec wall;
 	int go_fd = -1, err;
 	size_t bytes = 0;
@@ -543,11 +543,12 @@ static int run(struct record *r)
 	drain(r);
 	if (tty)
 		fprintf(stderr, "\r\033[K");
-	err = write_output(r, (uint64_t)wall.tv_sec * 1000000000ull + wall.tv_nsec,
-			   monotonic_ns() - start, &bytes);
+	elapsed = monotonic_ns() - start;
+	err = write_output(r, (uint64_t)wall.tv_sec * 1000000000ull + wall.tv_nsec, elapsed,
+			   &bytes);
 	if (err)
 		pr_error("%s: cannot write the profile: %s", r->o.output, strerror(-err));
-	summary(r, (monotonic_ns() - start) / 1e9, bytes, err);
+	summary(r, elapsed / 1e9, bytes, err);
 	if (err)
 		return 1;
 	if (r->child && !r->child_done) {

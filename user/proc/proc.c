@@ -113,14 +113,16 @@ int proc_maps__parse(const char *text, size_t len, struct proc_mapping **out,
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 32;
 			struct proc_mapping *m = realloc(maps, c * sizeof(*m));
-			uint64_t *d = realloc(devs, c * sizeof(*d));
-			uint64_t *i;
+			uint64_t *d, *i;
 
-			if (m)
-				maps = m;
-			if (d)
-				devs = d;
-			i = (m && d) ? realloc(inos, c * sizeof(*i)) : NULL;
+			if (!m)
+				goto nomem;
+			maps = m;
+			d = realloc(devs, c * sizeof(*d));
+			if (!d)
+				goto nomem;
+			devs = d;
+			i = realloc(inos, c * sizeof(*i));
 			if (!i)
 				goto nomem;
 			inos = i;
@@ -386,14 +388,16 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 	memcpy(s->comm, ev->comm, sizeof(s->comm));
 	s->comm[sizeof(s->comm) - 1] = '\0';
 	s->ended_drain = UINT64_MAX;
-	err = snapshot_read_maps(t, s);
-	/* A kernel thread has empty maps but a stat file: a snapshot too. */
-	if (err == -ESRCH && read_starttime(t, s->pid, &s->starttime) == 0)
-		err = 0;
+	err = read_starttime(t, s->pid, &s->starttime);
+	if (err == 0) {
+		err = snapshot_read_maps(t, s);
+		/* A kernel thread has a stat file but empty maps: a snapshot too. */
+		if (err == -ESRCH)
+			err = 0;
+	}
 	if (err == 0) {
 		snprintf(path, sizeof(path), "%s/%d/cgroup", t->proc_root, s->pid);
 		s->cgroup = read_file(path, CGROUP_MAX_BYTES, NULL);
-		read_starttime(t, s->pid, &s->starttime);
 		read_exe_identity(t, s->pid, &s->exe_dev, &s->exe_ino);
 		read_comm(t, s);
 		t->stats.snapshots++;
@@ -455,8 +459,6 @@ int proc_table__refresh(struct proc_table *t, struct proc_snapshot *s)
 }
 
 struct walk {
-	struct proc_table *t;
-	uint64_t now;
 	struct proc_snapshot **list;
 	size_t n;
 };
@@ -472,7 +474,7 @@ static void collect(uint64_t key, void *val, void *ctx)
 /* Snapshots in a stable array, so the map may change while they are used. */
 static struct proc_snapshot **snapshot_list(struct proc_table *t, size_t *n)
 {
-	struct walk w = { .t = t };
+	struct walk w = { 0 };
 
 	w.list = malloc((t->snapshots.len + 1) * sizeof(*w.list));
 	if (!w.list)
@@ -482,27 +484,33 @@ static struct proc_snapshot **snapshot_list(struct proc_table *t, size_t *n)
 	return w.list;
 }
 
-void proc_table__refresh_young(struct proc_table *t)
+struct young_walk {
+	struct proc_table *t;
+	uint64_t now;
+};
+
+static void refresh_if_due(uint64_t key, void *val, void *ctx)
 {
 	static const uint64_t ages_ms[] = { 50, 250, 1000 };
-	uint64_t now = monotonic_ns();
-	struct proc_snapshot **list;
-	size_t n;
+	struct young_walk *w = ctx;
+	struct proc_snapshot *s = val;
 
-	list = snapshot_list(t, &n);
-	if (!list)
+	(void)key;
+	if (s->ended || s->refreshes >= sizeof(ages_ms) / sizeof(ages_ms[0]))
 		return;
-	for (size_t i = 0; i < n; i++) {
-		struct proc_snapshot *s = list[i];
-
-		if (s->ended || s->refreshes >= sizeof(ages_ms) / sizeof(ages_ms[0]))
-			continue;
-		if (now - s->taken_ns >= ages_ms[s->refreshes] * 1000000ull) {
-			s->refreshes++;
-			proc_table__refresh(t, s);
-		}
+	if (w->now - s->taken_ns >= ages_ms[s->refreshes] * 1000000ull) {
+		s->refreshes++;
+		proc_table__refresh(w->t, s);
 	}
-	free(list);
+}
+
+/* Refreshing never adds or removes snapshots, so the map is walked in place
+ * (this runs at every poll: no copy). */
+void proc_table__refresh_young(struct proc_table *t)
+{
+	struct young_walk w = { .t = t, .now = monotonic_ns() };
+
+	u64map__each(&t->snapshots, refresh_if_due, &w);
 }
 
 void proc_table__drained(struct proc_table *t)

@@ -7,11 +7,9 @@
  * point into the arena. Lookups are a binary search. Nothing points into the
  * caller's buffer after kallsyms__parse returns. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "symbolize/kallsyms.h"
 
@@ -325,7 +323,8 @@ static int reader_start(struct reader *r)
 	return r->ks ? 0 : -ENOMEM;
 }
 
-/* Builds the table (err == 0) or frees everything; NULL + errno. */
+/* Builds the table (err == 0) or frees everything, a failed
+ * reader_start included; NULL + errno. */
 static struct kallsyms *reader_finish(struct reader *r, int err)
 {
 	if (!err) {
@@ -354,10 +353,6 @@ struct kallsyms *kallsyms__parse(const char *buf, size_t len)
 		return NULL;
 	}
 	err = reader_start(&r);
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
 	while (pos < len && !err) {
 		const char *s = buf + pos;
 		const char *nl = memchr(s, '\n', len - pos);
@@ -397,10 +392,6 @@ struct kallsyms *kallsyms__load(const char *path)
 		err = -EIO;
 	free(line);
 	fclose(f);
-	if (!r.ks) {
-		errno = -err;
-		return NULL;
-	}
 	return reader_finish(&r, err);
 }
 
