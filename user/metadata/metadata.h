@@ -1,0 +1,98 @@
+/* Metadata: who a sample belongs to. Turns a process (its snapshot, or just
+ * the sampled pid/comm/cgroup id) into one canonical label set
+ * (service_name, namespace, pod, container, node, systemd_unit, --pod-label
+ * copies, static --tag's) and decides whether it is filtered out.
+ *
+ * This header is the whole boundary between the metadata stage and the
+ * rest of kiln (record, agent). Internals: cgroup.[ch] (cgroup line ->
+ * container id, pod UID, runtime, QoS, systemd unit), pods.[ch] (the pod
+ * index), kube.[ch] (the Kubernetes list/watch thread feeding it). */
+#ifndef KILN_METADATA_METADATA_H
+#define KILN_METADATA_METADATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln/sample.h"
+#include "proc/proc.h"
+
+struct metadata_opts {
+	const char *node_name;          /* NULL: $NODE_NAME, else the hostname */
+	/* Static "KEY=VALUE" tags, added to every label set. */
+	const char *const *tags;
+	size_t ntags;
+	/* Pod label keys copied as labels (name sanitized). */
+	const char *const *pod_labels;
+	size_t npod_labels;
+	/* Namespace globs (fnmatch). An empty include list includes all. */
+	const char *const *include_namespaces;
+	size_t ninclude_namespaces;
+	const char *const *exclude_namespaces;
+	size_t nexclude_namespaces;
+	/* Kubernetes API. kube_api NULL: in-cluster when KUBERNETES_SERVICE_HOST
+	 * is set, else no pod watcher (cgroup-derived labels only). */
+	const char *kube_api;
+	const char *kube_token_file;
+	const char *kube_ca_file;
+	bool kube_disabled;             /* never watch pods, even in a cluster */
+	size_t max_cgroups;             /* bound of the per-cgroup cache */
+};
+
+/* A canonical label set: pairs sorted by name, names unique, serialized as
+ * "name\0value\0name\0value\0..." in buf[0..len). Equal label sets have
+ * equal bytes, so buf/len can key a hash map. Caller-owned; reuse one
+ * across calls, release with labels__release. */
+struct labels {
+	char *buf;
+	size_t len, cap;
+	size_t n;                       /* pairs */
+};
+
+/* The value of name, or NULL. */
+const char *labels__get(const struct labels *l, const char *name);
+/* Iterates pairs: start with *pos = 0; returns false at the end. */
+bool labels__next(const struct labels *l, size_t *pos, const char **name,
+		  const char **value);
+int labels__copy(struct labels *dst, const struct labels *src);
+void labels__release(struct labels *l);
+
+enum metadata_verdict {
+	METADATA_KEEP = 0,
+	METADATA_EXCLUDED_NAMESPACE,    /* --include/--exclude-namespace */
+	METADATA_OPTED_OUT,             /* pod annotation kiln.dev/profile: "false" */
+	METADATA_VERDICT_COUNT,
+};
+extern const char *const metadata_verdict_names[METADATA_VERDICT_COUNT];
+
+struct metadata_stats {
+	uint64_t cgroup_hits, cgroup_misses, cgroup_evictions;
+	size_t cgroups;                 /* cached now */
+	uint64_t filtered[METADATA_VERDICT_COUNT]; /* samples, by verdict */
+	/* Pod watcher (all 0 without one). */
+	bool kube_enabled, kube_synced;
+	size_t pods;
+	uint64_t kube_lists, kube_watches, kube_events, kube_errors, kube_relists;
+	uint64_t kube_unknown_containers;
+};
+
+struct metadata;
+
+/* Starts the pod watcher thread when configured. NULL + errno (a message
+ * naming the problem is logged). */
+struct metadata *metadata__new(const struct metadata_opts *opts);
+/* Labels of a sample. snap is the process snapshot, or NULL when unknown
+ * (key alone then: pid, comm, cgroup_id). Kernel threads and the idle task
+ * have pid 0 or an empty cgroup path. Fills *out (always, even when
+ * filtered) and returns the verdict; count is the samples this lookup
+ * stands for (added to filtered[] when not kept). Never blocks on the
+ * network: pods not yet known get cgroup-derived labels. */
+enum metadata_verdict metadata__labels(struct metadata *md,
+				       const struct kiln_sample_key *key,
+				       const struct proc_snapshot *snap,
+				       uint64_t count, struct labels *out);
+void metadata__stats(struct metadata *md, struct metadata_stats *out);
+/* Stops the watcher thread, frees everything. NULL is fine. */
+void metadata__free(struct metadata *md);
+
+#endif

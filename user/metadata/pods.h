@@ -1,0 +1,62 @@
+/* The pod index: this node's pods as the Kubernetes API reports them,
+ * indexed by container id (regular, init and ephemeral container statuses)
+ * and by pod UID (the API's metadata.uid, and for static pods the UID in
+ * the kubernetes.io/config.mirror annotation, which is what the cgroup path
+ * carries). Fed by the watcher thread (kube.c) with decoded pod objects;
+ * read by the metadata stage. Thread-safe: one lock, held only for an
+ * index update or one lookup. */
+#ifndef KILN_METADATA_PODS_H
+#define KILN_METADATA_PODS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* What a lookup copies out: strings are malloc'd, free with pod_info__release. */
+struct pod_kv {
+	char *key, *value;
+};
+
+struct pod_info {
+	char *uid;                  /* cgroup-side UID (mirror UID for static pods) */
+	char *namespace_;
+	char *name;
+	char *container;            /* container name; NULL when matched by pod UID only
+				     * or when the container id is not one of its statuses
+				     * (e.g. the sandbox) */
+	char *service_name;         /* annotation pyroscope.io/service_name, or NULL */
+	bool opted_out;             /* annotation kiln.dev/profile: "false" */
+	struct pod_kv *labels;      /* metadata.labels */
+	size_t nlabels;
+};
+
+void pod_info__release(struct pod_info *p);
+/* The value of pod label key, or NULL. */
+const char *pod_info__label(const struct pod_info *p, const char *key);
+
+struct pods;
+
+/* max_pods bounds the index (beyond it, new pods are counted and skipped). */
+struct pods *pods__new(size_t max_pods);
+void pods__free(struct pods *p);
+
+/* Index updates from decoded API objects (a Pod object). 0, or -EINVAL
+ * for an object that is not a usable Pod (counted). */
+int pods__upsert(struct pods *p, const json_t *pod);
+int pods__remove(struct pods *p, const json_t *pod);
+/* Replaces the whole index with the items of a PodList (after a relist). */
+int pods__replace(struct pods *p, const json_t *pod_list);
+
+/* Looks up by container id (64 hex, no runtime prefix) first, then by pod
+ * UID (either form: dashes or underscores, 32-hex static UIDs); either may
+ * be NULL. true and *out filled when found. */
+bool pods__lookup(struct pods *p, const char *container_id, const char *pod_uid,
+		  struct pod_info *out);
+/* Bumped on every index change: a caller caching lookups re-resolves
+ * entries older than this. */
+uint64_t pods__generation(struct pods *p);
+size_t pods__count(struct pods *p);
+
+#endif
