@@ -42,7 +42,7 @@ BUILD_DEPS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev liblzma-dev \
 TEST_DEPS  := golang-go python3 binutils g++ xz-utils util-linux
 BENCH_DEPS := linux-perf bpftrace time
 
-PKGS       := libbpf libelf zlib liblzma libprotobuf-c
+PKGS       := libbpf libelf zlib liblzma libprotobuf-c jansson libcurl libmicrohttpd
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
