@@ -36,7 +36,11 @@ struct metadata_opts {
 	const char *kube_token_file;
 	const char *kube_ca_file;
 	bool kube_disabled;             /* never watch pods, even in a cluster */
-	size_t max_cgroups;             /* bound of the per-cgroup cache */
+	size_t max_cgroups;             /* bound of the per-cgroup cache; 0: 4096 */
+	size_t max_pods;                /* bound of the pod index; 0: 1024 */
+	/* A pod index the caller owns and fills (tests, embedding): used as
+	 * is, no watcher is started, not freed by metadata__free. */
+	struct pods *pods;
 };
 
 /* A canonical label set: pairs sorted by name, names unique, serialized as
@@ -68,14 +72,24 @@ extern const char *const metadata_verdict_names[METADATA_VERDICT_COUNT];
 struct metadata_stats {
 	uint64_t cgroup_hits, cgroup_misses, cgroup_evictions;
 	size_t cgroups;                 /* cached now */
-	uint64_t filtered[METADATA_VERDICT_COUNT]; /* samples, by verdict */
+	uint64_t cgroup_unparsed;       /* cgroup texts without one valid line */
+	/* Samples without a cgroup text: their cgroup id mapped to a path
+	 * (cgroup v2 file handle), or not. Per cache entry. */
+	uint64_t cgroup_ids_resolved, cgroup_ids_unresolved;
+	uint64_t pod_lookups;
+	/* Pyroscope's bounds: values cut to 2048 bytes (or with invalid UTF-8
+	 * replaced), labels beyond 29 per set (30 with __name__) dropped. */
+	uint64_t label_values_truncated, labels_dropped;
+	uint64_t filtered[METADATA_VERDICT_COUNT]; /* samples, by verdict
+						    * (METADATA_KEEP: kept) */
 	/* Pod watcher (all 0 without one). */
 	bool kube_enabled, kube_synced;
 	size_t pods;
 	uint64_t kube_lists, kube_watches, kube_events, kube_errors, kube_relists;
-	uint64_t kube_unknown_containers;
+	uint64_t kube_unknown_containers; /* container ids no pod status names */
 };
 
+struct pods;
 struct metadata;
 
 /* Starts the pod watcher thread when configured. NULL + errno (a message
@@ -85,8 +99,9 @@ struct metadata *metadata__new(const struct metadata_opts *opts);
  * (key alone then: pid, comm, cgroup_id). Kernel threads and the idle task
  * have pid 0 or an empty cgroup path. Fills *out (always, even when
  * filtered) and returns the verdict; count is the samples this lookup
- * stands for (added to filtered[] when not kept). Never blocks on the
- * network: pods not yet known get cgroup-derived labels. */
+ * stands for (added to filtered[verdict]). Never blocks on the network:
+ * pods not yet known get cgroup-derived labels. Called from one thread at
+ * a time; metadata__stats may run concurrently from another. */
 enum metadata_verdict metadata__labels(struct metadata *md,
 				       const struct kiln_sample_key *key,
 				       const struct proc_snapshot *snap,

@@ -42,8 +42,9 @@ struct pods;
 struct pods *pods__new(size_t max_pods);
 void pods__free(struct pods *p);
 
-/* Index updates from decoded API objects (a Pod object). 0, or -EINVAL
- * for an object that is not a usable Pod (counted). */
+/* Index updates from decoded API objects (a Pod object). 0, -EINVAL
+ * for an object that is not a usable Pod (counted), -ENOSPC for a new pod
+ * beyond max_pods (counted, skipped), or -ENOMEM. */
 int pods__upsert(struct pods *p, const json_t *pod);
 int pods__remove(struct pods *p, const json_t *pod);
 /* Replaces the whole index with the items of a PodList (after a relist). */
@@ -58,5 +59,15 @@ bool pods__lookup(struct pods *p, const char *container_id, const char *pod_uid,
  * entries older than this. */
 uint64_t pods__generation(struct pods *p);
 size_t pods__count(struct pods *p);
+
+/* Bounds hit and bad input, counted since pods__new. */
+struct pods_stats {
+	uint64_t bad_objects;           /* not a usable Pod (list items included) */
+	uint64_t skipped_max_pods;      /* new pods beyond max_pods */
+	uint64_t labels_dropped;        /* beyond the label count/size bounds */
+	uint64_t containers_dropped;    /* beyond the container statuses bound */
+	uint64_t bad_mirror_uids;       /* unusable config.mirror annotations */
+};
+void pods__stats(struct pods *p, struct pods_stats *out);
 
 #endif

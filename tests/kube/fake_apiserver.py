@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""A fake Kubernetes API server for kiln's pod watcher tests (stdlib only).
+
+It serves the one resource kiln uses, GET /api/v1/pods, the way the real
+API server does:
+
+  list   ?fieldSelector=spec.nodeName%3D<node>&resourceVersion=0
+         -> 200 {"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"N"},"items":[...]}
+  watch  ?fieldSelector=...&watch=1&resourceVersion=N&allowWatchBookmarks=true&timeoutSeconds=S
+         -> 200, Transfer-Encoding: chunked, one {"type":...,"object":...} per line:
+            events after N are replayed from history, then live ones follow
+            until timeoutSeconds, an "end_watches" control, or an error.
+         A watch from a resourceVersion older than the compaction point gets
+         an ERROR event carrying a Status with code 410 (reason Expired), or
+         an HTTP 410 when the server was told to answer that way.
+
+Every /api request must carry "Authorization: Bearer <token>" when a token
+is set (401 Status otherwise) and a fieldSelector of exactly
+spec.nodeName=<node> (400 otherwise); only pods whose spec.nodeName is the
+node are listed or sent.
+
+Tests drive it over HTTP:
+  POST /_control  one JSON object or a list of them, each with an "op":
+    {"op":"add","pod":{...},"silent":false}  store a pod (ADDED event unless silent)
+    {"op":"modify","pod":{...}}              replace it (MODIFIED)
+    {"op":"delete","uid":"..."}              remove it (DELETED)
+    {"op":"bookmark","rv":N}                 move resourceVersion to N (optional)
+                                             and send live watches a BOOKMARK
+    {"op":"end_watches"}                     end live watches normally
+    {"op":"drop_watches"}                    close live watches without the final chunk
+    {"op":"expire","mode":"event"|"http"}    compact history: watches from older
+                                             versions get 410 (ERROR event or HTTP);
+                                             live watches get it now
+    {"op":"fail","kind":"list"|"watch"|"any","status":500,"count":1}
+                                             answer the next requests with that status
+    {"op":"token","token":"..."}             expect another token from now on
+    {"op":"raw","data":"..."}                write raw bytes to live watches
+    {"op":"reset_log"}
+  GET /_log    the request log: [{"method","path","kind","query":{...},"token","status"}]
+  GET /_state  {"resourceVersion":N,"watches":live watch count,"pods":count}
+
+Usage: fake_apiserver.py --node NODE [--token T] [--scenario FILE] [--port P]
+Prints "PORT <port>" on stdout once it listens. A scenario file is
+{"resourceVersion": N, "pods": [pod, ...]}.
+"""
+
+import argparse
+import json
+import queue
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+END = object()
+DROP = object()
+
+
+class State:
+    def __init__(self, node, token, rv=1000, pods=()):
+        self.lock = threading.Lock()
+        self.node = node
+        self.token = token
+        self.rv = rv
+        self.compacted = 0          # watches from a version below this are too old
+        self.expire_http = False    # answer them with HTTP 410 instead of an ERROR event
+        self.pods = {}              # uid -> pod
+        self.history = []           # (rv, event) for replay
+        self.watches = []           # live watch queues
+        self.fail = []              # [kind, status, count]
+        self.log = []
+        for pod in pods:
+            self.rv += 1
+            self._stamp(pod)
+            self.pods[pod["metadata"]["uid"]] = pod
+
+    def _stamp(self, pod):
+        pod.setdefault("kind", "Pod")
+        pod.setdefault("apiVersion", "v1")
+        pod.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
+
+    def on_node(self, pod):
+        return (pod.get("spec") or {}).get("nodeName") == self.node
+
+    def _emit(self, etype, pod):
+        event = {"type": etype, "object": pod}
+        self.history.append((self.rv, event))
+        if self.on_node(pod):
+            for q in self.watches:
+                q.put(event)
+
+    def control(self, op):
+        kind = op.get("op")
+        if kind == "add" or kind == "modify":
+            pod = op["pod"]
+            self.rv += 1
+            self._stamp(pod)
+            self.pods[pod["metadata"]["uid"]] = pod
+            if not op.get("silent"):
+                self._emit("ADDED" if kind == "add" else "MODIFIED", pod)
+        elif kind == "delete":
+            pod = self.pods.pop(op["uid"])
+            self.rv += 1
+            self._stamp(pod)
+            self._emit("DELETED", pod)
+        elif kind == "bookmark":
+            if "rv" in op:
+                self.rv = int(op["rv"])
+            mark = {"type": "BOOKMARK", "object": {
+                "kind": "Pod", "apiVersion": "v1",
+                "metadata": {"resourceVersion": str(self.rv),
+                             "annotations": {"k8s.io/initial-events-end": "true"}}}}
+            for q in self.watches:
+                q.put(mark)
+        elif kind == "end_watches":
+            for q in self.watches:
+                q.put(END)
+        elif kind == "drop_watches":
+            for q in self.watches:
+                q.put(DROP)
+        elif kind == "expire":
+            self.rv += 1
+            self.compacted = self.rv
+            self.history = []
+            self.expire_http = op.get("mode") == "http"
+            for q in self.watches:
+                if self.expire_http:
+                    q.put(END)
+                else:
+                    q.put(expired_event(0))
+                    q.put(END)
+        elif kind == "fail":
+            self.fail.append([op.get("kind", "any"), int(op["status"]), int(op.get("count", 1))])
+        elif kind == "token":
+            self.token = op["token"]
+        elif kind == "raw":
+            for q in self.watches:
+                q.put(op["data"].encode())
+        elif kind == "reset_log":
+            self.log = []
+        else:
+            raise ValueError("unknown op %r" % kind)
+
+    def take_failure(self, kind):
+        for rule in self.fail:
+            if rule[0] in (kind, "any") and rule[2] > 0:
+                rule[2] -= 1
+                return rule[1]
+        return None
+
+
+def status_body(code, reason, message):
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": reason, "code": code}
+
+
+def expired_event(rv):
+    return {"type": "ERROR", "object": status_body(
+        410, "Expired", "too old resource version: %d" % rv)}
+
+
+REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
+           410: "Expired", 500: "InternalError", 503: "ServiceUnavailable"}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-apiserver/1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def send_json(self, code, obj):
+        body = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def record(self, kind, query, token, status):
+        state = self.server.state
+        with state.lock:
+            state.log.append({"method": self.command, "path": urlsplit(self.path).path,
+                              "kind": kind, "query": query, "token": token,
+                              "status": status, "time": time.monotonic()})
+
+    def do_POST(self):
+        state = self.server.state
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if urlsplit(self.path).path != "/_control":
+            self.send_json(404, status_body(404, "NotFound", "no such path"))
+            return
+        try:
+            ops = json.loads(raw)
+            ops = ops if isinstance(ops, list) else [ops]
+            with state.lock:
+                for op in ops:
+                    state.control(op)
+                rv = state.rv
+        except (ValueError, KeyError, TypeError) as e:
+            self.send_json(400, {"error": str(e)})
+            return
+        self.send_json(200, {"ok": True, "resourceVersion": rv})
+
+    def do_GET(self):
+        state = self.server.state
+        url = urlsplit(self.path)
+        if url.path == "/_log":
+            with state.lock:
+                self.send_json(200, list(state.log))
+            return
+        if url.path == "/_state":
+            with state.lock:
+                self.send_json(200, {"resourceVersion": state.rv, "watches": len(state.watches),
+                                     "pods": len(state.pods)})
+            return
+        query = {k: v[0] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
+        watch = query.get("watch") in ("1", "true")
+        kind = "watch" if watch else "list"
+        auth = self.headers.get("Authorization") or ""
+        token = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
+        if url.path != "/api/v1/pods":
+            self.record("other", query, token, 404)
+            self.send_json(404, status_body(404, "NotFound", "the server could not find the requested resource"))
+            return
+        with state.lock:
+            expected = state.token
+            failure = state.take_failure(kind)
+        if expected is not None and token != expected:
+            self.record(kind, query, token, 401)
+            self.send_json(401, status_body(401, "Unauthorized", "Unauthorized"))
+            return
+        if query.get("fieldSelector") != "spec.nodeName=" + state.node:
+            self.record(kind, query, token, 400)
+            self.send_json(400, status_body(400, "BadRequest", "unexpected fieldSelector %r"
+                                            % query.get("fieldSelector")))
+            return
+        if failure:
+            self.record(kind, query, token, failure)
+            self.send_json(failure, status_body(failure, REASONS.get(failure, "Unknown"),
+                                                "injected failure"))
+            return
+        if not watch:
+            with state.lock:
+                items = [p for p in state.pods.values() if state.on_node(p)]
+                body = {"kind": "PodList", "apiVersion": "v1",
+                        "metadata": {"resourceVersion": str(state.rv)}, "items": items}
+                self.record(kind, query, token, 200)
+                self.send_json(200, body)
+            return
+        self.serve_watch(query, token)
+
+    def write_chunk(self, data):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def serve_watch(self, query, token):
+        state = self.server.state
+        try:
+            since = int(query.get("resourceVersion") or 0)
+        except ValueError:
+            self.record("watch", query, token, 400)
+            self.send_json(400, status_body(400, "BadRequest", "bad resourceVersion"))
+            return
+        timeout = float(query.get("timeoutSeconds") or 1800)
+        q = queue.Queue()
+        with state.lock:
+            too_old = since < state.compacted
+            if too_old and state.expire_http:
+                self.record("watch", query, token, 410)
+                self.send_json(410, status_body(410, "Gone", "too old resource version: %d" % since))
+                return
+            if too_old:
+                q.put(expired_event(since))
+                q.put(END)
+            else:
+                for rv, event in state.history:
+                    if rv > since and state.on_node(event["object"]):
+                        q.put(event)
+            state.watches.append(q)
+            self.record("watch", query, token, 200)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    item = q.get(timeout=min(left, 0.1))
+                except queue.Empty:
+                    continue
+                if item is END:
+                    break
+                if item is DROP:
+                    self.close_connection = True
+                    return
+                if isinstance(item, bytes):
+                    self.write_chunk(item)
+                else:
+                    self.write_chunk(json.dumps(item).encode() + b"\n")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        finally:
+            with state.lock:
+                state.watches.remove(q)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--node", required=True)
+    ap.add_argument("--token")
+    ap.add_argument("--scenario")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0)
+    args = ap.parse_args()
+    rv, pods = 1000, []
+    if args.scenario:
+        with open(args.scenario) as f:
+            sc = json.load(f)
+        rv, pods = int(sc.get("resourceVersion", rv)), sc.get("pods", [])
+    server = ThreadingHTTPServer((args.host, args.port), Handler)
+    server.daemon_threads = True
+    server.state = State(args.node, args.token, rv, pods)
+    print("PORT %d" % server.server_address[1], flush=True)
+    try:
+        server.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

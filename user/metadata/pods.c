@@ -1,0 +1,758 @@
+/* The pod index.
+ *
+ * DESIGN. A pod object from the API is decoded into a struct pod outside
+ * the lock (decoding is the expensive part and touches no shared state);
+ * the lock is then held only to swap the decoded pod into three string
+ * maps:
+ *   by_api_uid   metadata.uid -> pod          (the identity of a pod object:
+ *                                             upsert replaces, remove deletes)
+ *   by_uid       cgroup-side UID -> pod       (metadata.uid and, for static
+ *                                             pods, the config.mirror UID)
+ *   by_cid       container id -> pod          (every status with an id)
+ * by_uid and by_cid entries are removed only while they still point to the
+ * pod being removed: a static pod's mirror object can be recreated under a
+ * new metadata.uid but the same mirror UID, and a container id can move
+ * between pod objects in the same way; the newest object wins.
+ *
+ * UIDs are stored normalized (lowercase, '_' -> '-'), so the systemd
+ * driver's pod<uid_with_underscores> finds the API's dashed UID.
+ *
+ * The string map is a small open-addressing table written here rather than
+ * reusing u64map (keys are strings, and hashing them to u64 would need
+ * collision handling anyway) or a jansson object (values are our pointers,
+ * not json_t).
+ *
+ * Everything a hostile API object can grow is bounded: labels per pod,
+ * label key/value sizes, label bytes per pod, containers per pod, string
+ * lengths, and pods (max_pods). Hitting a bound is counted (pods__stats). */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "metadata/pods.h"
+
+#define POD_MAX_LABELS 64
+#define POD_LABEL_KEY_MAX 256
+#define POD_LABEL_VALUE_MAX 1024
+#define POD_LABEL_BYTES_MAX (16u << 10)
+#define POD_MAX_CONTAINERS 128
+/* Names, namespaces, UIDs and container ids are far shorter in practice
+ * (names are at most 253 bytes); anything longer is not a usable pod. */
+#define POD_STRING_MAX 1024
+
+#define ANN_MIRROR "kubernetes.io/config.mirror"
+#define ANN_SERVICE "pyroscope.io/service_name"
+#define ANN_PROFILE "kiln.dev/profile"
+
+struct pod_container {
+	char *id;               /* no runtime prefix */
+	char *name;
+};
+
+struct pod {
+	char *api_uid;          /* normalized metadata.uid */
+	char *uid;              /* normalized cgroup-side UID (mirror or api) */
+	char *namespace_, *name, *service_name;
+	bool opted_out;
+	struct pod_kv *labels;
+	size_t nlabels;
+	struct pod_container *containers;
+	size_t ncontainers;
+};
+
+/* String-keyed map: open addressing, linear probing, backward-shift
+ * deletion. Keys are owned by the map; values are not. */
+struct strmap {
+	char **keys;            /* NULL = empty slot */
+	void **vals;
+	size_t cap, len;        /* cap: power of two */
+};
+
+struct pods {
+	pthread_mutex_t lock;
+	size_t max_pods;
+	struct strmap by_api_uid, by_uid, by_cid;
+	uint64_t generation;
+	struct pods_stats stats;
+};
+
+/* ---- string map ---- */
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;            /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static size_t strmap_slot(const struct strmap *m, const char *key)
+{
+	size_t mask = m->cap - 1, i = (size_t)str_hash(key) & mask;
+
+	while (m->keys[i] && strcmp(m->keys[i], key))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void *strmap_get(const struct strmap *m, const char *key)
+{
+	size_t i;
+
+	if (!m->cap)
+		return NULL;
+	i = strmap_slot(m, key);
+	return m->keys[i] ? m->vals[i] : NULL;
+}
+
+static int strmap_grow(struct strmap *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 16;
+	struct strmap n = { .cap = cap };
+
+	n.keys = calloc(cap, sizeof(*n.keys));
+	n.vals = calloc(cap, sizeof(*n.vals));
+	if (!n.keys || !n.vals) {
+		free(n.keys);
+		free(n.vals);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->keys[i])
+			continue;
+		j = strmap_slot(&n, m->keys[i]);
+		n.keys[j] = m->keys[i];
+		n.vals[j] = m->vals[i];
+	}
+	n.len = m->len;
+	free(m->keys);
+	free(m->vals);
+	*m = n;
+	return 0;
+}
+
+/* Inserts or replaces. 0 or -ENOMEM. */
+static int strmap_put(struct strmap *m, const char *key, void *val)
+{
+	size_t i;
+
+	if ((m->len + 1) * 4 > m->cap * 3 && strmap_grow(m))
+		return -ENOMEM;
+	i = strmap_slot(m, key);
+	if (!m->keys[i]) {
+		m->keys[i] = strdup(key);
+		if (!m->keys[i])
+			return -ENOMEM;
+		m->len++;
+	}
+	m->vals[i] = val;
+	return 0;
+}
+
+static void strmap_del(struct strmap *m, const char *key)
+{
+	size_t mask, i, j;
+
+	if (!m->cap)
+		return;
+	mask = m->cap - 1;
+	i = strmap_slot(m, key);
+	if (!m->keys[i])
+		return;
+	free(m->keys[i]);
+	m->keys[i] = NULL;
+	m->len--;
+	/* Backward shift: move later entries of the probe run into the hole
+	 * when their home slot does not lie cyclically in (i, j]. */
+	for (j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
+		size_t home = (size_t)str_hash(m->keys[j]) & mask;
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			m->keys[j] = NULL;
+			i = j;
+		}
+	}
+}
+
+/* Deletes key only while it maps to val. */
+static void strmap_del_if(struct strmap *m, const char *key, const void *val)
+{
+	if (key && strmap_get(m, key) == val)
+		strmap_del(m, key);
+}
+
+static void strmap_clear(struct strmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->keys[i]);
+	free(m->keys);
+	free(m->vals);
+	*m = (struct strmap){ 0 };
+}
+
+/* ---- decoded pods ---- */
+
+static void pod_free(struct pod *d)
+{
+	if (!d)
+		return;
+	free(d->api_uid);
+	free(d->uid);
+	free(d->namespace_);
+	free(d->name);
+	free(d->service_name);
+	for (size_t i = 0; i < d->nlabels; i++) {
+		free(d->labels[i].key);
+		free(d->labels[i].value);
+	}
+	free(d->labels);
+	for (size_t i = 0; i < d->ncontainers; i++) {
+		free(d->containers[i].id);
+		free(d->containers[i].name);
+	}
+	free(d->containers);
+	free(d);
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Same indexed content: an upsert of an equal pod (most MODIFIED events
+ * only change status fields kiln ignores) does not bump the generation. */
+static bool pod_equal(const struct pod *a, const struct pod *b)
+{
+	if (!str_eq(a->api_uid, b->api_uid) || !str_eq(a->uid, b->uid) ||
+	    !str_eq(a->namespace_, b->namespace_) || !str_eq(a->name, b->name) ||
+	    !str_eq(a->service_name, b->service_name) || a->opted_out != b->opted_out ||
+	    a->nlabels != b->nlabels || a->ncontainers != b->ncontainers)
+		return false;
+	for (size_t i = 0; i < a->nlabels; i++)
+		if (!str_eq(a->labels[i].key, b->labels[i].key) ||
+		    !str_eq(a->labels[i].value, b->labels[i].value))
+			return false;
+	for (size_t i = 0; i < a->ncontainers; i++)
+		if (!str_eq(a->containers[i].id, b->containers[i].id) ||
+		    !str_eq(a->containers[i].name, b->containers[i].name))
+			return false;
+	return true;
+}
+
+/* A normalized copy of a UID: lowercase, '_' -> '-'. NULL for an empty,
+ * over-long or non-[0-9a-zA-Z_-] string. */
+static char *uid_normalize(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	char *u;
+
+	if (!n || n > POD_STRING_MAX)
+		return NULL;
+	u = malloc(n + 1);
+	if (!u)
+		return NULL;
+	for (size_t i = 0; i <= n; i++) {
+		char c = s[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		else if (c == '_')
+			c = '-';
+		else if (c && !(c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'))) {
+			free(u);
+			return NULL;
+		}
+		u[i] = c;
+	}
+	return u;
+}
+
+/* A string member of obj, or NULL when absent, not a string, empty or
+ * longer than POD_STRING_MAX. */
+static const char *json_str(const json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+	const char *s;
+
+	if (!json_is_string(v))
+		return NULL;
+	s = json_string_value(v);
+	if (!*s || json_string_length(v) > POD_STRING_MAX ||
+	    strlen(s) != json_string_length(v))      /* embedded NUL */
+		return NULL;
+	return s;
+}
+
+static int dup_to(char **dst, const char *s)
+{
+	if (!s)
+		return 0;
+	*dst = strdup(s);
+	return *dst ? 0 : -ENOMEM;
+}
+
+static int decode_labels(struct pod *d, const json_t *labels, struct pods_stats *st)
+{
+	size_t bytes = 0, n = json_object_size(labels);
+	const char *key;
+	json_t *val;
+
+	if (!n)
+		return 0;
+	d->labels = calloc(n < POD_MAX_LABELS ? n : POD_MAX_LABELS, sizeof(*d->labels));
+	if (!d->labels)
+		return -ENOMEM;
+	json_object_foreach((json_t *)labels, key, val) {
+		size_t kl = strlen(key), vl;
+
+		if (!json_is_string(val)) {
+			st->labels_dropped++;
+			continue;
+		}
+		vl = json_string_length(val);
+		if (d->nlabels == POD_MAX_LABELS || !kl || kl > POD_LABEL_KEY_MAX ||
+		    vl > POD_LABEL_VALUE_MAX || strlen(json_string_value(val)) != vl ||
+		    bytes + kl + vl > POD_LABEL_BYTES_MAX) {
+			st->labels_dropped++;
+			continue;
+		}
+		d->labels[d->nlabels].key = strdup(key);
+		d->labels[d->nlabels].value = strdup(json_string_value(val));
+		if (!d->labels[d->nlabels].key || !d->labels[d->nlabels].value) {
+			d->nlabels++;   /* so pod_free releases the half-made pair */
+			return -ENOMEM;
+		}
+		d->nlabels++;
+		bytes += kl + vl;
+	}
+	return 0;
+}
+
+/* Container ids come as "<runtime>://<id>"; the cgroup side has bare ids. */
+static const char *strip_runtime(const char *id)
+{
+	const char *sep = strstr(id, "://");
+
+	return sep ? sep + 3 : id;
+}
+
+static int decode_statuses(struct pod *d, const json_t *statuses, struct pods_stats *st)
+{
+	size_t i;
+	json_t *cs;
+
+	if (!json_is_array(statuses))
+		return 0;
+	json_array_foreach(statuses, i, cs) {
+		const char *cid = json_str(cs, "containerID"), *name = json_str(cs, "name");
+		struct pod_container *c;
+
+		if (!cid || !*(cid = strip_runtime(cid)))
+			continue;       /* not started yet */
+		if (d->ncontainers == POD_MAX_CONTAINERS) {
+			st->containers_dropped++;
+			continue;
+		}
+		c = &d->containers[d->ncontainers];
+		c->id = strdup(cid);
+		if (!c->id || dup_to(&c->name, name)) {
+			d->ncontainers++;
+			return -ENOMEM;
+		}
+		d->ncontainers++;
+	}
+	return 0;
+}
+
+/* Decodes a Pod object. *out = NULL and 0 is never returned: 0 and a pod,
+ * -EINVAL for an object without usable metadata, or -ENOMEM. Bound hits
+ * are counted into st (caller's copy, merged under the lock). */
+static int pod_decode(const json_t *obj, struct pod **out, struct pods_stats *st)
+{
+	static const char *const status_keys[] = {
+		"containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses",
+	};
+	const json_t *meta = json_object_get(obj, "metadata"), *status, *ann, *labels;
+	const char *uid, *ns, *name, *mirror, *profile;
+	struct pod *d;
+	size_t nstat = 0;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	if (!json_is_object(obj) || !json_is_object(meta))
+		return -EINVAL;
+	uid = json_str(meta, "uid");
+	ns = json_str(meta, "namespace");
+	name = json_str(meta, "name");
+	if (!uid || !ns || !name)
+		return -EINVAL;
+	ann = json_object_get(meta, "annotations");
+	labels = json_object_get(meta, "labels");
+	if ((ann && !json_is_object(ann) && !json_is_null(ann)) ||
+	    (labels && !json_is_object(labels) && !json_is_null(labels)))
+		return -EINVAL;
+	status = json_object_get(obj, "status");
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->api_uid = uid_normalize(uid);
+	if (!d->api_uid) {
+		err = -EINVAL;  /* or ENOMEM; a bad UID is far likelier */
+		goto fail;
+	}
+	mirror = json_str(ann, ANN_MIRROR);
+	d->uid = mirror ? uid_normalize(mirror) : strdup(d->api_uid);
+	if (!d->uid && !mirror)
+		goto fail;
+	if (!d->uid) {
+		st->bad_mirror_uids++;  /* index by the API UID alone */
+		d->uid = strdup(d->api_uid);
+		if (!d->uid)
+			goto fail;
+	}
+	if (dup_to(&d->namespace_, ns) || dup_to(&d->name, name) ||
+	    dup_to(&d->service_name, json_str(ann, ANN_SERVICE)))
+		goto fail;
+	profile = json_str(ann, ANN_PROFILE);
+	d->opted_out = profile && !strcmp(profile, "false");
+	if (json_is_object(labels) && (err = decode_labels(d, labels, st)))
+		goto fail;
+	err = -ENOMEM;
+	for (size_t k = 0; k < 3; k++)
+		nstat += json_array_size(json_object_get(status, status_keys[k]));
+	if (nstat) {
+		d->containers = calloc(nstat < POD_MAX_CONTAINERS ? nstat : POD_MAX_CONTAINERS,
+				       sizeof(*d->containers));
+		if (!d->containers)
+			goto fail;
+	}
+	for (size_t k = 0; k < 3; k++)
+		if ((err = decode_statuses(d, json_object_get(status, status_keys[k]), st)))
+			goto fail;
+	*out = d;
+	return 0;
+fail:
+	pod_free(d);
+	return err;
+}
+
+/* ---- the index (callers hold p->lock) ---- */
+
+static void unindex(struct pods *p, struct pod *d)
+{
+	strmap_del_if(&p->by_api_uid, d->api_uid, d);
+	strmap_del_if(&p->by_uid, d->api_uid, d);
+	strmap_del_if(&p->by_uid, d->uid, d);
+	for (size_t i = 0; i < d->ncontainers; i++)
+		strmap_del_if(&p->by_cid, d->containers[i].id, d);
+}
+
+/* Adds d; on failure nothing of d stays indexed. */
+static int index_pod(struct pods *p, struct pod *d)
+{
+	int err;
+
+	if ((err = strmap_put(&p->by_api_uid, d->api_uid, d)) ||
+	    (err = strmap_put(&p->by_uid, d->api_uid, d)) ||
+	    (err = strmap_put(&p->by_uid, d->uid, d)))
+		goto fail;
+	for (size_t i = 0; i < d->ncontainers; i++)
+		if ((err = strmap_put(&p->by_cid, d->containers[i].id, d)))
+			goto fail;
+	return 0;
+fail:
+	unindex(p, d);
+	return err;
+}
+
+/* Removes and frees every pod. by_api_uid owns the pods. */
+static void index_clear(struct pods *p)
+{
+	for (size_t i = 0; i < p->by_api_uid.cap; i++)
+		if (p->by_api_uid.keys[i])
+			pod_free(p->by_api_uid.vals[i]);
+	strmap_clear(&p->by_api_uid);
+	strmap_clear(&p->by_uid);
+	strmap_clear(&p->by_cid);
+}
+
+static void stats_merge(struct pods_stats *dst, const struct pods_stats *src)
+{
+	dst->bad_objects += src->bad_objects;
+	dst->skipped_max_pods += src->skipped_max_pods;
+	dst->labels_dropped += src->labels_dropped;
+	dst->containers_dropped += src->containers_dropped;
+	dst->bad_mirror_uids += src->bad_mirror_uids;
+}
+
+/* Takes d (indexes it or frees it). */
+static int upsert_locked(struct pods *p, struct pod *d)
+{
+	struct pod *old = strmap_get(&p->by_api_uid, d->api_uid);
+	int err;
+
+	if (old && pod_equal(old, d)) {
+		pod_free(d);
+		return 0;
+	}
+	if (!old && p->by_api_uid.len >= p->max_pods) {
+		if (!p->stats.skipped_max_pods++)
+			pr_warn("pods: index full (%zu pods); pod '%s/%s' and later ones skipped",
+				p->max_pods, d->namespace_, d->name);
+		pod_free(d);
+		return -ENOSPC;
+	}
+	if (old) {
+		unindex(p, old);
+		pod_free(old);
+	}
+	err = index_pod(p, d);
+	if (err)
+		pod_free(d);
+	p->generation++;
+	return err;
+}
+
+/* ---- API ---- */
+
+struct pods *pods__new(size_t max_pods)
+{
+	struct pods *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	if (pthread_mutex_init(&p->lock, NULL)) {
+		free(p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->max_pods = max_pods;
+	return p;
+}
+
+void pods__free(struct pods *p)
+{
+	if (!p)
+		return;
+	index_clear(p);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+static void count_bad(struct pods *p, const json_t *obj, int err)
+{
+	if (err != -EINVAL)
+		return;
+	pthread_mutex_lock(&p->lock);
+	if (!p->stats.bad_objects++)
+		pr_warn("pods: %s is not a usable Pod (no metadata.uid/namespace/name "
+			"strings?); skipped, later ones counted",
+			json_is_object(obj) ? "object" : "non-object");
+	pthread_mutex_unlock(&p->lock);
+}
+
+int pods__upsert(struct pods *p, const json_t *pod)
+{
+	struct pods_stats st = { 0 };
+	struct pod *d;
+	int err = pod_decode(pod, &d, &st);
+
+	if (err) {
+		count_bad(p, pod, err);
+		pthread_mutex_lock(&p->lock);
+		stats_merge(&p->stats, &st);
+		pthread_mutex_unlock(&p->lock);
+		return err;
+	}
+	pthread_mutex_lock(&p->lock);
+	stats_merge(&p->stats, &st);
+	err = upsert_locked(p, d);
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}
+
+int pods__remove(struct pods *p, const json_t *pod)
+{
+	const json_t *meta = json_object_get(pod, "metadata");
+	char *uid = uid_normalize(json_str(meta, "uid"));
+	struct pod *old;
+
+	if (!uid) {
+		count_bad(p, pod, -EINVAL);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&p->lock);
+	old = strmap_get(&p->by_api_uid, uid);
+	if (old) {
+		unindex(p, old);
+		pod_free(old);
+		p->generation++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	free(uid);
+	return 0;
+}
+
+int pods__replace(struct pods *p, const json_t *pod_list)
+{
+	const json_t *items = json_object_get(pod_list, "items");
+	struct pods_stats st = { 0 };
+	struct pod **decoded = NULL;
+	size_t n = 0, i;
+	json_t *item;
+	int err = 0;
+
+	/* "items": null is how an empty list may be encoded. */
+	if (!json_is_object(pod_list) || (items && !json_is_array(items) && !json_is_null(items))) {
+		count_bad(p, pod_list, -EINVAL);
+		return -EINVAL;
+	}
+	if (json_array_size(items)) {
+		decoded = calloc(json_array_size(items), sizeof(*decoded));
+		if (!decoded)
+			return -ENOMEM;
+	}
+	json_array_foreach(items, i, item) {
+		int e = pod_decode(item, &decoded[n], &st);
+
+		if (e == -EINVAL)
+			st.bad_objects++;
+		else if (e) {
+			err = e;
+			goto out;
+		} else
+			n++;
+	}
+	if (st.bad_objects)
+		pr_warn("pods: %" PRIu64 " of %zu list items are not usable Pods; skipped",
+			st.bad_objects, json_array_size(items));
+
+	pthread_mutex_lock(&p->lock);
+	index_clear(p);
+	stats_merge(&p->stats, &st);
+	for (i = 0; i < n; i++) {
+		int e = upsert_locked(p, decoded[i]);
+
+		decoded[i] = NULL;
+		if (e && e != -ENOSPC && !err)
+			err = e;
+	}
+	p->generation++;
+	pthread_mutex_unlock(&p->lock);
+out:
+	for (i = 0; i < n; i++)
+		pod_free(decoded[i]);
+	free(decoded);
+	return err;
+}
+
+static int info_fill(struct pod_info *out, const struct pod *d, const char *container)
+{
+	*out = (struct pod_info){ .opted_out = d->opted_out };
+	if (dup_to(&out->uid, d->uid) || dup_to(&out->namespace_, d->namespace_) ||
+	    dup_to(&out->name, d->name) || dup_to(&out->container, container) ||
+	    dup_to(&out->service_name, d->service_name))
+		goto nomem;
+	if (d->nlabels) {
+		out->labels = calloc(d->nlabels, sizeof(*out->labels));
+		if (!out->labels)
+			goto nomem;
+	}
+	for (size_t i = 0; i < d->nlabels; i++) {
+		out->nlabels++;
+		if (dup_to(&out->labels[i].key, d->labels[i].key) ||
+		    dup_to(&out->labels[i].value, d->labels[i].value))
+			goto nomem;
+	}
+	return 0;
+nomem:
+	pod_info__release(out);
+	return -ENOMEM;
+}
+
+bool pods__lookup(struct pods *p, const char *container_id, const char *pod_uid,
+		  struct pod_info *out)
+{
+	struct pod *d = NULL;
+	const char *container = NULL;
+	char *uid = NULL;
+	bool found = false;
+
+	if (pod_uid)
+		uid = uid_normalize(pod_uid);
+	pthread_mutex_lock(&p->lock);
+	if (container_id && *container_id) {
+		d = strmap_get(&p->by_cid, container_id);
+		for (size_t i = 0; d && i < d->ncontainers; i++)
+			if (!strcmp(d->containers[i].id, container_id))
+				container = d->containers[i].name;
+	}
+	if (!d && uid)
+		d = strmap_get(&p->by_uid, uid);
+	if (d)
+		found = !info_fill(out, d, container);
+	pthread_mutex_unlock(&p->lock);
+	free(uid);
+	return found;
+}
+
+uint64_t pods__generation(struct pods *p)
+{
+	uint64_t g;
+
+	pthread_mutex_lock(&p->lock);
+	g = p->generation;
+	pthread_mutex_unlock(&p->lock);
+	return g;
+}
+
+size_t pods__count(struct pods *p)
+{
+	size_t n;
+
+	pthread_mutex_lock(&p->lock);
+	n = p->by_api_uid.len;
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+void pods__stats(struct pods *p, struct pods_stats *out)
+{
+	pthread_mutex_lock(&p->lock);
+	*out = p->stats;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pod_info__release(struct pod_info *p)
+{
+	if (!p)
+		return;
+	free(p->uid);
+	free(p->namespace_);
+	free(p->name);
+	free(p->container);
+	free(p->service_name);
+	for (size_t i = 0; i < p->nlabels; i++) {
+		free(p->labels[i].key);
+		free(p->labels[i].value);
+	}
+	free(p->labels);
+	*p = (struct pod_info){ 0 };
+}
+
+const char *pod_info__label(const struct pod_info *p, const char *key)
+{
+	for (size_t i = 0; i < p->nlabels; i++)
+		if (!strcmp(p->labels[i].key, key))
+			return p->labels[i].value;
+	return NULL;
+}
