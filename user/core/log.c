@@ -1,14 +1,109 @@
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <ctype.h>
 #include <bpf/libbpf.h>
+#include <jansson.h>
 
 #include "core/log.h"
 
 enum log_level log_level = LOG_WARN;
+static enum log_format log_format;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
+
+void log_set_format(enum log_format f)
+{
+	log_format = f;
+}
+
+/* Where the message's trailing key=value fields start (the first " key="
+ * with key in [a-z_]), or the end. */
+static char *fields_start(char *msg)
+{
+	for (char *s = strchr(msg, ' '); s; s = strchr(s + 1, ' ')) {
+		char *k = s + 1;
+
+		while (islower((unsigned char)*k) || *k == '_')
+			k++;
+		if (k > s + 1 && *k == '=')
+			return s;
+	}
+	return msg + strlen(msg);
+}
+
+static void timestamp(char *buf, size_t n)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (ts.tv_nsec / 1000000) % 1000);
+}
+
+/* Adds "k=v k2=\"quoted v\"" fields to a JSON object. */
+static void json_fields(json_t *o, char *f)
+{
+	while (*f) {
+		char *k, *v, *eq;
+
+		while (*f == ' ')
+			f++;
+		k = f;
+		eq = strchr(k, '=');
+		if (!eq)
+			break;
+		*eq = '\0';
+		v = eq + 1;
+		if (*v == '"') {
+			char *end = strchr(++v, '"');
+
+			f = end ? end + 1 : v + strlen(v);
+			if (end)
+				*end = '\0';
+		} else {
+			f = v + strcspn(v, " ");
+			if (*f)
+				*f++ = '\0';
+		}
+		json_object_set_new(o, k, json_string(v));
+	}
+}
+
+static void emit(enum log_level level, char *buf)
+{
+	char ts[80], *fields;
+	json_t *o;
+	char *line;
+
+	if (log_format == LOG_FORMAT_HUMAN) {
+		fprintf(stderr, "kiln: %s: %s\n", level_names[level], buf);
+		return;
+	}
+	timestamp(ts, sizeof(ts));
+	fields = fields_start(buf);
+	if (log_format == LOG_FORMAT_TEXT) {
+		fprintf(stderr, "time=%s level=%s msg=\"", ts, level_names[level]);
+		for (char *c = buf; c < fields; c++)
+			fprintf(stderr, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+		fprintf(stderr, "\"%s\n", fields);
+		return;
+	}
+	o = json_object();
+	json_object_set_new(o, "time", json_string(ts));
+	json_object_set_new(o, "level", json_string(level_names[level]));
+	json_object_set_new(o, "msg", json_stringn(buf, (size_t)(fields - buf)));
+	json_fields(o, fields);
+	line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	fprintf(stderr, "%s\n", line ? line : "{}");
+	free(line);
+	json_decref(o);
+}
 
 static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
@@ -18,7 +113,7 @@ static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 	/* libbpf ends its lines with '\n'; ours do not. */
 	while (n > 0 && (size_t)n < sizeof(buf) && buf[n - 1] == '\n')
 		buf[--n] = '\0';
-	fprintf(stderr, "kiln: %s: %s\n", level_names[level], buf);
+	emit(level, buf);
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)

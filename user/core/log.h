@@ -7,6 +7,15 @@ enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 extern enum log_level log_level;
 
+/* Line formats. HUMAN (the default, for commands run by people):
+ * "kiln: warn: message". TEXT (logfmt, for the agent): time=... level=...
+ * msg="..." then the message's trailing key=value fields. JSON: the same
+ * as one object per line. Messages put their fields last: "push failed
+ * status=503 retry_in=2.0s". */
+enum log_format { LOG_FORMAT_HUMAN = 0, LOG_FORMAT_TEXT, LOG_FORMAT_JSON };
+
+void log_set_format(enum log_format f);
+
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Routes libbpf's messages into log_msg (warnings as warn, debug as debug). */

@@ -1,0 +1,218 @@
+/* The option table: flags, environment and config file, their precedence,
+ * and the one-line errors. */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/config.h"
+
+struct opts {
+	uint64_t hz;
+	double interval;
+	uint64_t bytes;
+	const char *server;
+	const char *format;
+	bool insecure;
+	struct config_list tags;
+	const char *config;
+};
+
+#define O(f) offsetof(struct opts, f)
+static const struct config_option table[] = {
+	{ "frequency", 'F', CONFIG_U64, "HZ", "97", 1, 1000, NULL, O(hz), "rate" },
+	{ "interval", 0, CONFIG_SECONDS, "S", "10", 1, 3600, NULL, O(interval), "interval" },
+	{ "queue-max-bytes", 0, CONFIG_SIZE, "SIZE", "64M", 1024, 1ull << 40, NULL, O(bytes), "q" },
+	{ "server", 0, CONFIG_STRING, "URL", NULL, 0, 0, NULL, O(server), "server" },
+	{ "log-format", 0, CONFIG_CHOICE, "F", "text", 0, 0, "text|json", O(format), "fmt" },
+	{ "tls-insecure-skip-verify", 0, CONFIG_BOOL, NULL, "false", 0, 0, NULL, O(insecure), "x" },
+	{ "tag", 0, CONFIG_LIST, "K=V", NULL, 0, 0, NULL, O(tags), "tags" },
+	{ "config", 'c', CONFIG_STRING, "FILE", NULL, 0, 0, NULL, O(config), "file" },
+};
+#define N (sizeof(table) / sizeof(table[0]))
+
+static void clean_env(void)
+{
+	const char *vars[] = { "KILN_FREQUENCY", "KILN_INTERVAL", "KILN_QUEUE_MAX_BYTES",
+			       "KILN_SERVER", "KILN_LOG_FORMAT", "KILN_TLS_INSECURE_SKIP_VERIFY",
+			       "KILN_TAGS", "KILN_CONFIG" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}
+
+static int parse(struct opts *o, int argc, char **argv)
+{
+	memset(o, 0, sizeof(*o));
+	return config__parse("test", table, N, o, argc, argv);
+}
+
+/* A temporary file holding text; the caller unlinks and frees the path. */
+static char *write_tmp(const char *text)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/kiln-config-XXXXXX");
+	fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return strdup(path);
+}
+
+static void remove_tmp(char *path)
+{
+	unlink(path);
+	free(path);
+}
+
+Test(config, defaults, .init = clean_env)
+{
+	struct opts o;
+	char *argv[] = { "agent" };
+
+	cr_assert_eq(parse(&o, 1, argv), 0);
+	cr_assert_eq(o.hz, 97);
+	cr_assert_float_eq(o.interval, 10.0, 1e-9);
+	cr_assert_eq(o.bytes, 64ull << 20);
+	cr_assert_null(o.server);
+	cr_assert_str_eq(o.format, "text");
+	cr_assert(!o.insecure);
+	cr_assert_eq(o.tags.n, 0);
+}
+
+Test(config, flags_forms, .init = clean_env)
+{
+	struct opts o;
+	char *argv[] = { "agent", "-F", "49", "--interval=2.5", "--server", "http://x:4040",
+			 "--tls-insecure-skip-verify", "--tag", "a=1", "--tag=b=2",
+			 "--queue-max-bytes", "1G" };
+
+	cr_assert_eq(parse(&o, 12, argv), 0);
+	cr_assert_eq(o.hz, 49);
+	cr_assert_float_eq(o.interval, 2.5, 1e-9);
+	cr_assert_str_eq(o.server, "http://x:4040");
+	cr_assert(o.insecure);
+	cr_assert_eq(o.tags.n, 2);
+	cr_assert_str_eq(o.tags.items[0], "a=1");
+	cr_assert_str_eq(o.tags.items[1], "b=2");
+	cr_assert_eq(o.bytes, 1ull << 30);
+}
+
+Test(config, precedence_flag_env_file, .init = clean_env)
+{
+	struct opts o;
+	char *path = write_tmp("# comment\nfrequency = 11\ninterval = 3\nserver = \"http://file\"\n"
+			       "tag = f=1\ntag = f=2\nlog-format = json\n");
+	char *argv[] = { "agent", "--config", path, "--frequency", "33" };
+
+	setenv("KILN_INTERVAL", "4", 1);
+	setenv("KILN_TAGS", "e=1, e=2,e=3", 1);
+	cr_assert_eq(parse(&o, 5, argv), 0);
+	cr_assert_eq(o.hz, 33);                         /* flag beats file */
+	cr_assert_float_eq(o.interval, 4.0, 1e-9);      /* env beats file */
+	cr_assert_str_eq(o.server, "http://file");      /* file beats default */
+	cr_assert_str_eq(o.format, "json");
+	cr_assert_eq(o.tags.n, 3);                      /* env list replaces the file's */
+	cr_assert_str_eq(o.tags.items[1], "e=2");
+	remove_tmp(path);
+}
+
+Test(config, config_from_env, .init = clean_env)
+{
+	struct opts o;
+	char *path = write_tmp("frequency = 7\n");
+	char *argv[] = { "agent" };
+
+	setenv("KILN_CONFIG", path, 1);
+	cr_assert_eq(parse(&o, 1, argv), 0);
+	cr_assert_eq(o.hz, 7);
+	remove_tmp(path);
+}
+
+Test(config, help, .init = clean_env)
+{
+	struct opts o;
+	char *argv[] = { "agent", "--frequency", "5", "--help" };
+
+	cr_assert_eq(parse(&o, 4, argv), 1);
+}
+
+static void check_error(int argc, char **argv, const char *what)
+{
+	struct opts o;
+
+	cr_assert_eq(parse(&o, argc, argv), 2, "accepted: %s", what);
+}
+
+Test(config, errors_name_the_source, .init = clean_env)
+{
+	char *bad_flag[] = { "agent", "--frequency", "5000" };
+	char *unknown[] = { "agent", "--nope" };
+	char *missing[] = { "agent", "--server" };
+	char *choice[] = { "agent", "--log-format", "xml" };
+	char *boolean[] = { "agent", "--tls-insecure-skip-verify=maybe" };
+	char *stray[] = { "agent", "stray" };
+	char *none[] = { "agent" };
+
+	check_error(3, bad_flag, "frequency out of range");
+	check_error(2, unknown, "unknown flag");
+	check_error(2, missing, "missing value");
+	check_error(3, choice, "bad choice");
+	check_error(2, boolean, "bad bool");
+	check_error(2, stray, "stray argument");
+	setenv("KILN_INTERVAL", "0.5", 1);
+	check_error(1, none, "env out of range");
+}
+
+Test(config, file_errors, .init = clean_env)
+{
+	struct opts o;
+	char *bad_line = write_tmp("frequency 5\n");
+	char *bad_key = write_tmp("nope = 1\n");
+	char *bad_val = write_tmp("\n\ninterval = soon\n");
+	char *a1[] = { "agent", "-c", bad_line };
+	char *a2[] = { "agent", "-c", bad_key };
+	char *a3[] = { "agent", "-c", "/nonexistent/kiln.conf" };
+
+	char *a4[] = { "agent", "-c", bad_val };
+
+	cr_assert_eq(parse(&o, 3, a1), 2);
+	cr_assert_eq(parse(&o, 3, a2), 2);
+	cr_assert_eq(parse(&o, 3, a3), 2);
+	cr_assert_eq(parse(&o, 3, a4), 2);
+	remove_tmp(bad_line);
+	remove_tmp(bad_key);
+	remove_tmp(bad_val);
+}
+
+Test(config, messages, .init = cr_redirect_stderr)
+{
+	struct opts o;
+	char *path = write_tmp("\n\ninterval = soon\n");
+	char *argv[] = { "agent", "-c", path };
+	char want[256];
+
+	clean_env();
+	cr_assert_eq(parse(&o, 3, argv), 2);
+	fflush(stderr);
+	snprintf(want, sizeof(want),
+		 "kiln test: invalid value 'soon' for %s:3 (interval): want seconds in [1, 3600]\n",
+		 path);
+	cr_assert_stderr_eq_str(want);
+	remove_tmp(path);
+}
+
+Test(config, env_names)
+{
+	char buf[64];
+
+	config__env_name(&table[5], buf, sizeof(buf));
+	cr_assert_str_eq(buf, "KILN_TLS_INSECURE_SKIP_VERIFY");
+	config__env_name(&table[6], buf, sizeof(buf));
+	cr_assert_str_eq(buf, "KILN_TAGS");
+}

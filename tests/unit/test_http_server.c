@@ -1,0 +1,543 @@
+/* The /metrics, /healthz, /ready server, fetched over real sockets with
+ * libcurl; address parsing and bind errors. */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/http_server.h"
+
+/* What an agent would share with the handlers: written by its threads,
+ * read on the server's thread, so atomics. */
+struct agent {
+	atomic_bool healthy, ready;
+	atomic_uint_fast64_t samples, scrapes;
+	int metrics_err;        /* set before start, read-only after */
+	bool overflow;
+	char reason[64];        /* set before the flip, read after */
+};
+
+static int agent_metrics(struct metrics_buf *b, void *ctx)
+{
+	struct agent *a = ctx;
+	const struct metrics_label l[] = { { "mode", "cpu \"on\"" } };
+	int err;
+
+	atomic_fetch_add(&a->scrapes, 1);
+	if (a->metrics_err)
+		return a->metrics_err;
+	err = metrics_buf__family(b, "kiln_samples_total", METRICS_COUNTER, "Samples taken.");
+	if (!err)
+		err = metrics_buf__u64(b, l, 1, atomic_load(&a->samples));
+	if (!err)
+		err = metrics_buf__family(b, "kiln_up", METRICS_GAUGE, "1 while sampling.");
+	if (!err)
+		err = metrics_buf__double(b, NULL, 0, 1.0);
+	while (!err && a->overflow)
+		err = metrics_buf__u64(b, l, 1, UINT64_MAX);
+	/* Past the bound the writer fails; a handler ignoring that still gets
+	 * a 500 because the output is marked truncated. */
+	return a->overflow ? 0 : err;
+}
+
+static bool agent_healthy(void *ctx, char *reason, size_t n)
+{
+	struct agent *a = ctx;
+
+	if (atomic_load(&a->healthy))
+		return true;
+	snprintf(reason, n, "%s", a->reason);
+	return false;
+}
+
+static bool agent_ready(void *ctx, char *reason, size_t n)
+{
+	struct agent *a = ctx;
+
+	return atomic_load(&a->ready);
+}
+
+static const struct http_handlers handlers = {
+	.metrics = agent_metrics,
+	.healthy = agent_healthy,
+	.ready = agent_ready,
+};
+
+static void agent_init(struct agent *a)
+{
+	memset(a, 0, sizeof(*a));
+	atomic_init(&a->healthy, true);
+	atomic_init(&a->ready, true);
+	atomic_init(&a->samples, 12345);
+	atomic_init(&a->scrapes, 0);
+}
+
+struct reply {
+	long status;
+	char ctype[128];
+	char allow[64];
+	char body[8192];
+	size_t len;
+	bool overflow;
+};
+
+static size_t on_body(char *p, size_t size, size_t n, void *arg)
+{
+	struct reply *r = arg;
+	size_t len = size * n;
+
+	if (len > sizeof(r->body) - 1 - r->len) {
+		r->overflow = true;
+		len = sizeof(r->body) - 1 - r->len;
+	}
+	memcpy(r->body + r->len, p, len);
+	r->len += len;
+	r->body[r->len] = '\0';
+	return size * n;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct reply *r = arg;
+	size_t len = size * n;
+
+	if (len > 7 && strncasecmp(p, "Allow: ", 7) == 0)
+		snprintf(r->allow, sizeof(r->allow), "%.*s", (int)(len - 7 - 2), p + 7);
+	return len;
+}
+
+/* method "GET", "HEAD", "POST" (with a small body) or any other verb. */
+static void fetch(const char *host, uint16_t port, const char *method, const char *path,
+		  struct reply *r)
+{
+	CURL *c = curl_easy_init();
+	char url[128];
+	char *ctype = NULL;
+	CURLcode rc;
+
+	cr_assert_not_null(c);
+	memset(r, 0, sizeof(*r));
+	snprintf(url, sizeof(url), "http://%s:%u%s", host, port, path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
+	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	if (strcmp(method, "HEAD") == 0)
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	else if (strcmp(method, "POST") == 0)
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "a=1&b=2");
+	else if (strcmp(method, "GET") != 0)
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	rc = curl_easy_perform(c);
+	cr_assert_eq(rc, CURLE_OK, "%s %s: %s", method, url, curl_easy_strerror(rc));
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ctype);
+	snprintf(r->ctype, sizeof(r->ctype), "%s", ctype ? ctype : "");
+	curl_easy_cleanup(c);
+	cr_assert_not(r->overflow, "%s %s: body larger than the test buffer", method, url);
+}
+
+static void expect(struct http_server *s, const char *method, const char *path,
+		   long status, const char *ctype, const char *body)
+{
+	struct reply r;
+
+	fetch("127.0.0.1", http_server__port(s), method, path, &r);
+	cr_assert_eq(r.status, status, "%s %s: status %ld, want %ld (body '%s')", method, path,
+		     r.status, status, r.body);
+	if (ctype)
+		cr_assert_str_eq(r.ctype, ctype, "%s %s", method, path);
+	if (body)
+		cr_assert_str_eq(r.body, body, "%s %s", method, path);
+}
+
+#define TEXT "text/plain; charset=utf-8"
+
+static const char metrics_text[] =
+	"# HELP kiln_samples_total Samples taken.\n"
+	"# TYPE kiln_samples_total counter\n"
+	"kiln_samples_total{mode=\"cpu \\\"on\\\"\"} 12345\n"
+	"# HELP kiln_up 1 while sampling.\n"
+	"# TYPE kiln_up gauge\n"
+	"kiln_up 1\n";
+
+static void setup(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+TestSuite(metrics_http, .init = setup, .timeout = 20);
+
+Test(metrics_http, serves_metrics_health_ready_and_errors)
+{
+	struct agent a;
+	struct http_server *s;
+	struct reply r;
+
+	agent_init(&a);
+	s = http_server__start("127.0.0.1:0", &handlers, &a);
+	cr_assert_not_null(s, "start: %s", strerror(errno));
+	cr_assert_neq(http_server__port(s), 0);
+
+	expect(s, "GET", "/metrics", 200, METRICS_CONTENT_TYPE, metrics_text);
+	cr_assert_str_eq(METRICS_CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
+	expect(s, "GET", "/healthz", 200, TEXT, "ok\n");
+	expect(s, "GET", "/ready", 200, TEXT, "ok\n");
+	expect(s, "GET", "/ready?verbose=1", 200, TEXT, "ok\n");
+	expect(s, "GET", "/nope", 404, TEXT, "not found\n");
+	expect(s, "GET", "/", 404, NULL, NULL);
+	expect(s, "GET", "/metrics/", 404, NULL, NULL);
+	expect(s, "HEAD", "/metrics", 200, METRICS_CONTENT_TYPE, "");
+	expect(s, "DELETE", "/healthz", 405, TEXT, "method not allowed\n");
+	fetch("127.0.0.1", http_server__port(s), "POST", "/metrics", &r);
+	cr_assert_eq(r.status, 405);
+	cr_assert_str_eq(r.allow, "GET, HEAD");
+	/* The server still answers after a refused body. */
+	expect(s, "GET", "/healthz", 200, TEXT, "ok\n");
+	cr_assert_eq(atomic_load(&a.scrapes), 2); /* GET and HEAD */
+	http_server__stop(s);
+}
+
+Test(metrics_http, health_and_readiness_flip_to_503_with_reason)
+{
+	struct agent a;
+	struct http_server *s;
+
+	agent_init(&a);
+	s = http_server__start("127.0.0.1:0", &handlers, &a);
+	cr_assert_not_null(s);
+	expect(s, "GET", "/healthz", 200, TEXT, "ok\n");
+
+	snprintf(a.reason, sizeof(a.reason), "sampler stalled for 12 s\nsecond line");
+	atomic_store(&a.healthy, false);
+	expect(s, "GET", "/healthz", 503, TEXT, "sampler stalled for 12 s second line\n");
+	expect(s, "GET", "/ready", 200, TEXT, "ok\n");
+
+	atomic_store(&a.ready, false);   /* no reason given */
+	expect(s, "GET", "/ready", 503, TEXT, "not ready\n");
+	a.reason[0] = '\0';
+	expect(s, "GET", "/healthz", 503, TEXT, "unhealthy\n");
+
+	atomic_store(&a.healthy, true);
+	atomic_store(&a.ready, true);
+	expect(s, "GET", "/healthz", 200, TEXT, "ok\n");
+	expect(s, "GET", "/ready", 200, TEXT, "ok\n");
+	http_server__stop(s);
+}
+
+Test(metrics_http, failing_or_oversized_metrics_give_500)
+{
+	struct agent a;
+	struct http_server *s;
+
+	agent_init(&a);
+	s = http_server__start("127.0.0.1:0", &handlers, &a);
+	cr_assert_not_null(s);
+	a.metrics_err = -EIO;
+	expect(s, "GET", "/metrics", 500, TEXT, "metrics: Input/output error\n");
+	a.metrics_err = 0;
+	a.overflow = true;
+	expect(s, "GET", "/metrics", 500, TEXT, "metrics: No space left on device\n");
+	a.overflow = false;
+	/* The buffer is reset between scrapes. */
+	expect(s, "GET", "/metrics", 200, METRICS_CONTENT_TYPE, metrics_text);
+	http_server__stop(s);
+}
+
+Test(metrics_http, null_handlers)
+{
+	struct http_server *s = http_server__start("127.0.0.1:0", NULL, NULL);
+
+	cr_assert_not_null(s);
+	expect(s, "GET", "/metrics", 200, METRICS_CONTENT_TYPE, "");
+	expect(s, "GET", "/healthz", 200, TEXT, "ok\n");
+	expect(s, "GET", "/ready", 200, TEXT, "ok\n");
+	http_server__stop(s);
+}
+
+Test(metrics_http, second_server_on_same_port_is_eaddrinuse)
+{
+	struct http_server *s, *s2;
+	char addr[64];
+
+	s = http_server__start("127.0.0.1:0", NULL, NULL);
+	cr_assert_not_null(s);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", http_server__port(s));
+	errno = 0;
+	s2 = http_server__start(addr, NULL, NULL);
+	cr_assert_null(s2);
+	cr_assert_eq(errno, EADDRINUSE, "errno %d (%s)", errno, strerror(errno));
+	/* The wildcard forms collide with it too. */
+	snprintf(addr, sizeof(addr), "0.0.0.0:%u", http_server__port(s));
+	cr_assert_null(http_server__start(addr, NULL, NULL));
+	cr_assert_eq(errno, EADDRINUSE);
+	/* The first one is unharmed. */
+	expect(s, "GET", "/healthz", 200, TEXT, "ok\n");
+	http_server__stop(s);
+}
+
+Test(metrics_http, rebinds_after_stop_with_served_connections)
+{
+	struct http_server *s = http_server__start("127.0.0.1:0", NULL, NULL);
+	char addr[64];
+	uint16_t port;
+
+	cr_assert_not_null(s);
+	port = http_server__port(s);
+	expect(s, "GET", "/healthz", 200, TEXT, "ok\n");
+	http_server__stop(s);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	s = http_server__start(addr, NULL, NULL);
+	cr_assert_not_null(s, "rebind %s: %s", addr, strerror(errno));
+	cr_assert_eq(http_server__port(s), port);
+	http_server__stop(s);
+}
+
+Test(metrics_http, bad_addresses_fail_cleanly)
+{
+	static const char *const bad[] = {
+		"nope", "1.2.3.4:99999", "[::1", "", "127.0.0.1:", "127.0.0.1", "::1:4041",
+		"[::1]4041", "[::1]:", "localhost:http", "256.1.1.1:80", "1.2.3:80",
+		"127.0.0.1:-1", "127.0.0.1:+80", "127.0.0.1:80x", "[]:80", "[127.0.0.1]:80",
+		"example.com:80",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		cr_assert_null(http_server__start(bad[i], NULL, NULL), "'%s' accepted", bad[i]);
+		cr_assert_eq(errno, EINVAL, "'%s': errno %d", bad[i], errno);
+	}
+	errno = 0;
+	cr_assert_null(http_server__start(NULL, NULL, NULL));
+	cr_assert_eq(errno, EINVAL);
+	/* Well formed, but not an address of this host (TEST-NET-1). */
+	cr_assert_null(http_server__start("192.0.2.1:0", NULL, NULL));
+	cr_assert_eq(errno, EADDRNOTAVAIL, "errno %d", errno);
+	http_server__stop(NULL);
+}
+
+Test(metrics_http, address_forms_parse)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	const char *why = NULL;
+	socklen_t len;
+	bool dual;
+
+	cr_assert_eq(http_addr__parse("127.0.0.1:4041", &ss, &len, &dual, &why), 0);
+	cr_assert_eq(ss.ss_family, AF_INET);
+	cr_assert_eq(ntohs(sin->sin_port), 4041);
+	cr_assert_eq(ntohl(sin->sin_addr.s_addr), INADDR_LOOPBACK);
+	cr_assert_eq(len, sizeof(*sin));
+	cr_assert_not(dual);
+
+	cr_assert_eq(http_addr__parse("localhost:80", &ss, &len, &dual, NULL), 0);
+	cr_assert_eq(ntohl(sin->sin_addr.s_addr), INADDR_LOOPBACK);
+
+	cr_assert_eq(http_addr__parse("0.0.0.0:65535", &ss, &len, &dual, NULL), 0);
+	cr_assert_eq(ss.ss_family, AF_INET);
+	cr_assert_eq(sin->sin_addr.s_addr, htonl(INADDR_ANY));
+	cr_assert_eq(ntohs(sin->sin_port), 65535);
+	cr_assert_not(dual);
+
+	cr_assert_eq(http_addr__parse("[::1]:4041", &ss, &len, &dual, NULL), 0);
+	cr_assert_eq(ss.ss_family, AF_INET6);
+	cr_assert(IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr));
+	cr_assert_eq(ntohs(sin6->sin6_port), 4041);
+	cr_assert_eq(len, sizeof(*sin6));
+	cr_assert_not(dual);
+
+	cr_assert_eq(http_addr__parse("[::]:4041", &ss, &len, &dual, NULL), 0);
+	cr_assert(IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr));
+	cr_assert_not(dual);
+
+	cr_assert_eq(http_addr__parse(":4041", &ss, &len, &dual, NULL), 0);
+	cr_assert_eq(ss.ss_family, AF_INET6);
+	cr_assert(IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr));
+	cr_assert_eq(ntohs(sin6->sin6_port), 4041);
+	cr_assert(dual);
+
+	cr_assert_eq(http_addr__parse("[::1", &ss, &len, &dual, &why), -EINVAL);
+	cr_assert_str_eq(why, "missing ']' after the IPv6 address");
+	cr_assert_eq(http_addr__parse("1.2.3.4:99999", &ss, &len, &dual, &why), -EINVAL);
+	cr_assert_str_eq(why, "the port must be a number from 0 to 65535");
+	cr_assert_eq(http_addr__parse("nope", &ss, &len, &dual, &why), -EINVAL);
+	cr_assert_str_eq(why, "expected host:port, [IPv6]:port or :port");
+}
+
+Test(metrics_http, all_interfaces_and_ipv6_loopback)
+{
+	struct http_server *s;
+	struct reply r;
+
+	/* ":0": IPv4 and IPv6 wildcard (IPv4 alone on hosts without IPv6). */
+	s = http_server__start(":0", NULL, NULL);
+	cr_assert_not_null(s, "start ':0': %s", strerror(errno));
+	expect(s, "GET", "/healthz", 200, TEXT, "ok\n");
+	http_server__stop(s);
+
+	s = http_server__start("[::1]:0", NULL, NULL);
+	if (!s && (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT))
+		cr_skip_test("no IPv6 loopback on this host");
+	cr_assert_not_null(s, "start '[::1]:0': %s", strerror(errno));
+	fetch("[::1]", http_server__port(s), "GET", "/ready", &r);
+	cr_assert_eq(r.status, 200);
+	cr_assert_str_eq(r.body, "ok\n");
+	http_server__stop(s);
+}
+
+/* Prometheus scrapes over a kept-alive connection: the server must not
+ * close it after each answer. */
+Test(metrics_http, keeps_connections_alive)
+{
+	struct http_server *s = http_server__start("127.0.0.1:0", NULL, NULL);
+	struct reply r;
+	CURL *c = curl_easy_init();
+	char url[64];
+	long connects = -1, status = 0;
+
+	cr_assert_not_null(s);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/metrics", http_server__port(s));
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
+	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	for (int i = 0; i < 3; i++) {
+		memset(&r, 0, sizeof(r));
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
+		cr_assert_eq(curl_easy_perform(c), CURLE_OK);
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+		curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &connects);
+		cr_assert_eq(status, 200);
+		cr_assert_eq(connects, i == 0 ? 1 : 0, "request %d opened %ld connections",
+			     i, connects);
+	}
+	curl_easy_cleanup(c);
+	http_server__stop(s);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Idle and half-sent connections must not hold the stop up. */
+Test(metrics_http, stop_is_prompt_with_open_connections)
+{
+	struct http_server *s = http_server__start("127.0.0.1:0", NULL, NULL);
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	static const char partial[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+	int fds[3];
+	double t0;
+
+	cr_assert_not_null(s);
+	sin.sin_port = htons(http_server__port(s));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (int i = 0; i < 3; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+		cr_assert_geq(fds[i], 0);
+		cr_assert_eq(connect(fds[i], (struct sockaddr *)&sin, sizeof(sin)), 0);
+	}
+	cr_assert_eq(write(fds[1], partial, sizeof(partial) - 1), (ssize_t)sizeof(partial) - 1);
+	expect(s, "GET", "/healthz", 200, TEXT, "ok\n");
+	usleep(50 * 1000);
+	t0 = now_s();
+	http_server__stop(s);
+	cr_assert_lt(now_s() - t0, 1.0, "stop took %.3f s", now_s() - t0);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+}
+
+/* Past HTTP_SERVER_MAX_CONNECTIONS the server stops accepting; a slot
+ * freed, the waiting client is served. */
+Test(metrics_http, connection_limit_is_enforced)
+{
+	struct http_server *s = http_server__start("127.0.0.1:0", NULL, NULL);
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int fds[HTTP_SERVER_MAX_CONNECTIONS];
+	CURL *c = curl_easy_init();
+	char url[64];
+	struct reply r;
+	CURLcode rc;
+
+	cr_assert_not_null(s);
+	sin.sin_port = htons(http_server__port(s));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (int i = 0; i < HTTP_SERVER_MAX_CONNECTIONS; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+		cr_assert_eq(connect(fds[i], (struct sockaddr *)&sin, sizeof(sin)), 0);
+	}
+	usleep(200 * 1000); /* let the server accept them all */
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/healthz", http_server__port(s));
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 500L);
+	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	memset(&r, 0, sizeof(r));
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
+	rc = curl_easy_perform(c);
+	cr_assert_eq(rc, CURLE_OPERATION_TIMEDOUT, "served past the limit: %s",
+		     curl_easy_strerror(rc));
+	curl_easy_cleanup(c);
+
+	close(fds[0]);
+	expect(s, "GET", "/healthz", 200, TEXT, "ok\n");
+	for (int i = 1; i < HTTP_SERVER_MAX_CONNECTIONS; i++)
+		close(fds[i]);
+	http_server__stop(s);
+}
+
+/* The exposition as Prometheus' own Python parser reads it. */
+Test(metrics_http, output_parses_with_prometheus_client)
+{
+	char script[256], cmd[512];
+	const char *dir_end = strrchr(__FILE__, '/');
+	struct agent a;
+	struct http_server *s;
+	int rc;
+
+	if (system("/usr/bin/python3 -c 'import prometheus_client.parser' 2>/dev/null") != 0)
+		cr_skip_test("/usr/bin/python3 has no prometheus_client "
+			     "(apt-get install python3-prometheus-client)");
+	snprintf(script, sizeof(script), "%.*scheck_prom_text.py",
+		 dir_end ? (int)(dir_end - __FILE__ + 1) : 0, __FILE__);
+	if (access(script, R_OK) != 0)
+		cr_skip_test("%s not found: run from the source tree", script);
+
+	agent_init(&a);
+	s = http_server__start("127.0.0.1:0", &handlers, &a);
+	cr_assert_not_null(s);
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/python3 %s --url http://127.0.0.1:%u/metrics "
+		 "--expect kiln_samples_total --expect kiln_up >/dev/null", script,
+		 http_server__port(s));
+	rc = system(cmd);
+	cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "%s: status %d", cmd, rc);
+
+	/* And the checker can fail: a family split in two groups. */
+	snprintf(cmd, sizeof(cmd),
+		 "printf '# TYPE a gauge\\na 1\\n# TYPE b gauge\\nb 1\\na 2\\n' | "
+		 "/usr/bin/python3 %s - 2>/dev/null", script);
+	rc = system(cmd);
+	cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 1, "%s: status %d", cmd, rc);
+	http_server__stop(s);
+}
