@@ -2,7 +2,7 @@
 #
 # make            build build/kiln
 # make deps       install the Debian build dependencies (idempotent)
-# make run        build, then profile this host for 30 s into ./profiles/
+# make run        build, then run the agent: profiles into ./profiles/ until Ctrl-C
 # make test       build, then run unit + e2e tests (needs root for e2e)
 # make bench      side-by-side benchmark against perf record and bpftrace
 # make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
@@ -39,7 +39,8 @@ endif
 BUILD_DEPS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev liblzma-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler libjansson-dev \
 	libmicrohttpd-dev libcriterion-dev pkg-config make gcc
-TEST_DEPS  := golang-go python3 binutils g++ xz-utils util-linux
+TEST_DEPS  := golang-go python3 binutils g++ xz-utils util-linux curl python3-protobuf \
+	protobuf-compiler python3-prometheus-client
 BENCH_DEPS := linux-perf bpftrace time
 
 PKGS       := libbpf libelf zlib liblzma libprotobuf-c jansson libcurl libmicrohttpd
@@ -142,16 +143,20 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+# The agent with the embedded default: no server, profiles into ./profiles/
+# every 10 s until Ctrl-C (RUN_SECONDS=N stops it after N seconds).
 run: deps
 	$(MAKE) all
-	mkdir -p profiles
-	./$(OUT)/kiln record -d 30 -o profiles/kiln-$$(date +%Y%m%d-%H%M%S).pb.gz
+	@echo "kiln agent: writing ./profiles/ every 10 s; Ctrl-C stops"
+	$(if $(RUN_SECONDS),timeout -s INT $(RUN_SECONDS)) ./$(OUT)/kiln agent --output-dir profiles \
+		|| [ $$? = 124 ]
 
 unit: $(OUT)/unit_tests
 	./$(OUT)/unit_tests --jobs=2
 
 e2e: $(OUT)/kiln workloads
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
+	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/agent.sh
 
 test: deps
 	$(MAKE) all $(OUT)/unit_tests workloads

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent.h"
 #include "record.h"
 
 static void usage(FILE *f)
@@ -12,6 +13,7 @@ static void usage(FILE *f)
 		"A system-wide CPU profiler for Linux (eBPF, cpu-clock sampling).\n"
 		"\n"
 		"Commands:\n"
+		"  agent      profile continuously; push to Pyroscope every interval, or write files\n"
 		"  record     profile the host, some pids, or a command; write pprof or folded stacks\n"
 		"  version    print the version\n"
 		"\n"
@@ -19,7 +21,8 @@ static void usage(FILE *f)
 		"  -h, --help     this help; 'kiln COMMAND --help' for a command's options\n"
 		"  -V, --version  print the version\n"
 		"\n"
-		"Example: sudo kiln record -d 10 -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n");
+		"Examples: sudo kiln record -d 10 -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n"
+		"          sudo kiln agent --server http://pyroscope:4040\n");
 }
 
 static void version(void)
@@ -44,6 +47,8 @@ int main(int argc, char **argv)
 		version();
 		return 0;
 	}
+	if (strcmp(cmd, "agent") == 0)
+		return agent_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "record") == 0)
 		return record_main(argc - 1, argv + 1);
 	fprintf(stderr, "kiln: unknown command '%s' (try 'kiln --help')\n", cmd);

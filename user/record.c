@@ -5,6 +5,7 @@
  * With a COMMAND, kiln forks it, registers the child in the BPF pid filter
  * (children inherit), and only then lets it exec, so no sample of it is
  * missed. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -23,10 +24,10 @@
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/preflight.h"
+#include "pipeline.h"
 #include "proc/proc.h"
 #include "profile/profile.h"
 #include "record.h"
-#include "sampler/sampler.h"
 #include "symbolize/symbolizer.h"
 
 #define DRAIN_INTERVAL_NS (2000000000ull)
@@ -45,20 +46,15 @@ struct record_opts {
 	uint64_t cache_bytes;
 	uint64_t max_processes;
 	const char *stats_path;
+	const char *group_by;           /* NULL: one profile */
 	bool quiet;
 	char **command;
 };
 
 struct record {
 	struct record_opts o;
-	struct sampler *sampler;
-	struct proc_table *procs;
-	struct symbolizer *sym;
-	struct profile *profile;
-	struct frame *frames;
-	uint64_t outcomes[KILN_OUTCOME_COUNT];
-	uint64_t drained, drains, invariant_failures, add_failures;
-	uint64_t drain_ns_max;
+	struct pipeline *pipe;
+	struct profile_set *profiles;   /* taken from the pipeline at the end */
 	pid_t child;
 	int child_status;
 	int stats_fd;                   /* BPF_ENABLE_STATS, -1 when off */
@@ -91,6 +87,8 @@ static void usage(FILE *f)
 		"                            follows the extension: .pb.gz .pprof = pprof (gzip),\n"
 		"                            .folded .txt = folded stacks (FlameGraph)\n"
 		"      --format FMT          pprof or folded, whatever the extension\n"
+		"      --group-by LABEL      one output per value of LABEL (service_name, namespace,\n"
+		"                            pod, container, systemd_unit, ...): FILE.<value>.<ext>\n"
 		"      --include-idle        keep samples of the idle task (pid 0)\n"
 		"      --counts-entries N    BPF counts map size per generation (default: CPUs x Hz x 10,\n"
 		"                            rounded up to a power of two; bounds distinct stacks per drain)\n"
@@ -134,7 +132,7 @@ static enum out_format format_from_name(const char *path)
 static int parse_args(struct record *r, int argc, char **argv)
 {
 	enum { OPT_FORMAT = 256, OPT_IDLE, OPT_COUNTS, OPT_STACKS, OPT_MAXPROC, OPT_CACHE,
-	       OPT_STATS };
+	       OPT_STATS, OPT_GROUP };
 	static const struct option longopts[] = {
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -147,6 +145,7 @@ static int parse_args(struct record *r, int argc, char **argv)
 		{ "max-processes", required_argument, NULL, OPT_MAXPROC },
 		{ "symbol-cache", required_argument, NULL, OPT_CACHE },
 		{ "stats", required_argument, NULL, OPT_STATS },
+		{ "group-by", required_argument, NULL, OPT_GROUP },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -215,6 +214,11 @@ static int parse_args(struct record *r, int argc, char **argv)
 		case OPT_STATS:
 			o->stats_path = optarg;
 			break;
+		case OPT_GROUP:
+			if (!*optarg || strchr(optarg, '='))
+				return bad_value("--group-by", optarg, "a label name such as pod or service_name");
+			o->group_by = optarg;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -251,50 +255,6 @@ static int parse_args(struct record *r, int argc, char **argv)
 					 "cannot tell the format from the name: use .pb.gz, .pprof, .folded or .txt, or give --format");
 	}
 	return 0;
-}
-
-static void on_event(const struct kiln_event *ev, void *ctx)
-{
-	struct record *r = ctx;
-
-	proc_table__on_event(r->procs, ev);
-}
-
-static void on_sample(const struct drained_sample *d, void *ctx)
-{
-	struct record *r = ctx;
-	struct proc_snapshot *snap = d->key->instance ?
-		proc_table__get(r->procs, d->key->instance) : NULL;
-	char comm[KILN_COMM_LEN + 1];
-	size_t n;
-
-	memcpy(comm, snap ? snap->comm : d->key->comm, KILN_COMM_LEN);
-	comm[KILN_COMM_LEN] = '\0';
-	n = symbolizer__stack(r->sym, comm, snap, d->kips, d->kn, d->uips, d->un, d->count,
-			      r->frames);
-	if (profile__add(r->profile, r->frames, n, d->count))
-		r->add_failures += d->count;
-}
-
-static int drain(struct record *r)
-{
-	struct drain_stats st;
-	int err = sampler__drain(r->sampler, on_sample, r, &st);
-
-	for (int i = 0; i < KILN_OUTCOME_COUNT; i++)
-		r->outcomes[i] += st.outcomes[i];
-	r->drained += st.drained;
-	r->drains++;
-	if (st.duration_ns > r->drain_ns_max)
-		r->drain_ns_max = st.duration_ns;
-	/* Conservation: every sample counted by BPF was drained, once. */
-	if (!err && st.drained != st.outcomes[KILN_SAMPLED]) {
-		r->invariant_failures++;
-		pr_warn("drain %" PRIu64 ": drained %" PRIu64 " samples but the sampler counted %" PRIu64,
-			r->drains, st.drained, st.outcomes[KILN_SAMPLED]);
-	}
-	proc_table__drained(r->procs);
-	return err;
 }
 
 /* Forks COMMAND stopped on a pipe; start_child() lets it exec. */
@@ -338,46 +298,125 @@ static void status_line(struct record *r, uint64_t elapsed_ns)
 {
 	struct proc_stats ps;
 
-	proc_table__stats(r->procs, &ps);
+	proc_table__stats(pipeline__procs(r->pipe), &ps);
 	fprintf(stderr, "\r\033[Kkiln: %.0f s, %" PRIu64 " samples, %zu processes",
-		elapsed_ns / 1e9, r->drained, ps.live);
+		elapsed_ns / 1e9, pipeline__totals(r->pipe)->drained, ps.live);
 	fflush(stderr);
 }
 
-static int write_output(struct record *r, uint64_t start_unix_ns, uint64_t duration_ns,
-			size_t *bytes)
+struct output {
+	const struct profile *profile;
+	const struct pprof_meta *meta;
+	enum out_format format;
+};
+
+static int write_profile(FILE *f, const struct output *out)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	if (out->format == FMT_FOLDED)
+		return folded__write(out->profile, f);
+	err = pprof__encode(out->profile, out->meta, true, &buf, &len);
+	if (!err && fwrite(buf, 1, len, f) != len)
+		err = -EIO;
+	free(buf);
+	return err;
+}
+
+/* Writes path through a temporary file, so a reader never sees half of it. */
+static int write_file(const char *path, const struct output *out, size_t *bytes)
 {
 	char tmp[4096];
 	FILE *f;
 	int err;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", r->o.output, getpid());
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, getpid());
 	f = fopen(tmp, "we");
 	if (!f)
 		return -errno;
-	if (r->o.format == FMT_PPROF) {
-		struct pprof_meta meta = {
-			.period_ns = 1000000000ull / r->o.sampler.frequency,
-			.time_nanos = (int64_t)start_unix_ns,
-			.duration_nanos = (int64_t)duration_ns,
-		};
-		uint8_t *buf = NULL;
-		size_t len = 0;
-
-		err = pprof__encode(r->profile, &meta, true, &buf, &len);
-		if (!err && fwrite(buf, 1, len, f) != len)
-			err = -EIO;
-		free(buf);
-	} else {
-		err = folded__write(r->profile, f);
-	}
+	err = write_profile(f, out);
 	*bytes = (size_t)ftell(f);
 	if (fclose(f) && !err)
 		err = -errno;
-	if (!err && rename(tmp, r->o.output))
+	if (!err && rename(tmp, path))
 		err = -errno;
 	if (err)
 		unlink(tmp);
+	return err;
+}
+
+/* --group-by: "cpu.pb.gz" + value "web" -> "cpu.web.pb.gz" (value made
+ * file-name safe; "" -> "none"). */
+static void group_path(const char *output, const char *value, char *buf, size_t n)
+{
+	static const char *const exts[] = { ".pb.gz", ".pprof", ".folded", ".txt" };
+	size_t len = strlen(output), stem = len, pos;
+
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		size_t el = strlen(exts[i]);
+
+		if (len > el && strcmp(output + len - el, exts[i]) == 0) {
+			stem = len - el;
+			break;
+		}
+	}
+	pos = (size_t)snprintf(buf, n, "%.*s.", (int)stem, output);
+	if (!*value)
+		value = "none";
+	for (const char *v = value; *v && pos + 1 < n; v++)
+		buf[pos++] = isalnum((unsigned char)*v) || *v == '-' || *v == '_' || *v == '.' ?
+			     *v : '_';
+	snprintf(buf + pos, n - pos, "%s", output + stem);
+}
+
+/* Writes the output(s); prints one line per file. 0 or the first error. */
+static int write_outputs(struct record *r, uint64_t start_unix_ns, uint64_t duration_ns)
+{
+	struct pprof_meta meta = {
+		.period_ns = 1000000000ull / r->o.sampler.frequency,
+		.time_nanos = (int64_t)start_unix_ns,
+		.duration_nanos = (int64_t)duration_ns,
+	};
+	struct output out = { NULL, &meta, r->o.format };
+	const char *kind = r->o.format == FMT_PPROF ? "pprof" : "folded";
+	size_t n = profile_set__count(r->profiles), bytes = 0;
+	struct profile *empty = NULL;
+	char path[4096];
+	int err = 0, e;
+
+	if (!r->o.group_by || n == 0) {
+		/* One output, empty when nothing was sampled: say so honestly. */
+		if (n)
+			out.profile = profile_set__entry(r->profiles, 0)->profile;
+		else
+			out.profile = empty = profile__new();
+		if (!out.profile)
+			return -ENOMEM;
+		err = write_file(r->o.output, &out, &bytes);
+		if (err)
+			pr_error("%s: cannot write the profile: %s", r->o.output, strerror(-err));
+		else
+			fprintf(stderr, "kiln: wrote %s (%s, %zu bytes)\n", r->o.output, kind, bytes);
+		profile__free(empty);
+		return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct profile_set_entry *en = profile_set__entry(r->profiles, i);
+		const char *v = labels__get(&en->labels, r->o.group_by);
+
+		group_path(r->o.output, v ? v : "", path, sizeof(path));
+		out.profile = en->profile;
+		e = write_file(path, &out, &bytes);
+		if (e)
+			pr_error("%s: cannot write the profile: %s", path, strerror(-e));
+		else
+			fprintf(stderr, "kiln: wrote %s (%s=%s, %s, %" PRIu64 " samples, %zu bytes)\n",
+				path, r->o.group_by, v && *v ? v : "(none)", kind,
+				profile__total(en->profile), bytes);
+		err = err ? err : e;
+	}
 	return err;
 }
 
@@ -386,42 +425,78 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 100.0;
 }
 
-static void summary(struct record *r, double seconds, size_t bytes, int write_err)
+static int cmp_samples_desc(const void *a, const void *b)
 {
+	const struct profile_set_entry *x = *(const struct profile_set_entry *const *)a;
+	const struct profile_set_entry *y = *(const struct profile_set_entry *const *)b;
+
+	return x->samples < y->samples ? 1 : x->samples > y->samples ? -1 : 0;
+}
+
+/* The label sets seen, most samples first (at most 10 lines). */
+static void summary_labels(struct record *r)
+{
+	struct profile_set *seen = pipeline__label_sets_seen(r->pipe);
+	size_t n = profile_set__count(seen), shown = n < 10 ? n : 10;
+	struct profile_set_entry **order = calloc(n ? n : 1, sizeof(*order));
+
+	if (!order)
+		return;
+	for (size_t i = 0; i < n; i++)
+		order[i] = profile_set__entry(seen, i);
+	qsort(order, n, sizeof(*order), cmp_samples_desc);
+	fprintf(stderr, "kiln: %zu label sets%s\n", n, n > shown ? " (10 largest shown)" : "");
+	for (size_t i = 0; i < shown; i++) {
+		const char *name, *value;
+		size_t pos = 0;
+
+		fprintf(stderr, "kiln:   %8" PRIu64 " samples ", order[i]->samples);
+		while (labels__next(&order[i]->labels, &pos, &name, &value))
+			if (strcmp(name, "node"))       /* the same on every line */
+				fprintf(stderr, " %s=%s", name, value);
+		fputc('\n', stderr);
+	}
+	free(order);
+}
+
+static void summary(struct record *r, double seconds)
+{
+	const struct pipeline_totals *t = pipeline__totals(r->pipe);
+	struct sampler *smp = pipeline__sampler(r->pipe);
 	uint64_t ev[KILN_EV_STAT_COUNT], dropped = 0, run_ns, run_cnt;
 	struct symbolizer_stats ss;
 	struct proc_stats ps;
 	struct symcache_stats cs;
 	FILE *f;
 
-	sampler__event_stats(r->sampler, ev);
-	sampler__prog_stats(r->sampler, &run_ns, &run_cnt);
-	symbolizer__stats(r->sym, &ss);
-	symbolizer__cache_stats(r->sym, &cs);
-	proc_table__stats(r->procs, &ps);
+	sampler__event_stats(smp, ev);
+	sampler__prog_stats(smp, &run_ns, &run_cnt);
+	symbolizer__stats(pipeline__symbolizer(r->pipe), &ss);
+	symbolizer__cache_stats(pipeline__symbolizer(r->pipe), &cs);
+	proc_table__stats(pipeline__procs(r->pipe), &ps);
 	for (int i = KILN_DROP_STACK_COLLISION; i < KILN_OUTCOME_COUNT; i++)
-		dropped += r->outcomes[i];
+		dropped += t->outcomes[i];
 
 	fprintf(stderr, "kiln: %.1f s at %u Hz on %u CPUs: %" PRIu64 " samples, %" PRIu64
-		" processes\n", seconds, r->o.sampler.frequency, sampler__cpus(r->sampler),
-		r->drained, ps.snapshots + ps.snapshot_failures);
+		" processes\n", seconds, r->o.sampler.frequency, sampler__cpus(smp),
+		t->drained, ps.snapshots + ps.snapshot_failures);
 	fprintf(stderr, "kiln: dropped %" PRIu64, dropped);
 	for (int i = KILN_DROP_STACK_COLLISION; i < KILN_OUTCOME_COUNT; i++)
 		fprintf(stderr, "%s%s %" PRIu64, i == KILN_DROP_STACK_COLLISION ? " (" : ", ",
-			kiln_outcome_names[i], r->outcomes[i]);
+			kiln_outcome_names[i], t->outcomes[i]);
 	fprintf(stderr, "); not profiled: idle %" PRIu64 ", other processes %" PRIu64
-		"; process events lost %" PRIu64 "\n", r->outcomes[KILN_SKIP_IDLE],
-		r->outcomes[KILN_SKIP_FILTERED], ev[KILN_EV_DROPPED]);
+		", filtered by labels %" PRIu64 "; process events lost %" PRIu64 "\n",
+		t->outcomes[KILN_SKIP_IDLE], t->outcomes[KILN_SKIP_FILTERED], t->filtered,
+		ev[KILN_EV_DROPPED]);
 	fprintf(stderr, "kiln: frames symbolized %.1f%% (kernel %.1f%%, user %.1f%%)\n",
 		pct(ss.kernel_resolved + ss.user_resolved, ss.kernel_frames + ss.user_frames),
 		pct(ss.kernel_resolved, ss.kernel_frames), pct(ss.user_resolved, ss.user_frames));
-	if (r->invariant_failures || r->add_failures)
+	summary_labels(r);
+	if (t->invariant_failures || t->add_failures || t->label_sets_full)
 		fprintf(stderr, "kiln: WARNING: %" PRIu64 " drains lost count, %" PRIu64
-			" samples not added (out of memory)\n", r->invariant_failures,
-			r->add_failures);
-	if (!write_err)
-		fprintf(stderr, "kiln: wrote %s (%s, %zu bytes)\n", r->o.output,
-			r->o.format == FMT_PPROF ? "pprof" : "folded", bytes);
+			" samples not added (out of memory), %" PRIu64
+			" beyond the label-set bound\n", t->invariant_failures, t->add_failures,
+			t->label_sets_full);
 
 	if (!r->o.stats_path)
 		return;
@@ -431,48 +506,49 @@ static void summary(struct record *r, double seconds, size_t bytes, int write_er
 		return;
 	}
 	fprintf(f, "{\"seconds\": %.3f, \"frequency\": %u, \"cpus\": %u, \"drains\": %" PRIu64
-		", \"drained\": %" PRIu64 ", \"invariant_failures\": %" PRIu64 ",\n \"outcomes\": {",
-		seconds, r->o.sampler.frequency, sampler__cpus(r->sampler), r->drains, r->drained,
-		r->invariant_failures);
+		", \"drained\": %" PRIu64 ", \"profiled\": %" PRIu64 ", \"filtered\": %" PRIu64
+		", \"invariant_failures\": %" PRIu64 ",\n \"outcomes\": {",
+		seconds, r->o.sampler.frequency, sampler__cpus(smp), t->drains, t->drained,
+		t->profiled, t->filtered, t->invariant_failures);
 	for (int i = 0; i < KILN_OUTCOME_COUNT; i++)
-		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", kiln_outcome_names[i], r->outcomes[i]);
+		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", kiln_outcome_names[i], t->outcomes[i]);
 	fprintf(f, "},\n \"events_sent\": %" PRIu64 ", \"events_dropped\": %" PRIu64
 		", \"processes\": %" PRIu64 ", \"snapshot_failures\": %" PRIu64
 		", \"process_table_full\": %" PRIu64 ",\n \"kernel_frames\": %" PRIu64
 		", \"kernel_resolved\": %" PRIu64 ", \"user_frames\": %" PRIu64
 		", \"user_resolved\": %" PRIu64 ", \"symbol_cache_bytes\": %zu"
-		", \"drain_ns_max\": %" PRIu64 ",\n \"bpf_run_cnt\": %" PRIu64
+		", \"drain_ns_max\": %" PRIu64 ", \"label_sets\": %zu,\n \"bpf_run_cnt\": %" PRIu64
 		", \"bpf_run_ns\": %" PRIu64 "}\n",
 		ev[KILN_EV_SENT], ev[KILN_EV_DROPPED], ps.snapshots, ps.snapshot_failures,
 		ps.table_full, ss.kernel_frames, ss.kernel_resolved, ss.user_frames,
-		ss.user_resolved, cs.bytes, r->drain_ns_max, run_cnt, run_ns);
+		ss.user_resolved, cs.bytes, t->drain_ns_max,
+		profile_set__count(pipeline__label_sets_seen(r->pipe)), run_cnt, run_ns);
 	fclose(f);
 }
 
 static int run(struct record *r)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct pipeline_opts po = {
+		.sampler = r->o.sampler,
+		.max_processes = r->o.max_processes,
+		.cache_bytes = r->o.cache_bytes,
+		.max_label_sets = 4096,
+		.group_by = r->o.group_by ? r->o.group_by : "",
+		.metadata = { 0 },              /* labels for --group-by and the summary */
+	};
 	uint64_t start, next_drain, next_status, deadline, elapsed;
 	struct timespec wall;
-	int go_fd = -1, err;
-	size_t bytes = 0;
+	int go_fd = -1, err, status;
 	bool tty;
 
 	if (preflight__check())
 		return 2;
-	r->sampler = sampler__open(&r->o.sampler, &err);
-	if (!r->sampler)
-		return 2;
-	r->procs = proc_table__new("/proc", r->o.max_processes);
-	r->sym = r->procs ? symbolizer__new("/proc/kallsyms", r->o.cache_bytes, r->procs) : NULL;
-	r->profile = profile__new();
-	r->frames = calloc(SYMBOLIZER_MAX_FRAMES, sizeof(*r->frames));
-	if (!r->procs || !r->sym || !r->profile || !r->frames) {
-		pr_error("out of memory");
-		return 1;
-	}
+	r->pipe = pipeline__open(&po, &status);
+	if (!r->pipe)
+		return status;
 	for (size_t i = 0; i < r->o.npids; i++)
-		if (sampler__filter_add(r->sampler, r->o.pids[i], KILN_FILTER_SELF))
+		if (pipeline__filter_add(r->pipe, r->o.pids[i], KILN_FILTER_SELF))
 			return 1;
 	if (r->o.command) {
 		err = spawn_child(r, &go_fd);
@@ -480,8 +556,8 @@ static int run(struct record *r)
 			pr_error("cannot start '%s': %s", r->o.command[0], strerror(-err));
 			return 1;
 		}
-		if (sampler__filter_add(r->sampler, r->child,
-					KILN_FILTER_SELF | KILN_FILTER_CHILDREN))
+		if (pipeline__filter_add(r->pipe, r->child,
+					 KILN_FILTER_SELF | KILN_FILTER_CHILDREN))
 			return 1;
 	}
 	/* --stats reports the program's run count: keep the kernel's run-time
@@ -491,7 +567,7 @@ static int run(struct record *r)
 		if (r->stats_fd < 0)
 			pr_warn("cannot enable BPF run-time statistics: %s", strerror(-r->stats_fd));
 	}
-	if (sampler__attach(r->sampler, on_event, r))
+	if (pipeline__attach(r->pipe))
 		return 2;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -514,12 +590,11 @@ static int run(struct record *r)
 	while (!stop_requested) {
 		uint64_t now;
 
-		err = sampler__poll(r->sampler, POLL_MS);
+		err = pipeline__poll(r->pipe, POLL_MS);
 		if (err < 0) {
 			pr_error("reading process events failed: %s", strerror(-err));
 			break;
 		}
-		proc_table__refresh_young(r->procs);
 		now = monotonic_ns();
 		if (now >= deadline)
 			break;
@@ -530,7 +605,7 @@ static int run(struct record *r)
 		if (r->o.npids && !pids_alive(r))
 			break;
 		if (now >= next_drain) {
-			drain(r);
+			pipeline__drain(r->pipe);
 			next_drain = now + DRAIN_INTERVAL_NS;
 		}
 		if (tty && now >= next_status) {
@@ -539,16 +614,18 @@ static int run(struct record *r)
 		}
 	}
 	/* Stop sampling first: the last drain then holds every sample. */
-	sampler__stop(r->sampler);
-	drain(r);
+	pipeline__stop(r->pipe);
+	pipeline__drain(r->pipe);
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	elapsed = monotonic_ns() - start;
-	err = write_output(r, (uint64_t)wall.tv_sec * 1000000000ull + wall.tv_nsec, elapsed,
-			   &bytes);
-	if (err)
-		pr_error("%s: cannot write the profile: %s", r->o.output, strerror(-err));
-	summary(r, elapsed / 1e9, bytes, err);
+	r->profiles = pipeline__take(r->pipe);
+	if (!r->profiles) {
+		pr_error("out of memory");
+		return 1;
+	}
+	summary(r, elapsed / 1e9);
+	err = write_outputs(r, (uint64_t)wall.tv_sec * 1000000000ull + wall.tv_nsec, elapsed);
 	if (err)
 		return 1;
 	if (r->child && !r->child_done) {
@@ -582,13 +659,10 @@ int record_main(int argc, char **argv)
 	status = parse_args(r, argc, argv);
 	if (status == 0)
 		status = run(r);
-	sampler__destroy(r->sampler);
+	pipeline__free(r->pipe);
+	profile_set__free(r->profiles);
 	if (r->stats_fd >= 0)
 		close(r->stats_fd);
-	symbolizer__free(r->sym);
-	proc_table__free(r->procs);
-	profile__free(r->profile);
-	free(r->frames);
 	free(r);
 	return status;
 }

@@ -1,0 +1,9 @@
+/* `kiln agent`: continuous profiling. Runs until SIGTERM or SIGINT; every
+ * interval it drains the sampler, builds one pprof per label set and hands
+ * them to the exporters (Pyroscope push or /ingest, files). */
+#ifndef KILN_AGENT_H
+#define KILN_AGENT_H
+
+int agent_main(int argc, char **argv);
+
+#endif

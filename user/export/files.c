@@ -1,0 +1,172 @@
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "export/files.h"
+#include "profile/array.h"
+
+struct held {
+	char *name;
+	uint64_t bytes;
+};
+
+struct files {
+	char *dir;
+	uint64_t max_bytes;
+	struct held *held;              /* oldest first */
+	size_t n, cap, first;           /* held[first..n) are live */
+	struct files_stats st;
+};
+
+static bool rotated(const char *name)
+{
+	return isdigit((unsigned char)name[0]) && strchr(name, '-') &&
+	       !strstr(name, ".tmp.");
+}
+
+static int cmp_held(const void *a, const void *b)
+{
+	return strcmp(((const struct held *)a)->name, ((const struct held *)b)->name);
+}
+
+static int hold(struct files *fs, const char *name, uint64_t bytes)
+{
+	/* Compact the consumed prefix before growing. */
+	if (fs->first && fs->n == fs->cap) {
+		memmove(fs->held, fs->held + fs->first, (fs->n - fs->first) * sizeof(*fs->held));
+		fs->n -= fs->first;
+		fs->first = 0;
+	}
+	if (array_reserve(fs->held, fs->cap, fs->n + 1))
+		return -ENOMEM;
+	fs->held[fs->n].name = strdup(name);
+	if (!fs->held[fs->n].name)
+		return -ENOMEM;
+	fs->held[fs->n++].bytes = bytes;
+	fs->st.bytes_held += bytes;
+	fs->st.files_held++;
+	return 0;
+}
+
+static void rotate(struct files *fs)
+{
+	char path[4096];
+
+	/* Keep at least the newest file, whatever its size. */
+	while (fs->st.bytes_held > fs->max_bytes && fs->n - fs->first > 1) {
+		struct held *h = &fs->held[fs->first++];
+
+		snprintf(path, sizeof(path), "%s/%s", fs->dir, h->name);
+		if (unlink(path) && errno != ENOENT) {
+			pr_warn("%s: cannot remove: %s", path, strerror(errno));
+			fs->st.errors++;
+		} else {
+			fs->st.removed++;
+		}
+		fs->st.bytes_held -= h->bytes;
+		fs->st.files_held--;
+		free(h->name);
+	}
+}
+
+struct files *files__new(const char *dir, uint64_t max_bytes)
+{
+	struct files *fs = calloc(1, sizeof(*fs));
+	struct dirent *de;
+	DIR *d;
+
+	if (!fs || !(fs->dir = strdup(dir)))
+		goto nomem;
+	fs->max_bytes = max_bytes;
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		pr_error("--output-dir %s: cannot create: %s", dir, strerror(errno));
+		goto fail;
+	}
+	d = opendir(dir);
+	if (!d) {
+		pr_error("--output-dir %s: cannot open: %s", dir, strerror(errno));
+		goto fail;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (!rotated(de->d_name) || fstatat(dirfd(d), de->d_name, &st, 0) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (hold(fs, de->d_name, (uint64_t)st.st_size)) {
+			closedir(d);
+			goto nomem;
+		}
+	}
+	closedir(d);
+	qsort(fs->held, fs->n, sizeof(*fs->held), cmp_held);
+	rotate(fs);
+	return fs;
+nomem:
+	pr_error("out of memory");
+	errno = ENOMEM;
+fail:
+	files__free(fs);
+	return NULL;
+}
+
+int files__write(struct files *fs, const char *name, int (*fill)(FILE *f, void *ctx),
+		 void *ctx)
+{
+	char path[4096], tmp[4200];
+	uint64_t bytes;
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%s", fs->dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, getpid());
+	f = fopen(tmp, "we");
+	if (!f) {
+		err = -errno;
+		goto out;
+	}
+	err = fill(f, ctx);
+	bytes = (uint64_t)ftell(f);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		goto out;
+	}
+	fs->st.written++;
+	fs->st.bytes_written += bytes;
+	if (rotated(name)) {
+		err = hold(fs, name, bytes);
+		rotate(fs);
+	}
+out:
+	if (err) {
+		fs->st.errors++;
+		pr_warn("%s: cannot write: %s", path, strerror(-err));
+	}
+	return err;
+}
+
+void files__stats(const struct files *fs, struct files_stats *out)
+{
+	*out = fs->st;
+}
+
+void files__free(struct files *fs)
+{
+	if (!fs)
+		return;
+	for (size_t i = fs->first; i < fs->n; i++)
+		free(fs->held[i].name);
+	free(fs->held);
+	free(fs->dir);
+	free(fs);
+}

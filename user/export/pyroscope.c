@@ -1,0 +1,170 @@
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <curl/curl.h>
+
+#include "export/pyroscope.h"
+#include "push.pb-c.h"
+
+/* Pyroscope accepts at most 30 labels per series. */
+#define MAX_WIRE_LABELS 30
+
+struct wire_label {
+	char name[1025];
+	const char *value;
+};
+
+void pyroscope__sanitize_name(char *name)
+{
+	for (char *s = name; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_') || !isascii((unsigned char)*s))
+			*s = '_';
+	if (isdigit((unsigned char)name[0]))
+		name[0] = '_';
+}
+
+/* The label set as sent: __name__ first, reserved names dropped. */
+static size_t wire_labels(const struct labels *l, struct wire_label *out)
+{
+	const char *name, *value;
+	size_t n = 1, pos = 0;
+
+	snprintf(out[0].name, sizeof(out[0].name), "__name__");
+	out[0].value = PYROSCOPE_PROFILE_NAME;
+	while (n < MAX_WIRE_LABELS && labels__next(l, &pos, &name, &value)) {
+		if (strncmp(name, "__", 2) == 0 || !*name)
+			continue;
+		snprintf(out[n].name, sizeof(out[n].name), "%s", name);
+		pyroscope__sanitize_name(out[n].name);
+		out[n++].value = value;
+	}
+	return n;
+}
+
+static void uuid4(char out[37])
+{
+	uint8_t b[16];
+
+	if (getrandom(b, sizeof(b), 0) != sizeof(b)) {
+		/* Never fails for 16 bytes once the pool is up; be unique anyway. */
+		static uint64_t seq;
+		uint64_t v = ++seq;
+
+		memset(b, 0, sizeof(b));
+		memcpy(b, &v, sizeof(v));
+	}
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+		 b[13], b[14], b[15]);
+}
+
+int pyroscope__push_request(const struct pyroscope_series *s, size_t n, uint8_t **out,
+			    size_t *len)
+{
+	Push__V1__PushRequest req = PUSH__V1__PUSH_REQUEST__INIT;
+	Push__V1__RawProfileSeries *series = calloc(n ? n : 1, sizeof(*series));
+	Push__V1__RawProfileSeries **series_p = calloc(n ? n : 1, sizeof(*series_p));
+	Push__V1__RawSample *samples = calloc(n ? n : 1, sizeof(*samples));
+	Push__V1__RawSample **samples_p = calloc(n ? n : 1, sizeof(*samples_p));
+	Types__V1__LabelPair *pairs = calloc((n ? n : 1) * MAX_WIRE_LABELS, sizeof(*pairs));
+	Types__V1__LabelPair **pairs_p = calloc((n ? n : 1) * MAX_WIRE_LABELS, sizeof(*pairs_p));
+	struct wire_label *wl = calloc((n ? n : 1) * MAX_WIRE_LABELS, sizeof(*wl));
+	char (*ids)[37] = calloc(n ? n : 1, sizeof(*ids));
+	int err = -ENOMEM;
+
+	*out = NULL;
+	if (!series || !series_p || !samples || !samples_p || !pairs || !pairs_p || !wl || !ids)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		size_t base = i * MAX_WIRE_LABELS, nl = wire_labels(s[i].labels, wl + base);
+
+		push__v1__raw_profile_series__init(&series[i]);
+		push__v1__raw_sample__init(&samples[i]);
+		for (size_t j = 0; j < nl; j++) {
+			types__v1__label_pair__init(&pairs[base + j]);
+			pairs[base + j].name = wl[base + j].name;
+			pairs[base + j].value = (char *)wl[base + j].value;
+			pairs_p[base + j] = &pairs[base + j];
+		}
+		series[i].labels = &pairs_p[base];
+		series[i].n_labels = nl;
+		uuid4(ids[i]);
+		samples[i].id = ids[i];
+		samples[i].raw_profile.data = (uint8_t *)s[i].pprof;
+		samples[i].raw_profile.len = s[i].len;
+		samples_p[i] = &samples[i];
+		series[i].samples = &samples_p[i];
+		series[i].n_samples = 1;
+		series_p[i] = &series[i];
+	}
+	req.series = series_p;
+	req.n_series = n;
+	*len = push__v1__push_request__get_packed_size(&req);
+	*out = malloc(*len ? *len : 1);
+	if (!*out)
+		goto out;
+	push__v1__push_request__pack(&req, *out);
+	err = 0;
+out:
+	free(series);
+	free(series_p);
+	free(samples);
+	free(samples_p);
+	free(pairs);
+	free(pairs_p);
+	free(wl);
+	free(ids);
+	return err;
+}
+
+/* The ingest name syntax reserves ',', '=', '{' and '}' inside the braces. */
+static void append_clean(char *buf, size_t n, size_t *pos, const char *s)
+{
+	for (; *s && *pos + 1 < n; s++)
+		buf[(*pos)++] = strchr(",={}", *s) ? '_' : *s;
+	buf[*pos] = '\0';
+}
+
+int pyroscope__ingest_url(const char *server, const struct labels *l, int64_t from,
+			  int64_t until, unsigned hz, char **out)
+{
+	struct wire_label wl[MAX_WIRE_LABELS];
+	size_t nl = wire_labels(l, wl), pos = 0;
+	const char *service = labels__get(l, "service_name");
+	char name[8192];
+	char *escaped;
+	int len;
+
+	append_clean(name, sizeof(name), &pos, service && *service ? service : "unknown");
+	pos += (size_t)snprintf(name + pos, sizeof(name) - pos, ".cpu{");
+	/* service_name travels as the name's prefix; the others as tags. */
+	for (size_t i = 1, first = 1; i < nl; i++) {
+		if (!strcmp(wl[i].name, "service_name"))
+			continue;
+		if (!first && pos + 1 < sizeof(name))
+			name[pos++] = ',';
+		append_clean(name, sizeof(name), &pos, wl[i].name);
+		if (pos + 1 < sizeof(name))
+			name[pos++] = '=';
+		append_clean(name, sizeof(name), &pos, wl[i].value);
+		first = 0;
+	}
+	if (pos + 1 < sizeof(name))
+		name[pos++] = '}';
+	name[pos] = '\0';
+	escaped = curl_easy_escape(NULL, name, (int)pos);
+	if (!escaped)
+		return -ENOMEM;
+	len = asprintf(out, "%s/ingest?name=%s&from=%" PRId64 "&until=%" PRId64
+		       "&format=pprof&sampleRate=%u&spyName=kiln&units=samples&aggregationType=sum",
+		       server, escaped, from, until, hz);
+	curl_free(escaped);
+	return len < 0 ? -ENOMEM : 0;
+}

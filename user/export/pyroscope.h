@@ -1,0 +1,35 @@
+/* Pyroscope wire formats: the push API's PushRequest (protobuf-c) and the
+ * legacy /ingest URL. Labels on the wire: `__name__ = process_cpu` first,
+ * then the label set with every other `__` label stripped and names
+ * sanitized to [a-zA-Z_][a-zA-Z0-9_]*. */
+#ifndef KILN_EXPORT_PYROSCOPE_H
+#define KILN_EXPORT_PYROSCOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "metadata/metadata.h"
+
+#define PYROSCOPE_PUSH_PATH "/push.v1.PusherService/Push"
+#define PYROSCOPE_PROFILE_NAME "process_cpu"
+
+/* One series of a push: a label set and its interval's pprof (gzipped). */
+struct pyroscope_series {
+	const struct labels *labels;
+	const uint8_t *pprof;
+	size_t len;
+};
+
+/* Encodes a PushRequest with one RawSample (random UUID) per series.
+ * *out is malloc'd. 0 or -errno. */
+int pyroscope__push_request(const struct pyroscope_series *s, size_t n, uint8_t **out,
+			    size_t *len);
+/* The /ingest URL for one label set's pprof covering [from, until) unix
+ * seconds, sampled at hz. *out is malloc'd. 0 or -errno. */
+int pyroscope__ingest_url(const char *server, const struct labels *l, int64_t from,
+			  int64_t until, unsigned hz, char **out);
+/* Sanitizes a label name in place to [a-zA-Z_][a-zA-Z0-9_]*: other
+ * characters become '_'; a leading digit is replaced by '_'. */
+void pyroscope__sanitize_name(char *name);
+
+#endif

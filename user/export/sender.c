@@ -1,0 +1,320 @@
+/* DESIGN: the queue is a doubly-ended list guarded by one mutex. The thread
+ * takes the head without unlinking it (so requests leave in order), sends
+ * it unlocked, then decides: delivered or refused -> unlink and free;
+ * retryable -> keep it at the head and wait out the backoff on the
+ * condition variable. Dropping for the bound skips the head while it is
+ * in flight. Shutdown sets a deadline; past it, abort makes libcurl
+ * abandon the transfer in progress. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "export/sender.h"
+
+#define BACKOFF_MIN 1.0
+#define BACKOFF_MAX 30.0
+
+struct item {
+	struct item *next;
+	char *url;
+	const char *content_type;
+	uint8_t *body;
+	size_t len;
+	uint32_t profiles;
+};
+
+struct sender {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool started;
+	struct http_client *http;
+	struct item *head, *tail;
+	bool head_in_flight;
+	uint64_t max_bytes;
+	bool draining;                  /* shutdown: send what is left, then stop */
+	uint64_t deadline_ns;           /* monotonic, when draining */
+	volatile int abort;             /* stop now; read by libcurl's progress */
+	volatile int reload;
+	struct sender_stats st;
+	long last_logged_refusal;       /* status of the last refusal logged */
+	unsigned failures;              /* consecutive, for backoff and logging */
+};
+
+static void item_free(struct item *it)
+{
+	free(it->url);
+	free(it->body);
+	free(it);
+}
+
+/* Unlinks the head; the lock is held. */
+static struct item *pop_head(struct sender *s)
+{
+	struct item *it = s->head;
+
+	s->head = it->next;
+	if (!s->head)
+		s->tail = NULL;
+	s->head_in_flight = false;
+	s->st.queue_bytes -= it->len;
+	s->st.queue_items--;
+	return it;
+}
+
+void sender__enqueue(struct sender *s, char *url, const char *content_type, uint8_t *body,
+		     size_t len, uint32_t profiles)
+{
+	struct item *it = calloc(1, sizeof(*it));
+
+	if (!it) {
+		free(url);
+		free(body);
+		pthread_mutex_lock(&s->lock);
+		s->st.profiles_dropped_full += profiles;
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	it->url = url;
+	it->content_type = content_type;
+	it->body = body;
+	it->len = len;
+	it->profiles = profiles;
+	pthread_mutex_lock(&s->lock);
+	/* Make room: drop the oldest requests not being sent right now. */
+	while (s->st.queue_bytes + len > s->max_bytes) {
+		struct item **pp = s->head_in_flight ? &s->head->next : &s->head;
+		struct item *old = *pp;
+
+		if (!old)
+			break;
+		*pp = old->next;
+		if (s->tail == old)
+			s->tail = pp == &s->head ? NULL : s->head;
+		s->st.queue_bytes -= old->len;
+		s->st.queue_items--;
+		s->st.profiles_dropped_full += old->profiles;
+		pr_warn("sender: queue full (%llu bytes): dropped the oldest request, %u profiles",
+			(unsigned long long)s->max_bytes, old->profiles);
+		item_free(old);
+	}
+	if (s->tail)
+		s->tail->next = it;
+	else
+		s->head = it;
+	s->tail = it;
+	s->st.queue_bytes += len;
+	s->st.queue_items++;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static double backoff_seconds(unsigned failures, double retry_after)
+{
+	double b = BACKOFF_MIN * (double)(1u << (failures > 6 ? 5 : failures - 1));
+	uint32_t r = 0;
+
+	if (b > BACKOFF_MAX)
+		b = BACKOFF_MAX;
+	/* Full jitter over the upper half: agents restarted together spread out. */
+	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+		r = (uint32_t)monotonic_ns();
+	b = b / 2 + (b / 2) * (r / (double)UINT32_MAX);
+	if (retry_after > 0)
+		b = retry_after < BACKOFF_MAX ? retry_after : BACKOFF_MAX;
+	return b;
+}
+
+static bool retryable(int err, long status)
+{
+	if (err)
+		return true;
+	return status == 401 || status == 403 || status == 408 || status == 429 ||
+	       status >= 500;
+}
+
+/* Waits until seconds pass, shutdown's deadline, or abort; lock held. */
+static void wait_locked(struct sender *s, double seconds)
+{
+	uint64_t until = monotonic_ns() + (uint64_t)(seconds * 1e9);
+	struct timespec ts;
+
+	if (s->draining && until > s->deadline_ns)
+		until = s->deadline_ns;
+	while (!s->abort && monotonic_ns() < until) {
+		uint64_t left = until - monotonic_ns();
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += (time_t)(left / 1000000000ull);
+		ts.tv_nsec += (long)(left % 1000000000ull);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+	}
+}
+
+static void outcome(struct sender *s, struct item *it, int err, const struct http_result *res)
+{
+	if (!err && res->status >= 200 && res->status < 300) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (s->failures)
+			pr_info("sender: delivered again after %u failed attempts", s->failures);
+		s->failures = 0;
+		s->st.requests_sent++;
+		s->st.profiles_sent += it->profiles;
+		s->st.bytes_sent += it->len;
+		s->st.last_success_unix_ns = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
+		item_free(pop_head(s));
+		return;
+	}
+	s->st.attempts_failed++;
+	if (retryable(err, res->status)) {
+		double wait = backoff_seconds(++s->failures, res->retry_after);
+
+		/* The first failure of a streak is a warning; the rest debug. */
+		if (s->failures == 1)
+			pr_warn("sender: %s failed status=%ld error=\"%s\" message=\"%s\" retry_in=%.1fs",
+				it->url, res->status, res->error, res->message, wait);
+		else
+			pr_debug("sender: attempt %u failed status=%ld error=\"%s\" retry_in=%.1fs",
+				 s->failures, res->status, res->error, wait);
+		s->st.retries++;
+		s->head_in_flight = false;
+		wait_locked(s, wait);
+		return;
+	}
+	/* The server will never take it: drop, count, say why once per status. */
+	if (res->status != s->last_logged_refusal) {
+		pr_error("sender: the server refused %u profiles status=%ld message=\"%s\" (dropped; further refusals with this status are counted only)",
+			 it->profiles, res->status, res->message);
+		s->last_logged_refusal = res->status;
+	}
+	s->failures = 0;
+	s->st.profiles_rejected += it->profiles;
+	item_free(pop_head(s));
+}
+
+static void *run(void *arg)
+{
+	struct sender *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->abort) {
+		struct http_result res;
+		struct item *it;
+		int err;
+
+		if (!s->head) {
+			if (s->draining)
+				break;
+			pthread_cond_wait(&s->cond, &s->lock);
+			continue;
+		}
+		it = s->head;
+		s->head_in_flight = true;
+		pthread_mutex_unlock(&s->lock);
+		if (__atomic_exchange_n(&s->reload, 0, __ATOMIC_RELAXED))
+			http_client__reload(s->http);
+		err = http_client__post(s->http, it->url, it->content_type, it->body, it->len,
+					&res);
+		pthread_mutex_lock(&s->lock);
+		s->st.last_status = res.status;
+		if (s->abort)
+			break;
+		outcome(s, it, err, &res);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+struct sender *sender__new(const struct http_client_opts *http, uint64_t max_bytes)
+{
+	struct sender *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return NULL;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->max_bytes = max_bytes;
+	s->http = http_client__new(http);
+	if (!s->http)
+		goto fail;
+	http_client__set_abort(s->http, &s->abort);
+	err = pthread_create(&s->thread, NULL, run, s);
+	if (err) {
+		pr_error("sender: cannot start its thread: %s", strerror(err));
+		errno = err;
+		goto fail;
+	}
+	s->started = true;
+	return s;
+fail:
+	sender__free(s);
+	return NULL;
+}
+
+void sender__reload(struct sender *s)
+{
+	__atomic_store_n(&s->reload, 1, __ATOMIC_RELAXED);
+}
+
+void sender__stats(struct sender *s, struct sender_stats *out)
+{
+	pthread_mutex_lock(&s->lock);
+	*out = s->st;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void sender__shutdown(struct sender *s, double timeout)
+{
+	struct item *it;
+
+	if (!s || !s->started)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->draining = true;
+	s->deadline_ns = monotonic_ns() + (uint64_t)(timeout * 1e9);
+	pthread_cond_broadcast(&s->cond);
+	/* Wait for the queue to empty, or the deadline. */
+	while (s->head && monotonic_ns() < s->deadline_ns) {
+		pthread_mutex_unlock(&s->lock);
+		struct timespec ts = { 0, 20 * 1000000L };
+
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&s->lock);
+	}
+	__atomic_store_n(&s->abort, 1, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	s->started = false;
+	while (s->head) {
+		it = pop_head(s);
+		s->st.profiles_dropped_shutdown += it->profiles;
+		item_free(it);
+	}
+	if (s->st.profiles_dropped_shutdown)
+		pr_warn("sender: %llu profiles not delivered before the shutdown timeout",
+			(unsigned long long)s->st.profiles_dropped_shutdown);
+}
+
+void sender__free(struct sender *s)
+{
+	if (!s)
+		return;
+	sender__shutdown(s, 0);
+	http_client__free(s->http);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+	free(s);
+}

@@ -1,0 +1,45 @@
+/* Delivery: a bounded FIFO of requests and one thread that sends them in
+ * order, so a slow or absent server never blocks sampling or draining.
+ * Connection errors, timeouts, 401/403, 408, 429 and 5xx are retried (the
+ * head of the queue, exponential backoff 1 s to 30 s with jitter, or the
+ * server's Retry-After); other 4xx (400, 413, 422: the server will never
+ * take it) are dropped, counted and logged once. Beyond max_bytes queued
+ * the oldest waiting request is dropped and counted. */
+#ifndef KILN_EXPORT_SENDER_H
+#define KILN_EXPORT_SENDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "export/http_client.h"
+
+struct sender_stats {
+	uint64_t requests_sent, attempts_failed, retries;
+	uint64_t profiles_sent, bytes_sent;
+	uint64_t profiles_rejected;     /* 4xx: the server refused them */
+	uint64_t profiles_dropped_full; /* queue bound */
+	uint64_t profiles_dropped_shutdown;
+	uint64_t queue_bytes, queue_items;
+	uint64_t last_success_unix_ns;  /* 0: never */
+	long last_status;               /* of the last attempt; 0: transport error */
+};
+
+struct sender;
+
+/* Starts the sending thread. NULL + errno (logged). */
+struct sender *sender__new(const struct http_client_opts *http, uint64_t max_bytes);
+/* Queues one request; takes ownership of url and body (malloc'd), even on
+ * failure. profiles is what it carries, for the counters. */
+void sender__enqueue(struct sender *s, char *url, const char *content_type, uint8_t *body,
+		     size_t len, uint32_t profiles);
+/* Asks the thread to re-read the secret files before its next request. */
+void sender__reload(struct sender *s);
+void sender__stats(struct sender *s, struct sender_stats *out);
+/* Sends what is queued for up to timeout seconds (retrying as usual), then
+ * stops the thread; what is left is counted as dropped at shutdown. */
+void sender__shutdown(struct sender *s, double timeout);
+/* Stops (if not yet) and frees. NULL is fine. */
+void sender__free(struct sender *s);
+
+#endif

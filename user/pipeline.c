@@ -1,0 +1,242 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "pipeline.h"
+#include "proc/proc.h"
+#include "symbolize/symbolizer.h"
+
+#define MAX_SEEN_LABEL_SETS 1000
+
+struct pipeline {
+	struct pipeline_opts o;
+	struct sampler *sampler;
+	struct proc_table *procs;
+	struct symbolizer *sym;
+	struct metadata *md;
+	struct profile_set *current;
+	struct profile_set *seen;
+	struct frame *frames;
+	struct labels labels, group;    /* scratch, reused */
+	struct pipeline_totals t;
+};
+
+struct pipeline *pipeline__open(const struct pipeline_opts *opts, int *status)
+{
+	struct pipeline *p = calloc(1, sizeof(*p));
+	int err;
+
+	*status = 1;
+	if (!p)
+		goto nomem;
+	p->o = *opts;
+	p->sampler = sampler__open(&opts->sampler, &err);
+	if (!p->sampler) {
+		*status = 2;
+		goto fail;
+	}
+	p->procs = proc_table__new("/proc", opts->max_processes);
+	p->sym = p->procs ? symbolizer__new("/proc/kallsyms", opts->cache_bytes, p->procs) : NULL;
+	p->current = profile_set__new(opts->max_label_sets);
+	p->seen = profile_set__new(MAX_SEEN_LABEL_SETS);
+	p->frames = calloc(SYMBOLIZER_MAX_FRAMES, sizeof(*p->frames));
+	if (!p->procs || !p->sym || !p->current || !p->seen || !p->frames)
+		goto nomem;
+	p->md = metadata__new(&opts->metadata);
+	if (!p->md) {
+		/* metadata__new said why; EINVAL: a bad tag or label option */
+		*status = errno == EINVAL ? 2 : 1;
+		goto fail;
+	}
+	return p;
+nomem:
+	pr_error("out of memory");
+fail:
+	pipeline__free(p);
+	return NULL;
+}
+
+int pipeline__filter_add(struct pipeline *p, pid_t pid, uint8_t flags)
+{
+	return sampler__filter_add(p->sampler, pid, flags);
+}
+
+static void on_event(const struct kiln_event *ev, void *ctx)
+{
+	struct pipeline *p = ctx;
+
+	proc_table__on_event(p->procs, ev);
+}
+
+int pipeline__attach(struct pipeline *p)
+{
+	return sampler__attach(p->sampler, on_event, p);
+}
+
+int pipeline__poll(struct pipeline *p, int timeout_ms)
+{
+	int err = sampler__poll(p->sampler, timeout_ms);
+
+	proc_table__refresh_young(p->procs);
+	return err < 0 ? err : 0;
+}
+
+/* The labels that choose a sample's profile under o.group_by. */
+static const struct labels *group_key(struct pipeline *p)
+{
+	const char *v;
+	size_t nl, vl;
+
+	if (!p->o.group_by)
+		return &p->labels;
+	p->group.len = p->group.n = 0;
+	if (!*p->o.group_by)
+		return &p->group;
+	v = labels__get(&p->labels, p->o.group_by);
+	if (!v)
+		v = "";
+	nl = strlen(p->o.group_by) + 1;
+	vl = strlen(v) + 1;
+	if (nl + vl > p->group.cap) {
+		char *b = realloc(p->group.buf, nl + vl);
+
+		if (!b)
+			return NULL;
+		p->group.buf = b;
+		p->group.cap = nl + vl;
+	}
+	memcpy(p->group.buf, p->o.group_by, nl);
+	memcpy(p->group.buf + nl, v, vl);
+	p->group.len = nl + vl;
+	p->group.n = 1;
+	return &p->group;
+}
+
+static void on_sample(const struct drained_sample *d, void *ctx)
+{
+	struct pipeline *p = ctx;
+	struct proc_snapshot *snap = d->key->instance ?
+		proc_table__get(p->procs, d->key->instance) : NULL;
+	const struct labels *key;
+	struct profile_set_entry *e, *seen;
+	char comm[KILN_COMM_LEN + 1];
+	size_t n;
+	int err;
+
+	if (metadata__labels(p->md, d->key, snap, d->count, &p->labels) != METADATA_KEEP) {
+		p->t.filtered += d->count;
+		return;
+	}
+	seen = profile_set__get(p->seen, &p->labels, &err);
+	if (seen)
+		seen->samples += d->count;
+	key = group_key(p);
+	e = key ? profile_set__get(p->current, key, &err) : NULL;
+	if (!e) {
+		if (err == -ENOSPC)
+			p->t.label_sets_full += d->count;
+		else
+			p->t.add_failures += d->count;
+		return;
+	}
+	e->samples += d->count;
+	memcpy(comm, snap ? snap->comm : d->key->comm, KILN_COMM_LEN);
+	comm[KILN_COMM_LEN] = '\0';
+	n = symbolizer__stack(p->sym, comm, snap, d->kips, d->kn, d->uips, d->un, d->count,
+			      p->frames);
+	if (profile__add(e->profile, p->frames, n, d->count))
+		p->t.add_failures += d->count;
+	else
+		p->t.profiled += d->count;
+}
+
+int pipeline__drain(struct pipeline *p)
+{
+	struct drain_stats st;
+	int err = sampler__drain(p->sampler, on_sample, p, &st);
+
+	for (int i = 0; i < KILN_OUTCOME_COUNT; i++)
+		p->t.outcomes[i] += st.outcomes[i];
+	p->t.drained += st.drained;
+	p->t.drains++;
+	p->t.drain_ns_last = st.duration_ns;
+	p->t.drain_ns_sum += st.duration_ns;
+	if (st.duration_ns > p->t.drain_ns_max)
+		p->t.drain_ns_max = st.duration_ns;
+	/* Conservation: every sample counted by BPF was drained, once. */
+	if (!err && st.drained != st.outcomes[KILN_SAMPLED]) {
+		p->t.invariant_failures++;
+		pr_warn("drain %" PRIu64 ": drained %" PRIu64 " samples but the sampler counted %" PRIu64,
+			p->t.drains, st.drained, st.outcomes[KILN_SAMPLED]);
+	}
+	proc_table__drained(p->procs);
+	return err;
+}
+
+void pipeline__stop(struct pipeline *p)
+{
+	sampler__stop(p->sampler);
+}
+
+struct profile_set *pipeline__take(struct pipeline *p)
+{
+	struct profile_set *fresh = profile_set__new(p->o.max_label_sets), *full = p->current;
+
+	if (!fresh)
+		return NULL;
+	p->current = fresh;
+	return full;
+}
+
+struct profile_set *pipeline__current(struct pipeline *p)
+{
+	return p->current;
+}
+
+struct sampler *pipeline__sampler(struct pipeline *p)
+{
+	return p->sampler;
+}
+
+struct proc_table *pipeline__procs(struct pipeline *p)
+{
+	return p->procs;
+}
+
+struct symbolizer *pipeline__symbolizer(struct pipeline *p)
+{
+	return p->sym;
+}
+
+struct metadata *pipeline__metadata(struct pipeline *p)
+{
+	return p->md;
+}
+
+const struct pipeline_totals *pipeline__totals(const struct pipeline *p)
+{
+	return &p->t;
+}
+
+struct profile_set *pipeline__label_sets_seen(struct pipeline *p)
+{
+	return p->seen;
+}
+
+void pipeline__free(struct pipeline *p)
+{
+	if (!p)
+		return;
+	metadata__free(p->md);
+	sampler__destroy(p->sampler);
+	symbolizer__free(p->sym);
+	proc_table__free(p->procs);
+	profile_set__free(p->current);
+	profile_set__free(p->seen);
+	labels__release(&p->labels);
+	labels__release(&p->group);
+	free(p->frames);
+	free(p);
+}

@@ -1,0 +1,71 @@
+/* The path of a sample shared by `kiln record` and `kiln agent`: the BPF
+ * sampler, the process table, the metadata stage and the symbolizer, feeding
+ * the profiles of the current interval (one per label set, or per value of
+ * one label, or one for everything). Single-threaded: every call comes from
+ * the caller's loop thread. */
+#ifndef KILN_PIPELINE_H
+#define KILN_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "metadata/metadata.h"
+#include "profile/profile_set.h"
+#include "sampler/sampler.h"
+
+struct pipeline_opts {
+	struct sampler_opts sampler;
+	struct metadata_opts metadata;
+	uint64_t max_processes;
+	uint64_t cache_bytes;           /* ELF symbol cache */
+	size_t max_label_sets;          /* profiles per interval */
+	/* How samples are split into profiles: NULL = by the whole label set
+	 * (agent), "" = one profile (record), a label name = by its value. */
+	const char *group_by;
+};
+
+/* Totals since start, for summaries and /metrics. */
+struct pipeline_totals {
+	uint64_t outcomes[KILN_OUTCOME_COUNT];
+	uint64_t drained;               /* samples handed over by the sampler */
+	uint64_t profiled;              /* added to a profile */
+	uint64_t filtered;              /* dropped by metadata filters */
+	uint64_t label_sets_full;       /* samples beyond max_label_sets */
+	uint64_t add_failures;          /* samples lost to out-of-memory */
+	uint64_t drains, invariant_failures;
+	uint64_t drain_ns_last, drain_ns_max, drain_ns_sum;
+};
+
+struct pipeline;
+
+/* Opens the sampler and every stage; logs why and returns NULL + *status
+ * (2: this host cannot run kiln, 1: other) on failure. */
+struct pipeline *pipeline__open(const struct pipeline_opts *opts, int *status);
+/* For record -p / COMMAND: profile only these pids. */
+int pipeline__filter_add(struct pipeline *p, pid_t pid, uint8_t flags);
+/* Opens the perf events; sampling starts. 0 or -errno (logged). */
+int pipeline__attach(struct pipeline *p);
+/* Handles lifecycle events for up to timeout_ms, re-reads young process
+ * snapshots. 0 or -errno. */
+int pipeline__poll(struct pipeline *p, int timeout_ms);
+/* Drains the sampler into the current profiles. 0 or -errno. */
+int pipeline__drain(struct pipeline *p);
+/* Stops sampling (the next drain is the last with samples). */
+void pipeline__stop(struct pipeline *p);
+/* Hands over the current profiles and starts an empty set; the caller
+ * frees the returned set. NULL on out of memory (current set kept). */
+struct profile_set *pipeline__take(struct pipeline *p);
+/* The current profiles (still being filled). */
+struct profile_set *pipeline__current(struct pipeline *p);
+
+struct sampler *pipeline__sampler(struct pipeline *p);
+struct proc_table *pipeline__procs(struct pipeline *p);
+struct symbolizer *pipeline__symbolizer(struct pipeline *p);
+struct metadata *pipeline__metadata(struct pipeline *p);
+const struct pipeline_totals *pipeline__totals(const struct pipeline *p);
+/* Distinct full label sets seen since start (at most 1000), with their
+ * samples in entry->samples and empty profiles: for record's summary. */
+struct profile_set *pipeline__label_sets_seen(struct pipeline *p);
+void pipeline__free(struct pipeline *p);
+
+#endif

@@ -1,0 +1,111 @@
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/array.h"
+#include "profile/idxhash.h"
+#include "profile/profile_set.h"
+
+struct profile_set {
+	struct profile_set_entry *entries;
+	size_t n, cap, max;
+	struct idxhash index;
+};
+
+static uint64_t hash_labels(const struct labels *l)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < l->len; i++)
+		h = (h ^ (unsigned char)l->buf[i]) * 0x100000001b3ULL;
+	return hash_mix(h);
+}
+
+static bool entry_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct profile_set *s = ctx;
+	const struct labels *a = &s->entries[idx].labels, *b = key;
+
+	return a->len == b->len && (a->len == 0 || memcmp(a->buf, b->buf, a->len) == 0);
+}
+
+struct profile_set *profile_set__new(size_t max_sets)
+{
+	struct profile_set *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->max = max_sets;
+	return s;
+}
+
+struct profile_set_entry *profile_set__get(struct profile_set *s, const struct labels *labels,
+					   int *err)
+{
+	uint64_t h = hash_labels(labels);
+	uint32_t idx = idxhash__find(&s->index, h, entry_eq, s, labels);
+	struct profile_set_entry *e;
+
+	if (idx != IDXHASH_NONE)
+		return &s->entries[idx];
+	if (s->n >= s->max) {
+		*err = -ENOSPC;
+		return NULL;
+	}
+	*err = -ENOMEM;
+	if (array_reserve(s->entries, s->cap, s->n + 1))
+		return NULL;
+	e = &s->entries[s->n];
+	memset(e, 0, sizeof(*e));
+	e->profile = profile__new();
+	if (!e->profile || labels__copy(&e->labels, labels) ||
+	    idxhash__add(&s->index, h, (uint32_t)s->n)) {
+		profile__free(e->profile);
+		labels__release(&e->labels);
+		return NULL;
+	}
+	s->n++;
+	*err = 0;
+	return e;
+}
+
+size_t profile_set__count(const struct profile_set *s)
+{
+	return s->n;
+}
+
+struct profile_set_entry *profile_set__entry(struct profile_set *s, size_t i)
+{
+	return i < s->n ? &s->entries[i] : NULL;
+}
+
+uint64_t profile_set__total(const struct profile_set *s)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		t += profile__total(s->entries[i].profile);
+	return t;
+}
+
+size_t profile_set__bytes(const struct profile_set *s)
+{
+	size_t b = sizeof(*s) + s->cap * sizeof(*s->entries) + idxhash__bytes(&s->index);
+
+	for (size_t i = 0; i < s->n; i++)
+		b += profile__bytes(s->entries[i].profile) + s->entries[i].labels.cap;
+	return b;
+}
+
+void profile_set__free(struct profile_set *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		profile__free(s->entries[i].profile);
+		labels__release(&s->entries[i].labels);
+	}
+	free(s->entries);
+	idxhash__release(&s->index);
+	free(s);
+}
