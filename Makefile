@@ -38,8 +38,8 @@ endif
 # Debian 12 packages the build, the tests and the benchmarks need.
 BUILD_DEPS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev liblzma-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler libjansson-dev \
-	libmicrohttpd-dev libcriterion-dev pkg-config make gcc
-TEST_DEPS  := golang-go python3 binutils g++ xz-utils util-linux
+	libmicrohttpd-dev libcriterion-dev pkg-config make gcc xxd
+TEST_DEPS  := golang-go python3 binutils g++ xz-utils util-linux chromium
 BENCH_DEPS := linux-perf bpftrace time
 
 PKGS       := libbpf libelf zlib liblzma libprotobuf-c
@@ -70,9 +70,14 @@ PROTOS     := $(wildcard user/proto/*.proto)
 PROTO_C    := $(patsubst user/proto/%.proto,$(OUT)/gen/%.pb-c.c,$(PROTOS))
 PROTO_OBJS := $(patsubst %.c,%.o,$(PROTO_C))
 
+# The HTML page's template, style and script, compiled in as byte arrays.
+HTML_ASSETS := user/profile/html/page.html user/profile/html/flame.css \
+	user/profile/html/flame.js
+ASSET_OBJS := $(OUT)/gen/html_assets.o
+
 USER_SRCS  := $(shell find user -name '*.c' | sort)
 USER_OBJS  := $(patsubst %.c,$(OUT)/%.o,$(USER_SRCS))
-LIB_OBJS   := $(filter-out $(OUT)/user/main.o,$(USER_OBJS)) $(PROTO_OBJS)
+LIB_OBJS   := $(filter-out $(OUT)/user/main.o,$(USER_OBJS)) $(PROTO_OBJS) $(ASSET_OBJS)
 
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
 UNIT_OBJS  := $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
@@ -88,7 +93,7 @@ WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
 all: $(OUT)/kiln
 
-$(OUT)/kiln: $(USER_OBJS) $(PROTO_OBJS)
+$(OUT)/kiln: $(USER_OBJS) $(PROTO_OBJS) $(ASSET_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
@@ -109,6 +114,15 @@ $(OUT)/gen/%.pb-c.c $(OUT)/gen/%.pb-c.h: user/proto/%.proto | $(OUT)/gen
 $(OUT)/gen/%.pb-c.o: $(OUT)/gen/%.pb-c.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(filter-out -Werror -Wshadow,$(CFLAGS)) $(PKG_CFLAGS) -c $< -o $@
+
+$(OUT)/gen/html_assets.c: $(HTML_ASSETS) | $(OUT)/gen
+	$(call msg,XXD,$@)
+	$(Q)cd $(dir $<) && for f in $(notdir $(HTML_ASSETS)); do \
+		xxd -i $$f | sed 's/^unsigned/const unsigned/'; done > $(abspath $@)
+
+$(OUT)/gen/html_assets.o: $(OUT)/gen/html_assets.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # Every user object may include a skeleton or a generated proto header.
 $(OUT)/user/%.o: user/%.c $(SKELS) $(PROTO_C)
