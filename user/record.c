@@ -33,15 +33,13 @@
 #define POLL_MS 100
 #define MAX_PIDS 1024
 
-enum out_format { FMT_AUTO, FMT_PPROF, FMT_FOLDED };
-
 struct record_opts {
 	struct sampler_opts sampler;
 	double duration;                /* 0: until Ctrl-C / COMMAND exits */
 	pid_t pids[MAX_PIDS];
 	size_t npids;
 	const char *output;
-	enum out_format format;
+	enum profile_format format;
 	uint64_t cache_bytes;
 	uint64_t max_processes;
 	const char *stats_path;
@@ -89,8 +87,9 @@ static void usage(FILE *f)
 		"  -p, --pid PID             profile only this process (repeatable, at most %d)\n"
 		"  -o, --output FILE         output file (default kiln-<timestamp>.pb.gz); the format\n"
 		"                            follows the extension: .pb.gz .pprof = pprof (gzip),\n"
-		"                            .folded .txt = folded stacks (FlameGraph)\n"
-		"      --format FMT          pprof or folded, whatever the extension\n"
+		"                            .folded .txt = folded stacks (FlameGraph), .html .htm =\n"
+		"                            a flame graph page\n"
+		"      --format FMT          pprof, folded or html, whatever the extension\n"
 		"      --include-idle        keep samples of the idle task (pid 0)\n"
 		"      --counts-entries N    BPF counts map size per generation (default: CPUs x Hz x 10,\n"
 		"                            rounded up to a power of two; bounds distinct stacks per drain)\n"
@@ -112,23 +111,6 @@ static int bad_value(const char *flag, const char *value, const char *want)
 {
 	fprintf(stderr, "kiln record: invalid value '%s' for %s: %s\n", value, flag, want);
 	return 2;
-}
-
-static enum out_format format_from_name(const char *path)
-{
-	static const struct { const char *ext; enum out_format fmt; } exts[] = {
-		{ ".pb.gz", FMT_PPROF }, { ".pprof", FMT_PPROF },
-		{ ".folded", FMT_FOLDED }, { ".txt", FMT_FOLDED },
-	};
-	size_t len = strlen(path);
-
-	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
-		size_t el = strlen(exts[i].ext);
-
-		if (len > el && strcmp(path + len - el, exts[i].ext) == 0)
-			return exts[i].fmt;
-	}
-	return FMT_AUTO;
 }
 
 static int parse_args(struct record *r, int argc, char **argv)
@@ -183,12 +165,9 @@ static int parse_args(struct record *r, int argc, char **argv)
 			o->output = optarg;
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "pprof") == 0)
-				o->format = FMT_PPROF;
-			else if (strcmp(optarg, "folded") == 0)
-				o->format = FMT_FOLDED;
-			else
-				return bad_value("--format", optarg, "pprof or folded");
+			o->format = profile_format__parse(optarg);
+			if (!o->format)
+				return bad_value("--format", optarg, "pprof, folded or html");
 			break;
 		case OPT_IDLE:
 			o->sampler.include_idle = true;
@@ -244,11 +223,11 @@ static int parse_args(struct record *r, int argc, char **argv)
 			 "kiln-%Y%m%d-%H%M%S.pb.gz", &tm);
 		o->output = r->default_output;
 	}
-	if (o->format == FMT_AUTO) {
-		o->format = format_from_name(o->output);
-		if (o->format == FMT_AUTO)
+	if (!o->format) {
+		o->format = profile_format__from_path(o->output);
+		if (!o->format)
 			return bad_value("--output", o->output,
-					 "cannot tell the format from the name: use .pb.gz, .pprof, .folded or .txt, or give --format");
+					 "cannot tell the format from the name: use .pb.gz, .pprof, .folded, .txt or .html, or give --format");
 	}
 	return 0;
 }
@@ -347,30 +326,28 @@ static void status_line(struct record *r, uint64_t elapsed_ns)
 static int write_output(struct record *r, uint64_t start_unix_ns, uint64_t duration_ns,
 			size_t *bytes)
 {
-	char tmp[4096];
+	struct pprof_meta meta = {
+		.period_ns = 1000000000ull / r->o.sampler.frequency,
+		.time_nanos = (int64_t)start_unix_ns,
+		.duration_nanos = (int64_t)duration_ns,
+	};
+	struct html_meta hmeta = {
+		.time_nanos = meta.time_nanos, .duration_nanos = meta.duration_nanos,
+	};
+	char tmp[4096], title[320], host[256] = "";
 	FILE *f;
 	int err;
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(title, sizeof(title), "kiln record on %s: %s", host,
+		 r->o.command ? r->o.command[0] : r->o.npids ? "the given pids" : "every CPU");
+	hmeta.title = title;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", r->o.output, getpid());
 	f = fopen(tmp, "we");
 	if (!f)
 		return -errno;
-	if (r->o.format == FMT_PPROF) {
-		struct pprof_meta meta = {
-			.period_ns = 1000000000ull / r->o.sampler.frequency,
-			.time_nanos = (int64_t)start_unix_ns,
-			.duration_nanos = (int64_t)duration_ns,
-		};
-		uint8_t *buf = NULL;
-		size_t len = 0;
-
-		err = pprof__encode(r->profile, &meta, true, &buf, &len);
-		if (!err && fwrite(buf, 1, len, f) != len)
-			err = -EIO;
-		free(buf);
-	} else {
-		err = folded__write(r->profile, f);
-	}
+	err = profile__write(r->profile, r->o.format, &meta, &hmeta, f);
 	*bytes = (size_t)ftell(f);
 	if (fclose(f) && !err)
 		err = -errno;
@@ -421,7 +398,7 @@ static void summary(struct record *r, double seconds, size_t bytes, int write_er
 			r->add_failures);
 	if (!write_err)
 		fprintf(stderr, "kiln: wrote %s (%s, %zu bytes)\n", r->o.output,
-			r->o.format == FMT_PPROF ? "pprof" : "folded", bytes);
+			profile_format__name(r->o.format), bytes);
 
 	if (!r->o.stats_path)
 		return;
