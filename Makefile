@@ -3,7 +3,7 @@
 # make            build build/kiln
 # make deps       install the Debian build dependencies (idempotent)
 # make run        build, then profile this host for 30 s into ./profiles/
-# make test       build, then run unit + e2e tests (needs root for e2e)
+# make test       build, then run unit, e2e (needs root), view/diff and browser tests
 # make bench      side-by-side benchmark against perf record and bpftrace
 # make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 # make install    PREFIX=/usr/local DESTDIR= ; make uninstall reverses it
@@ -89,7 +89,8 @@ WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
-.PHONY: all deps run test unit e2e bench vmlinux install uninstall clean workloads
+.PHONY: all deps run test unit e2e test-view test-browser bench vmlinux install uninstall \
+	clean workloads
 
 all: $(OUT)/kiln
 
@@ -167,10 +168,20 @@ unit: $(OUT)/unit_tests
 e2e: $(OUT)/kiln workloads
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
 
+# kiln view / kiln diff on real files; no root needed.
+test-view: $(OUT)/kiln
+	KILN=$(OUT)/kiln tests/view/run.sh
+
+# The HTML pages in headless Chromium; screenshots land in $(OUT)/browser.
+test-browser: $(OUT)/kiln
+	KILN=$(OUT)/kiln OUT_DIR=$(OUT)/browser tests/browser/run.sh
+
 test: deps
 	$(MAKE) all $(OUT)/unit_tests workloads
 	$(MAKE) unit
 	$(MAKE) e2e
+	$(MAKE) test-view
+	$(MAKE) test-browser
 
 bench:
 	$(MAKE) deps DEPS_EXTRA="$(BENCH_DEPS)"

@@ -376,16 +376,17 @@
       this.onZoom(node);
     }
 
-    /* Drawn frames of function name: canvas box, viewport centre, fill. */
+    /* Drawn frames (of function name, or all): canvas box, viewport
+     * centre, fill. */
     frames(name) {
       const out = [], d = this.drawn, r = this.canvas.getBoundingClientRect();
       const rows = this.rows();
       for (let k = 0; k < d.node.length; k++) {
-        const node = d.node[k];
-        if (funcName[this.tree.func[node]] !== name) continue;
-        const y = this.rowTop(this.tree.depth[node], rows);
+        const node = d.node[k], fname = funcName[this.tree.func[node]];
+        if (name !== undefined && fname !== name) continue;
+        const depth = this.tree.depth[node], y = this.rowTop(depth, rows);
         out.push({
-          node, x: d.x[k], y, w: d.w[k], h: ROW - 1, fill: d.fill[k],
+          node, name: fname, depth, x: d.x[k], y, w: d.w[k], h: ROW - 1, fill: d.fill[k],
           cx: r.left + d.x[k] + d.w[k] / 2, cy: r.top + y + ROW / 2,
         });
       }
@@ -716,7 +717,8 @@
         crumbs: crumbs.textContent,
       };
     },
-    /* Drawn frames of a function in one view ("main", "callers", "callees"). */
+    /* Drawn frames of a function (undefined: all) in one view: "main",
+     * "callers" or "callees". */
     frames(name, view) {
       return views[view || 'main'].frames(name);
     },
