@@ -124,7 +124,8 @@ def small_page(b, out, path):
         p.hover_frame(p.frame("hot"))
         text = b.eval("document.getElementById('tooltip').hidden ? '' : "
                       "document.getElementById('tooltip').innerText")
-        ok = "total: 65 samples (59.09% of all)" in text and "self: 60 samples (54.55% of all)" in text
+        ok = (text.startswith("hot\nmodule unknown\n") and "total: 65 samples (59.09% of all)" in text
+              and "self: 60 samples (54.55% of all)" in text)
         return ok, "tooltip: " + " | ".join(text.splitlines())
 
     def zoom():

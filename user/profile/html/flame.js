@@ -406,7 +406,7 @@
     const f = t.func[node];
     const mod = funcModule[f];
     const lines = [`<div class="fn">${esc(funcName[f])}</div>`,
-      `<div class="dim">${esc(mod ? baseName(mod) : 'no module')} \u00b7 ${esc(CLASS_LABEL[funcClass[f]] || funcClass[f])}</div>`];
+      `<div class="dim">${esc((mod ? baseName(mod) + ' \u00b7 ' : '') + CLASS_LABEL[funcClass[f]])}</div>`];
     const share = (v) => `${fmtInt(v)} ${esc(data.unit)} (${fmtPct(pct(v, grand))} of all` +
       (zoom > 0 && t === tree ? `, ${fmtPct(pct(v, t.total[zoom]))} of the zoomed frame` : '') + ')';
     lines.push(`<div>total: ${share(t.total[node])}</div>`, `<div>self: ${share(t.self[node])}</div>`);
