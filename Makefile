@@ -3,8 +3,9 @@
 # make            build build/kiln
 # make deps       install the Debian build dependencies (idempotent)
 # make run        build, then run the agent: profiles into ./profiles/ until Ctrl-C
-# make test       build, then run unit + e2e tests (needs root for e2e)
+# make test       build, then run unit, e2e (needs root), view/diff and browser tests
 # make bench      side-by-side benchmark against perf record and bpftrace
+# make soak       the agent for SOAK_SECONDS (default 3600) under process churn
 # make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 # make install    PREFIX=/usr/local DESTDIR= ; make uninstall reverses it
 # V=1 shows the commands; SANITIZE=1 builds with ASan + UBSan;
@@ -38,9 +39,9 @@ endif
 # Debian 12 packages the build, the tests and the benchmarks need.
 BUILD_DEPS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev liblzma-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler libjansson-dev \
-	libmicrohttpd-dev libcriterion-dev pkg-config make gcc
+	libmicrohttpd-dev libcriterion-dev pkg-config make gcc xxd
 TEST_DEPS  := golang-go python3 binutils g++ xz-utils util-linux curl python3-protobuf \
-	protobuf-compiler python3-prometheus-client
+	protobuf-compiler python3-prometheus-client chromium
 BENCH_DEPS := linux-perf bpftrace time
 
 PKGS       := libbpf libelf zlib liblzma libprotobuf-c jansson libcurl libmicrohttpd
@@ -71,9 +72,14 @@ PROTOS     := $(wildcard user/proto/*.proto)
 PROTO_C    := $(patsubst user/proto/%.proto,$(OUT)/gen/%.pb-c.c,$(PROTOS))
 PROTO_OBJS := $(patsubst %.c,%.o,$(PROTO_C))
 
+# The HTML page's template, style and script, compiled in as byte arrays.
+HTML_ASSETS := user/profile/html/page.html user/profile/html/flame.css \
+	user/profile/html/flame.js
+ASSET_OBJS := $(OUT)/gen/html_assets.o
+
 USER_SRCS  := $(shell find user -name '*.c' | sort)
 USER_OBJS  := $(patsubst %.c,$(OUT)/%.o,$(USER_SRCS))
-LIB_OBJS   := $(filter-out $(OUT)/user/main.o,$(USER_OBJS)) $(PROTO_OBJS)
+LIB_OBJS   := $(filter-out $(OUT)/user/main.o,$(USER_OBJS)) $(PROTO_OBJS) $(ASSET_OBJS)
 
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
 UNIT_OBJS  := $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
@@ -85,11 +91,12 @@ WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
-.PHONY: all deps run test unit e2e bench vmlinux install uninstall clean workloads
+.PHONY: all deps run test unit e2e test-view test-browser bench soak vmlinux install uninstall \
+	clean workloads
 
 all: $(OUT)/kiln
 
-$(OUT)/kiln: $(USER_OBJS) $(PROTO_OBJS)
+$(OUT)/kiln: $(USER_OBJS) $(PROTO_OBJS) $(ASSET_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
@@ -110,6 +117,15 @@ $(OUT)/gen/%.pb-c.c $(OUT)/gen/%.pb-c.h: user/proto/%.proto | $(OUT)/gen
 $(OUT)/gen/%.pb-c.o: $(OUT)/gen/%.pb-c.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(filter-out -Werror -Wshadow,$(CFLAGS)) $(PKG_CFLAGS) -c $< -o $@
+
+$(OUT)/gen/html_assets.c: $(HTML_ASSETS) | $(OUT)/gen
+	$(call msg,XXD,$@)
+	$(Q)cd $(dir $<) && for f in $(notdir $(HTML_ASSETS)); do \
+		xxd -i $$f | sed 's/^unsigned/const unsigned/'; done > $(abspath $@)
+
+$(OUT)/gen/html_assets.o: $(OUT)/gen/html_assets.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # Every user object may include a skeleton or a generated proto header.
 $(OUT)/user/%.o: user/%.c $(SKELS) $(PROTO_C)
@@ -158,15 +174,39 @@ e2e: $(OUT)/kiln workloads
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/agent.sh
 
+# kiln view / kiln diff on real files; no root needed.
+test-view: $(OUT)/kiln
+	KILN=$(OUT)/kiln tests/view/run.sh
+
+# The HTML pages in headless Chromium; screenshots land in $(OUT)/browser.
+test-browser: $(OUT)/kiln
+	KILN=$(OUT)/kiln OUT_DIR=$(OUT)/browser tests/browser/run.sh
+
 test: deps
 	$(MAKE) all $(OUT)/unit_tests workloads
 	$(MAKE) unit
 	$(MAKE) e2e
+	$(MAKE) test-view
+	$(MAKE) test-browser
+
+# The agent for SOAK_SECONDS (default 1 h) under process churn: flat RSS,
+# no profile lost, no error logged.
+soak: all workloads
+	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads SOAK_SECONDS=$(or $(SOAK_SECONDS),3600) \
+		tests/soak/run.sh
+
+# The CPU cost of exporting one interval (encode, compress, pack), in-process.
+$(OUT)/bench/export_cost: tests/bench/export_cost.c $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(PKG_LIBS) $(LDLIBS)
 
 bench:
 	$(MAKE) deps DEPS_EXTRA="$(BENCH_DEPS)"
-	$(MAKE) all workloads
+	$(MAKE) all workloads $(OUT)/bench/export_cost
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/bench/run.sh
+	@echo "export cost of one interval (10 000 unique stacks, 20 label sets, depth 24):"
+	@$(OUT)/bench/export_cost 10000 20 24
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H)

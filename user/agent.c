@@ -83,7 +83,7 @@ static const struct config_option agent_options[] = {
 	{ "server-api", 0, CONFIG_CHOICE, "API", "push", 0, 0, "push|ingest", OPT(server_api),
 	  "push: /push.v1.PusherService/Push; ingest: legacy /ingest?format=pprof" },
 	{ "output-dir", 'o', CONFIG_STRING, "DIR", NULL, 0, 0, NULL, OPT(output_dir),
-	  "also write <unix-start>-<service>.pb.gz per label set and <unix-start>-all.folded per interval here (default ./profiles when no --server)" },
+	  "also write <unix-start>-<service>.pb.gz per label set, <unix-start>-all.folded per interval and latest.html here (default ./profiles when no --server)" },
 	{ "output-max-bytes", 0, CONFIG_SIZE, "SIZE", "512M", 1 << 16, 1ull << 50, NULL,
 	  OPT(output_max_bytes), "oldest interval files in --output-dir are removed beyond this" },
 	{ "basic-auth-user", 0, CONFIG_STRING, "USER", NULL, 0, 0, NULL, OPT(basic_auth_user),
@@ -267,6 +267,42 @@ static int fill_folded(FILE *f, void *ctx)
 	return err;
 }
 
+struct page {
+	const struct profile *profile;
+	struct html_meta meta;
+};
+
+static int fill_html(FILE *f, void *ctx)
+{
+	const struct page *pg = ctx;
+
+	return html__write(pg->profile, &pg->meta, f);
+}
+
+/* latest.html: the last interval, every label set merged, rewritten in
+ * place. Merged by reading back the encoded profiles, bounded like view. */
+static void write_latest_html(struct agent *a, const struct encoded *enc, size_t n)
+{
+	struct read_limits lim = { .max_bytes = 64u << 20, .max_nodes = 1u << 20 };
+	struct page pg = { .meta = { .title = "kiln agent: the last interval" } };
+	struct profile *merged = profile__new();
+	struct read_info info;
+
+	for (size_t i = 0; merged && i < n; i++) {
+		memset(&info, 0, sizeof(info));
+		if (profile__read(merged, enc[i].pprof, enc[i].len, &lim, &info)) {
+			pr_warn("files: latest.html: cannot merge a profile: %s", info.why);
+			break;
+		}
+		pg.meta.time_nanos = info.time_nanos;
+		pg.meta.duration_nanos = info.duration_nanos;
+	}
+	pg.profile = merged;
+	if (merged)
+		files__write(a->files, "latest.html", fill_html, &pg);
+	profile__free(merged);
+}
+
 static void write_files(struct agent *a, struct profile_set *set, struct encoded *enc,
 			size_t n, uint64_t start_s)
 {
@@ -286,6 +322,7 @@ static void write_files(struct agent *a, struct profile_set *set, struct encoded
 	}
 	snprintf(name, sizeof(name), "%" PRIu64 "-all.folded", start_s);
 	files__write(a->files, name, fill_folded, set);
+	write_latest_html(a, enc, n);
 }
 
 static int cmp_service(const void *x, const void *y)

@@ -4,6 +4,7 @@
 
 #include "agent.h"
 #include "record.h"
+#include "view.h"
 
 static void usage(FILE *f)
 {
@@ -14,14 +15,16 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n"
 		"  agent      profile continuously; push to Pyroscope every interval, or write files\n"
-		"  record     profile the host, some pids, or a command; write pprof or folded stacks\n"
+		"  record     profile the host, some pids, or a command; write pprof, folded or HTML\n"
+		"  view       render pprof or folded profiles as an HTML flame graph, or convert them\n"
+		"  diff       compare two profiles: diff flame graph, text, CI regression check\n"
 		"  version    print the version\n"
 		"\n"
 		"Options:\n"
 		"  -h, --help     this help; 'kiln COMMAND --help' for a command's options\n"
 		"  -V, --version  print the version\n"
 		"\n"
-		"Examples: sudo kiln record -d 10 -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n"
+		"Examples: sudo kiln record -d 10 -o cpu.pb.gz && kiln view cpu.pb.gz -o cpu.html\n"
 		"          sudo kiln agent --server http://pyroscope:4040\n");
 }
 
@@ -51,6 +54,10 @@ int main(int argc, char **argv)
 		return agent_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "record") == 0)
 		return record_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "view") == 0)
+		return view_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "diff") == 0)
+		return diff_main(argc - 1, argv + 1);
 	fprintf(stderr, "kiln: unknown command '%s' (try 'kiln --help')\n", cmd);
 	return 2;
 }

@@ -34,15 +34,13 @@
 #define POLL_MS 100
 #define MAX_PIDS 1024
 
-enum out_format { FMT_AUTO, FMT_PPROF, FMT_FOLDED };
-
 struct record_opts {
 	struct sampler_opts sampler;
 	double duration;                /* 0: until Ctrl-C / COMMAND exits */
 	pid_t pids[MAX_PIDS];
 	size_t npids;
 	const char *output;
-	enum out_format format;
+	enum profile_format format;
 	uint64_t cache_bytes;
 	uint64_t max_processes;
 	const char *stats_path;
@@ -85,8 +83,9 @@ static void usage(FILE *f)
 		"  -p, --pid PID             profile only this process (repeatable, at most %d)\n"
 		"  -o, --output FILE         output file (default kiln-<timestamp>.pb.gz); the format\n"
 		"                            follows the extension: .pb.gz .pprof = pprof (gzip),\n"
-		"                            .folded .txt = folded stacks (FlameGraph)\n"
-		"      --format FMT          pprof or folded, whatever the extension\n"
+		"                            .folded .txt = folded stacks (FlameGraph), .html .htm =\n"
+		"                            a flame graph page\n"
+		"      --format FMT          pprof, folded or html, whatever the extension\n"
 		"      --group-by LABEL      one output per value of LABEL (service_name, namespace,\n"
 		"                            pod, container, systemd_unit, ...): FILE.<value>.<ext>\n"
 		"      --include-idle        keep samples of the idle task (pid 0)\n"
@@ -110,23 +109,6 @@ static int bad_value(const char *flag, const char *value, const char *want)
 {
 	fprintf(stderr, "kiln record: invalid value '%s' for %s: %s\n", value, flag, want);
 	return 2;
-}
-
-static enum out_format format_from_name(const char *path)
-{
-	static const struct { const char *ext; enum out_format fmt; } exts[] = {
-		{ ".pb.gz", FMT_PPROF }, { ".pprof", FMT_PPROF },
-		{ ".folded", FMT_FOLDED }, { ".txt", FMT_FOLDED },
-	};
-	size_t len = strlen(path);
-
-	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
-		size_t el = strlen(exts[i].ext);
-
-		if (len > el && strcmp(path + len - el, exts[i].ext) == 0)
-			return exts[i].fmt;
-	}
-	return FMT_AUTO;
 }
 
 static int parse_args(struct record *r, int argc, char **argv)
@@ -182,12 +164,9 @@ static int parse_args(struct record *r, int argc, char **argv)
 			o->output = optarg;
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "pprof") == 0)
-				o->format = FMT_PPROF;
-			else if (strcmp(optarg, "folded") == 0)
-				o->format = FMT_FOLDED;
-			else
-				return bad_value("--format", optarg, "pprof or folded");
+			o->format = profile_format__parse(optarg);
+			if (!o->format)
+				return bad_value("--format", optarg, "pprof, folded or html");
 			break;
 		case OPT_IDLE:
 			o->sampler.include_idle = true;
@@ -248,11 +227,11 @@ static int parse_args(struct record *r, int argc, char **argv)
 			 "kiln-%Y%m%d-%H%M%S.pb.gz", &tm);
 		o->output = r->default_output;
 	}
-	if (o->format == FMT_AUTO) {
-		o->format = format_from_name(o->output);
-		if (o->format == FMT_AUTO)
+	if (!o->format) {
+		o->format = profile_format__from_path(o->output);
+		if (!o->format)
 			return bad_value("--output", o->output,
-					 "cannot tell the format from the name: use .pb.gz, .pprof, .folded or .txt, or give --format");
+					 "cannot tell the format from the name: use .pb.gz, .pprof, .folded, .txt or .html, or give --format");
 	}
 	return 0;
 }
@@ -307,23 +286,9 @@ static void status_line(struct record *r, uint64_t elapsed_ns)
 struct output {
 	const struct profile *profile;
 	const struct pprof_meta *meta;
-	enum out_format format;
+	const struct html_meta *hmeta;
+	enum profile_format format;
 };
-
-static int write_profile(FILE *f, const struct output *out)
-{
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int err;
-
-	if (out->format == FMT_FOLDED)
-		return folded__write(out->profile, f);
-	err = pprof__encode(out->profile, out->meta, true, &buf, &len);
-	if (!err && fwrite(buf, 1, len, f) != len)
-		err = -EIO;
-	free(buf);
-	return err;
-}
 
 /* Writes path through a temporary file, so a reader never sees half of it. */
 static int write_file(const char *path, const struct output *out, size_t *bytes)
@@ -336,7 +301,7 @@ static int write_file(const char *path, const struct output *out, size_t *bytes)
 	f = fopen(tmp, "we");
 	if (!f)
 		return -errno;
-	err = write_profile(f, out);
+	err = profile__write(out->profile, out->format, out->meta, out->hmeta, f);
 	*bytes = (size_t)ftell(f);
 	if (fclose(f) && !err)
 		err = -errno;
@@ -351,7 +316,8 @@ static int write_file(const char *path, const struct output *out, size_t *bytes)
  * file-name safe; "" -> "none"). */
 static void group_path(const char *output, const char *value, char *buf, size_t n)
 {
-	static const char *const exts[] = { ".pb.gz", ".pprof", ".folded", ".txt" };
+	static const char *const exts[] = { ".pb.gz", ".pprof", ".folded", ".txt", ".html",
+					    ".htm" };
 	size_t len = strlen(output), stem = len, pos;
 
 	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
@@ -379,13 +345,21 @@ static int write_outputs(struct record *r, uint64_t start_unix_ns, uint64_t dura
 		.time_nanos = (int64_t)start_unix_ns,
 		.duration_nanos = (int64_t)duration_ns,
 	};
-	struct output out = { NULL, &meta, r->o.format };
-	const char *kind = r->o.format == FMT_PPROF ? "pprof" : "folded";
+	struct html_meta hmeta = {
+		.time_nanos = meta.time_nanos, .duration_nanos = meta.duration_nanos,
+	};
+	struct output out = { NULL, &meta, &hmeta, r->o.format };
+	const char *kind = profile_format__name(r->o.format);
+	char title[320], host[256] = "";
 	size_t n = profile_set__count(r->profiles), bytes = 0;
 	struct profile *empty = NULL;
 	char path[4096];
 	int err = 0, e;
 
+	gethostname(host, sizeof(host) - 1);
+	snprintf(title, sizeof(title), "kiln record on %s: %s", host,
+		 r->o.command ? r->o.command[0] : r->o.npids ? "the given pids" : "every CPU");
+	hmeta.title = title;
 	if (!r->o.group_by || n == 0) {
 		/* One output, empty when nothing was sampled: say so honestly. */
 		if (n)

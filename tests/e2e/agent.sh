@@ -157,12 +157,14 @@ test_files() {
 		fail files "rotation: the oldest interval files stay or other files went: $(ls "$dir" | head)"
 	elif ! ls "$dir" | grep -q -- '-all\.folded$'; then
 		fail files "no <start>-all.folded file"
+	elif ! grep -q hot_three "$dir/latest.html" 2>/dev/null; then
+		fail files "latest.html missing or without the workload's functions"
 	elif ! f=$(ls -t "$dir"/*.pb.gz | head -1) || ! go tool pprof -raw "$f" >/dev/null 2>&1; then
 		fail files "go tool pprof cannot read $f"
 	elif [ "$(du -cb "$dir"/[0-9]* | tail -1 | cut -f1)" -gt 65536 ] && [ "$n" -gt 1 ]; then
 		fail files "more than --output-max-bytes held: $(du -cb "$dir"/[0-9]* | tail -1)"
 	else
-		pass "files: $n pprof files, folded per interval, oldest removed beyond 64K, notes.txt kept"
+		pass "files: $n pprof files, folded per interval, latest.html, oldest removed beyond 64K, notes.txt kept"
 	fi
 }
 

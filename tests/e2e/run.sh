@@ -135,6 +135,16 @@ test_cli() {
 	pass "help, version, bad values, not root, COMMAND exit status"
 }
 
+test_html() {
+	local out=$TMP/ratio.html
+	"$KILN" record -q -d 2 -o "$out" -- "$WORKLOADS/cpu_ratio" 2 2>"$TMP/html.err" ||
+		{ fail html "kiln record failed: $(tail -1 "$TMP/html.err")"; return; }
+	grep -q 'id="kiln-data"' "$out" && grep -q '"hot_three"' "$out" && grep -q '"cpu_ratio"' "$out" &&
+		grep -q 'wrote .*ratio.html (html, ' "$TMP/html.err" ||
+		{ fail html "the page lacks the profile"; return; }
+	pass "record -o FILE.html writes the flame graph page"
+}
+
 if [ "$(id -u)" -ne 0 ]; then
 	echo "e2e tests load BPF programs: run them as root (sudo make test)"
 	echo "0 passed, 1 failed"
@@ -147,6 +157,7 @@ test_kernel_frames
 test_short_lived
 test_pid_filter
 test_conservation
+test_html
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

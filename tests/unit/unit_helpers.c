@@ -1,5 +1,6 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "unit_helpers.h"
 
@@ -13,4 +14,23 @@ char *folded_text(const struct profile *p)
 	cr_assert_eq(folded__write(p, f), 0);
 	cr_assert_eq(fclose(f), 0);
 	return text;
+}
+
+const struct read_limits test_limits = { .max_bytes = 64 << 20, .max_nodes = 1000000 };
+
+void read_text(struct profile *p, const char *text)
+{
+	struct read_info info;
+	int err = profile__read(p, (const uint8_t *)text, strlen(text), &test_limits, &info);
+
+	cr_assert_eq(err, 0, "profile__read: %d (%s)", err, info.why);
+}
+
+struct profile *profile_of(const char *text)
+{
+	struct profile *p = profile__new();
+
+	cr_assert_not_null(p);
+	read_text(p, text);
+	return p;
 }

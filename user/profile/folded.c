@@ -86,16 +86,10 @@ static int folder_build(struct folder *fo, const struct profile *p)
 	fold_of = calloc(p->tree.len, sizeof(*fold_of));
 	if (!fold_of)
 		return -ENOMEM;
-	fold_of[STACK_TREE_ROOT] = STACK_TREE_ROOT;
-	/* index order visits parents before their children */
-	for (i = 1; i < p->tree.len; i++) {
-		err = stack_tree__child(&fo->tree, fold_of[nodes[i].parent],
-					fo->loc_text[nodes[i].key], &fold_of[i]);
-		if (err)
-			break;
+	err = stack_tree__graft(&fo->tree, &p->tree, fo->loc_text, fold_of);
+	for (i = 1; !err && i < p->tree.len; i++)
 		if (nodes[i].self)
 			stack_tree__count(&fo->tree, fold_of[i], nodes[i].self);
-	}
 	free(fold_of);
 	return err;
 }

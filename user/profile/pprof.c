@@ -223,7 +223,7 @@ static int build_samples(struct pprof_msg *m, const struct profile *p,
 		dst->value = &m->values[2 * s];
 		dst->value[0] = clamp_i64(nodes[i].self);
 		dst->value[1] = clamp_i64(cpu);
-		dst->n_value = 2;
+		dst->n_value = period ? 2 : 1;
 		m->sample_ptrs[s++] = dst;
 	}
 	m->prof.sample = m->sample_ptrs;
@@ -286,14 +286,17 @@ int pprof__encode(const struct profile *p, const struct pprof_meta *meta,
 	/* a count first, then cpu time: go tool pprof offers both, Pyroscope
 	 * picks cpu/nanoseconds */
 	set_value_type(&m.types[0], &m, p, "samples", "count");
-	set_value_type(&m.types[1], &m, p, "cpu", "nanoseconds");
-	set_value_type(&m.period_type, &m, p, "cpu", "nanoseconds");
 	m.type_ptrs[0] = &m.types[0];
-	m.type_ptrs[1] = &m.types[1];
 	m.prof.sample_type = m.type_ptrs;
-	m.prof.n_sample_type = 2;
-	m.prof.period_type = &m.period_type;
-	m.prof.period = clamp_i64(meta->period_ns);
+	m.prof.n_sample_type = 1;
+	if (meta->period_ns) {
+		set_value_type(&m.types[1], &m, p, "cpu", "nanoseconds");
+		set_value_type(&m.period_type, &m, p, "cpu", "nanoseconds");
+		m.type_ptrs[1] = &m.types[1];
+		m.prof.n_sample_type = 2;
+		m.prof.period_type = &m.period_type;
+		m.prof.period = clamp_i64(meta->period_ns);
+	}
 	m.prof.time_nanos = meta->time_nanos;
 	m.prof.duration_nanos = meta->duration_nanos;
 

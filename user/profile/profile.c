@@ -164,6 +164,11 @@ uint64_t profile__total(const struct profile *p)
 	return p->tree.total;
 }
 
+size_t profile__nodes(const struct profile *p)
+{
+	return p->tree.len;
+}
+
 size_t profile__bytes(const struct profile *p)
 {
 	return sizeof(*p) + strtab__bytes(&p->strings) +

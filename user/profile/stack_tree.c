@@ -65,6 +65,24 @@ int stack_tree__child(struct stack_tree *t, uint32_t parent, uint32_t key,
 	return 0;
 }
 
+int stack_tree__graft(struct stack_tree *t, const struct stack_tree *src,
+		      const uint32_t *key_map, uint32_t *node_map)
+{
+	const struct stack_node *nodes = src->nodes;
+	size_t i;
+	int err;
+
+	node_map[STACK_TREE_ROOT] = STACK_TREE_ROOT;
+	/* index order visits parents before their children */
+	for (i = 1; i < src->len; i++) {
+		err = stack_tree__child(t, node_map[nodes[i].parent],
+					key_map[nodes[i].key], &node_map[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 void stack_tree__count(struct stack_tree *t, uint32_t node, uint64_t n)
 {
 	t->nodes[node].self += n;

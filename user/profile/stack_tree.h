@@ -33,6 +33,12 @@ int stack_tree__init(struct stack_tree *t);
  * 0 or -ENOMEM. */
 int stack_tree__child(struct stack_tree *t, uint32_t parent, uint32_t key,
 		      uint32_t *child);
+/* Adds every path of src to t with its keys translated: src's key k
+ * becomes key_map[k]. node_map[i] receives t's node for src's node i, so
+ * the caller can move src's counts over; none are copied here. Paths that
+ * meet under the new keys merge. 0 or -ENOMEM (t keeps what was added). */
+int stack_tree__graft(struct stack_tree *t, const struct stack_tree *src,
+		      const uint32_t *key_map, uint32_t *node_map);
 /* Adds n samples ending at node. */
 void stack_tree__count(struct stack_tree *t, uint32_t node, uint64_t n);
 size_t stack_tree__bytes(const struct stack_tree *t);

@@ -1,0 +1,10 @@
+/* `kiln view` (render or convert profiles) and `kiln diff` (compare two). */
+#ifndef KILN_VIEW_H
+#define KILN_VIEW_H
+
+/* argv[0] is "view". Returns the process exit status. */
+int view_main(int argc, char **argv);
+/* argv[0] is "diff". Returns the process exit status. */
+int diff_main(int argc, char **argv);
+
+#endif
