@@ -192,15 +192,23 @@ test_503_then_ok() {
 	start_receiver s503 0 --mode status --status 503
 	workload 12
 	start_agent s503 --server "http://127.0.0.1:$RPORT" --interval 1 --shutdown-timeout 20
-	sleep 6
+	sleep 1
+	local t0 t1
+	t0=$(awk '{ print $14 + $15 }' "/proc/$AGENT_PID/stat")
+	sleep 5
+	# backing off is sleeping: the agent's CPU over 5 s of outage stays
+	# far below what a spinning backoff burns (over 100 ticks)
+	t1=$(awk '{ print $14 + $15 }' "/proc/$AGENT_PID/stat")
 	control "$RPORT" '{"mode":"ok"}'
 	sleep 4
 	stop_agent
 	stop_receiver
-	if check s503 'any(x["status"] == 503 for x in A) and len(D) >= 8' &&
+	if [ $((t1 - t0)) -gt 50 ]; then
+		fail 503 "the agent burned $((t1 - t0)) CPU ticks in 5 s of backoff"
+	elif check s503 'any(x["status"] == 503 for x in A) and len(D) >= 8' &&
 		[ "$(field s503 sent)" = "$(field s503 profiles)" ] &&
 		[ "$(field s503 samples)" = "$(value s503 'sum(x["value_sums"][0] for x in profiles())')" ]; then
-		pass "503 for 6 s: retried, all $(field s503 sent) profiles delivered afterwards"
+		pass "503 for 6 s: retried ($((t1 - t0)) CPU ticks while backing off), all $(field s503 sent) profiles delivered afterwards"
 	else
 		fail 503 "sent $(field s503 sent) of $(field s503 profiles), statuses $(value s503 '[x["status"] for x in A]')"
 	fi
@@ -414,6 +422,59 @@ test_config() {
 	fi
 }
 
+# A pod on this host: a real cgroup v2 directory shaped like kubelet's
+# (systemd driver, containerd), a workload inside it, and the local
+# Kubernetes API server (tests/kube) listing the pod on this node.
+test_kube_labels() {
+	local v2 cid uid cg scen apiport filtered
+	v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$v2" ] || { fail kube_labels "no cgroup v2 mount"; return; }
+	cid=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	uid=$($PY -c 'import uuid; print(uuid.uuid4())')
+	cg=$v2/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${uid//-/_}.slice/cri-containerd-$cid.scope
+	mkdir -p "$cg" || { fail kube_labels "cannot create $cg"; return; }
+	scen=$TMP/scenario.json
+	cat >"$scen" <<JSON
+{"resourceVersion": 100, "pods": [{"apiVersion": "v1", "kind": "Pod",
+ "metadata": {"name": "web-7d9f", "namespace": "shop", "uid": "$uid", "resourceVersion": "100",
+  "labels": {"app.kubernetes.io/name": "web", "team": "checkout"}, "annotations": {}},
+ "spec": {"nodeName": "kiln-e2e-node", "containers": [{"name": "server"}]},
+ "status": {"phase": "Running", "containerStatuses": [{"name": "server", "ready": true,
+  "containerID": "containerd://$cid"}]}}]}
+JSON
+	echo "kube-token-$RANDOM" >"$TMP/kube-token"
+	$PY "$HERE/../kube/fake_apiserver.py" --node kiln-e2e-node --token "$(cat "$TMP/kube-token")" \
+		--scenario "$scen" >"$TMP/kubeapi.out" 2>&1 &
+	local kube_pid=$!
+	for _ in $(seq 50); do grep -q '^PORT' "$TMP/kubeapi.out" && break; sleep 0.1; done
+	apiport=$(awk '/^PORT/ { print $2 }' "$TMP/kubeapi.out")
+	start_receiver kube
+	workload 8
+	sh -c "echo \$\$ > '$cg/cgroup.procs' && exec '$WORKLOADS/cpu_ratio' 7" >/dev/null 2>&1 &
+	start_agent kube --server "http://127.0.0.1:$RPORT" --interval 1 --node-name kiln-e2e-node \
+		--kube-api "http://127.0.0.1:$apiport" --kube-token-file "$TMP/kube-token" \
+		--pod-label team --include-namespace 'sh*'
+	sleep 5
+	filtered=$(curl -s "http://127.0.0.1:$MPORT/metrics" |
+		sed -n 's/^kiln_samples_filtered_total{reason="excluded_namespace"} //p')
+	stop_agent
+	stop_receiver
+	kill "$kube_pid" 2>/dev/null
+	wait 2>/dev/null
+	rmdir "$cg" "$(dirname "$cg")" 2>/dev/null
+	if ! check kube 'len(D) >= 2 and all(s["labels_map"].get("namespace") == "shop" for x in D for s in x["series"])'; then
+		fail kube_labels "want only namespace=shop series: $(value kube '[s["labels_map"] for x in A for s in x["series"]][:3]')"
+	elif ! check kube 'all({k: s["labels_map"].get(k) for k in ("service_name", "pod", "container", "team", "node")} == {"service_name": "web", "pod": "web-7d9f", "container": "server", "team": "checkout", "node": "kiln-e2e-node"} for x in D for s in x["series"])'; then
+		fail kube_labels "pod labels: $(value kube 'D[-1]["series"][0]["labels_map"]')"
+	elif ! check kube 'has_function("hot_three")'; then
+		fail kube_labels "the pod's workload is missing from its profiles"
+	elif [ -z "$filtered" ] || [ "$filtered" = 0 ]; then
+		fail kube_labels "host processes were not counted as filtered by --include-namespace"
+	else
+		pass "kube: a pod's cgroup + the pod watcher give service_name=web namespace=shop pod container team node; $filtered host samples filtered and counted"
+	fi
+}
+
 if [ "$(id -u)" != 0 ]; then
 	echo "agent e2e tests need root"; exit 1
 fi
@@ -424,7 +485,7 @@ fi
 # all tests, or those named on the command line (e.g. test_push)
 for t in ${@:-test_push test_ingest test_files test_down_then_up test_503_then_ok test_429 \
 	test_400 test_slow_server test_queue_bound test_sigterm_flush test_auth \
-	test_metrics_health test_config}; do
+	test_metrics_health test_config test_kube_labels}; do
 	$t
 done
 

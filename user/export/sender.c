@@ -239,12 +239,19 @@ static void *run(void *arg)
 struct sender *sender__new(const struct http_client_opts *http, uint64_t max_bytes)
 {
 	struct sender *s = calloc(1, sizeof(*s));
+	pthread_condattr_t attr;
 	int err;
 
 	if (!s)
 		return NULL;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->cond, NULL);
+	/* wait_locked() computes deadlines on CLOCK_MONOTONIC: the condition
+	 * variable must time out on that clock too (the default is realtime,
+	 * which would make every backoff wait return at once and spin). */
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &attr);
+	pthread_condattr_destroy(&attr);
 	s->max_bytes = max_bytes;
 	s->http = http_client__new(http);
 	if (!s->http)
