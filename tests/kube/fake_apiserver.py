@@ -47,6 +47,8 @@ Prints "PORT <port>" on stdout once it listens. A scenario file is
 import argparse
 import json
 import queue
+import select
+import socket
 import sys
 import threading
 import time
@@ -59,7 +61,7 @@ DROP = object()
 
 class State:
     def __init__(self, node, token, rv=1000, pods=()):
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         self.node = node
         self.token = token
         self.rv = rv
@@ -257,6 +259,17 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
+    def client_gone(self):
+        # An idle watch writes nothing, so a client that hung up is only
+        # seen by peeking at the socket: readable with no data = closed.
+        readable, _, _ = select.select([self.connection], [], [], 0)
+        if not readable:
+            return False
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
     def serve_watch(self, query, token):
         state = self.server.state
         try:
@@ -295,6 +308,9 @@ class Handler(BaseHTTPRequestHandler):
                 try:
                     item = q.get(timeout=min(left, 0.1))
                 except queue.Empty:
+                    if self.client_gone():
+                        self.close_connection = True
+                        return
                     continue
                 if item is END:
                     break

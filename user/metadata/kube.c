@@ -59,6 +59,10 @@
 #define LINE_MAX_BYTES (16u << 20)
 #define ERROR_BODY_MAX (64u << 10)
 #define RV_MAX 256
+/* Node names are DNS subdomains (253); an API URL is scheme://host:port. */
+#define NODE_NAME_MAX 253
+#define API_URL_MAX 512
+#define URL_MAX 4096            /* fits the above, escaped */
 #define WATCH_TIMEOUT_S 300
 #define TOKEN_REFRESH_NS (60ull * 1000000000ull)
 #define BACKOFF_MIN_MS 1000u
@@ -96,6 +100,7 @@ struct kube {
 	uint64_t token_at;
 	char rv[RV_MAX + 1];
 	unsigned failures;      /* consecutive, for the backoff step */
+	unsigned gones;         /* consecutive 410s with no events in between */
 	unsigned seed;
 	uint64_t bad_lines;     /* for log rate limiting */
 	char errbuf[CURL_ERROR_SIZE];
@@ -300,7 +305,7 @@ static void watch_line(struct kube *k, const char *s, size_t len)
 	if (!len)
 		return;
 	k->x.lines++;
-	ev = json_loadb(s, len, JSON_REJECT_DUPLICATES, &jerr);
+	ev = json_loadb(s, len, 0, &jerr);
 	if (!ev) {
 		bad_line(k, "line is not JSON", jerr.text);
 		k->x.outcome = FAILED_RELIST;
@@ -329,17 +334,17 @@ static void watch_line(struct kube *k, const char *s, size_t len)
 		json_t *code = json_object_get(obj, "code");
 		const char *reason = json_string_value(json_object_get(obj, "reason"));
 		const char *msg = json_string_value(json_object_get(obj, "message"));
-		char text[200];
+		char text[200], why[64];
 
 		printable(text, sizeof(text), msg ? msg : "", msg ? strlen(msg) : 0);
+		printable(why, sizeof(why), reason ? reason : "", reason ? strlen(reason) : 0);
 		if (json_integer_value(code) == 410) {
 			pr_info("kube: node '%s': watch from resourceVersion %s expired (%s); listing again",
-				k->node, k->rv, reason ? reason : "Gone");
+				k->node, k->rv, why);
 			k->x.outcome = GONE;
 		} else {
 			pr_warn("kube: node '%s': watch ERROR event, code %" JSON_INTEGER_FORMAT
-				" %s: %s; listing again", k->node, json_integer_value(code),
-				reason ? reason : "", text);
+				" %s: %s; listing again", k->node, json_integer_value(code), why, text);
 			k->x.outcome = FAILED_RELIST;
 		}
 	} else {
@@ -491,10 +496,11 @@ static enum outcome perform(struct kube *k, enum xfer_kind kind, const char *url
 
 static enum outcome do_list(struct kube *k)
 {
-	char url[1024];
+	char url[URL_MAX];
 	json_error_t jerr;
 	json_t *list = NULL, *meta;
 	enum outcome o;
+	int err;
 
 	snprintf(url, sizeof(url), "%s/api/v1/pods?fieldSelector=%s&resourceVersion=0",
 		 k->base, k->selector);
@@ -510,9 +516,13 @@ static enum outcome do_list(struct kube *k)
 			jerr.text, jerr.position);
 		goto out;
 	}
-	if (pods__replace(k->pods, list)) {
+	err = pods__replace(k->pods, list);
+	if (err == -EINVAL) {
 		stat_add(k, &k->stats.bad_objects, 1);
 		pr_warn("kube: node '%s': list pods: not a PodList", k->node);
+		goto out;
+	} else if (err) {
+		pr_warn("kube: node '%s': list pods: %s", k->node, strerror(-err));
 		goto out;
 	}
 	k->rv[0] = '\0';
@@ -541,7 +551,7 @@ out:
 
 static enum outcome do_watch(struct kube *k)
 {
-	char url[1536], *rv = curl_easy_escape(k->curl, k->rv, 0);
+	char url[URL_MAX], *rv = curl_easy_escape(k->curl, k->rv, 0);
 	enum outcome o;
 
 	if (!rv)
@@ -622,6 +632,7 @@ static void *kube_thread(void *arg)
 				k->failures = 0;
 			} else if (k->x.lines || monotonic_ns() - started >= 1000000000ull) {
 				k->failures = 0;
+				k->gones = 0;
 			} else {
 				/* A watch that ends at once with nothing in it
 				 * must not become a busy loop. */
@@ -630,9 +641,12 @@ static void *kube_thread(void *arg)
 			}
 			break;
 		case GONE:
-			if (need_list) {
-				/* A list at resourceVersion=0 cannot be too old:
-				 * a 410 there is a broken server. */
+			/* A list at resourceVersion=0 cannot be too old, and a
+			 * fresh list's version expiring again at once is just as
+			 * odd: a broken server, which must not get a busy loop. */
+			if (!need_list && k->x.lines > 1)
+				k->gones = 0;   /* events came before the ERROR */
+			if (need_list || ++k->gones > 1) {
 				stat_add(k, &k->stats.errors, 1);
 				k->failures++;
 				backoff(k);
@@ -676,14 +690,18 @@ static void curl_init(void)
 	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-/* The API base URL: opts->api_url, or in-cluster from the environment. */
-static char *resolve_base(const struct kube_opts *opts)
+char *kube__api_url(const struct kube_opts *opts)
 {
 	const char *host, *port;
 	char *url;
 	size_t n;
 
 	if (opts->api_url) {
+		if (strlen(opts->api_url) > API_URL_MAX) {
+			pr_warn("kube: API URL longer than %d characters", API_URL_MAX);
+			errno = EINVAL;
+			return NULL;
+		}
 		if (strncmp(opts->api_url, "https://", 8) && strncmp(opts->api_url, "http://", 7)) {
 			pr_warn("kube: API URL '%s' is not http(s)://host[:port]", opts->api_url);
 			errno = EINVAL;
@@ -707,7 +725,7 @@ static char *resolve_base(const struct kube_opts *opts)
 	if (!port || !*port)
 		port = "443";
 	if (strspn(port, "0123456789") != strlen(port) || strlen(port) > 5 ||
-	    strpbrk(host, "/?#@ []")) {
+	    strpbrk(host, "/?#@ []") || strlen(host) > NODE_NAME_MAX) {
 		pr_warn("kube: KUBERNETES_SERVICE_HOST/PORT '%s'/'%s' are not a host and port",
 			host, port);
 		errno = EINVAL;
@@ -760,6 +778,11 @@ struct kube *kube__start(const struct kube_opts *opts, struct pods *pods)
 		errno = EINVAL;
 		return NULL;
 	}
+	if (strlen(opts->node_name) > NODE_NAME_MAX) {
+		pr_warn("kube: node name longer than %d characters", NODE_NAME_MAX);
+		errno = EINVAL;
+		return NULL;
+	}
 	pthread_once(&curl_once, curl_init);
 	if (curl_init_rc != CURLE_OK) {
 		pr_warn("kube: libcurl: %s", curl_easy_strerror(curl_init_rc));
@@ -786,7 +809,7 @@ struct kube *kube__start(const struct kube_opts *opts, struct pods *pods)
 	}
 	k->pods = pods;
 	k->seed = (unsigned)(monotonic_ns() ^ (uint64_t)getpid());
-	k->base = resolve_base(opts);
+	k->base = kube__api_url(opts);
 	if (!k->base) {
 		err = errno ? -errno : -ENOMEM;
 		goto fail;

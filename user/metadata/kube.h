@@ -32,6 +32,9 @@ struct kube;
  * which fills pods. NULL + errno. */
 struct kube *kube__start(const struct kube_opts *opts, struct pods *pods);
 void kube__stats(struct kube *k, struct kube_stats *out);
+/* The API base URL kube__start would use for opts (in-cluster: from the
+ * environment, IPv6 literals bracketed); malloc'd. NULL + errno, logged. */
+char *kube__api_url(const struct kube_opts *opts);
 /* Stops and joins the thread (within about a second). NULL is fine. */
 void kube__stop(struct kube *k);
 
