@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,7 +73,13 @@ static void on_event(const struct kiln_event *ev, void *ctx)
 
 int pipeline__attach(struct pipeline *p)
 {
-	return sampler__attach(p->sampler, on_event, p);
+	int err = sampler__attach(p->sampler, on_event, p);
+
+	/* Loading parsed the kernel's BTF (~15 MB, freed since): give those
+	 * pages back to the system now, or the heap keeps them for the whole
+	 * run. */
+	malloc_trim(0);
+	return err;
 }
 
 int pipeline__poll(struct pipeline *p, int timeout_ms)

@@ -22,7 +22,9 @@ Phase directories (written by run.sh): WORKDIR/<phase>/ with
   spin.txt      spin_counter's line: iterations=N cpu_s=X wall_s=Y
   bpf.json      output of `bpfstats` taken just before the phase ended
   kiln.pb.gz, kiln.json, perf.txt, bpftrace.txt  the profiles
+  profiles/     the agent's output dir: <unix>-<service>.pb.gz per interval
 """
+import glob
 import json
 import os
 import re
@@ -32,6 +34,7 @@ import sys
 PHASES = [  # (directory, row label)
     ("baseline", "baseline"),
     ("kiln", "kiln record"),
+    ("agent", "kiln agent (files)"),
     ("perf", "perf record (+script)"),
     ("bpftrace", "bpftrace"),
 ]
@@ -199,11 +202,12 @@ def classify(frames, acc):
         acc[1] += 1
 
 
-def share_pprof(path, tmpdir):
-    """Samples (not nanoseconds) per stack via `go tool pprof -traces`."""
+def share_pprof(paths, tmpdir):
+    """Samples (not nanoseconds) per stack via `go tool pprof -traces`, which
+    merges the profiles when given several."""
     env = dict(os.environ, PPROF_TMPDIR=tmpdir, HOME=tmpdir)
     r = subprocess.run(["go", "tool", "pprof", "-symbolize=none",
-                        "-sample_index=samples", "-traces", path],
+                        "-sample_index=samples", "-traces", *paths],
                        capture_output=True, text=True, env=env)
     if r.returncode != 0:
         return None, "go tool pprof failed: " + r.stderr.strip()[-200:]
@@ -277,7 +281,7 @@ def bpf_figures(progs, sampler):
             "ns_per_sample": round(ns / cnt, 1) if cnt else None}
 
 
-def phase_row(work, phase, label):
+def phase_row(work, seconds, phase, label):
     d = os.path.join(work, phase)
     row = {"phase": phase, "label": label}
     failed = read(os.path.join(d, "failed"))
@@ -295,6 +299,7 @@ def phase_row(work, phase, label):
     row["cpu_user_s"], row["cpu_sys_s"] = t[0], t[1]
     row["cpu_s"] = round(t[0] + t[1], 3)
     row["peak_rss_mb"] = round(t[2] / 1024, 1)
+    row["cpu_pct_of_core"] = round(100 * row["cpu_s"] / seconds, 3)
     if phase == "perf":
         st = parse_time(os.path.join(d, "script_time.txt"))
         if st is None:
@@ -314,16 +319,22 @@ def phase_row(work, phase, label):
         progs = json.loads(read(os.path.join(d, "bpf.json")) or "[]")
     except ValueError:
         progs = []
-    if phase == "kiln":
+    if phase in ("kiln", "agent"):  # both sample with kiln's kiln_sample
         bpf = bpf_figures(progs, lambda p: p.get("name") == "kiln_sample")
+    else:
+        bpf = bpf_figures(progs, lambda p: p.get("type") == "perf_event")
+    if phase == "kiln":
         row["share"], row["share_note"] = share_pprof(
-            os.path.join(d, "kiln.pb.gz"), d)
+            [os.path.join(d, "kiln.pb.gz")], d)
         try:
             row["kiln_stats"] = json.loads(read(os.path.join(d, "kiln.json")))
         except (TypeError, ValueError):
             row["kiln_stats"] = None
+    elif phase == "agent":
+        files = sorted(glob.glob(os.path.join(d, "profiles", "*.pb.gz")))
+        row["profile_files"] = len(files)
+        row["share"], row["share_note"] = share_pprof(files, d)
     else:
-        bpf = bpf_figures(progs, lambda p: p.get("type") == "perf_event")
         row["share"], row["share_note"] = share_bpftrace(
             os.path.join(d, "bpftrace.txt"))
     row["bpf"] = bpf
@@ -339,8 +350,8 @@ def fmt(v, nd=2):
 
 def cmd_report(work, seconds, out):
     seconds = float(seconds)
-    rows = [phase_row(work, p, l) for p, l in PHASES]
-    extra = [phase_row(work, p, p) for p in EXTRA_BASELINES
+    rows = [phase_row(work, seconds, p, l) for p, l in PHASES]
+    extra = [phase_row(work, seconds, p, p) for p in EXTRA_BASELINES
              if os.path.isdir(os.path.join(work, p))]
     base_iters = [r["spin"]["iterations"] for r in [rows[0]] + extra
                   if r.get("spin")]
@@ -404,6 +415,8 @@ def cmd_report(work, seconds, out):
     ratio("kiln_rss_over_bpftrace_rss", "kiln", "peak_rss_mb", "bpftrace", "peak_rss_mb")
     ratio("kiln_rss_over_perf_rss", "kiln", "peak_rss_mb", "perf", "peak_rss_mb")
     ratio("kiln_rss_over_perf_record_rss", "kiln", "peak_rss_mb", "perf", "record_peak_rss_mb")
+    ratio("agent_cpu_over_perf_cpu", "agent", "cpu_s", "perf", "cpu_s")
+    ratio("agent_rss_over_bpftrace_rss", "agent", "peak_rss_mb", "bpftrace", "peak_rss_mb")
     print()
     print("Headline: "
           f"kiln CPU / perf CPU (record+script) = {fmt(ratios['kiln_cpu_over_perf_cpu'], 3)} "
@@ -412,11 +425,26 @@ def cmd_report(work, seconds, out):
           f"kiln RSS / bpftrace RSS = {fmt(ratios['kiln_rss_over_bpftrace_rss'], 3)}; "
           f"kiln RSS / perf RSS = {fmt(ratios['kiln_rss_over_perf_rss'], 3)} "
           f"(perf record alone: {fmt(ratios['kiln_rss_over_perf_record_rss'], 3)})")
+    a = by["agent"]
+    incl = a.get("cpu_incl_bpf_s")
+    print()
+    print("Agent: "
+          f"kiln agent CPU / perf CPU (record+script) = {fmt(ratios['agent_cpu_over_perf_cpu'], 3)}; "
+          f"kiln agent RSS / bpftrace RSS = {fmt(ratios['agent_rss_over_bpftrace_rss'], 3)}; "
+          f"CPU = {fmt(a.get('cpu_pct_of_core'), 3)}% of one core "
+          f"(incl. BPF: {fmt(incl and 100 * incl / seconds, 3)}%; target < 0.5%); "
+          f"peak RSS {fmt(a.get('peak_rss_mb'), 1)} MB (target: steady < 30 MB); "
+          f"{a.get('profile_files', 0)} profile files merged for the share.")
     print()
     print("Notes:")
     print("- CPU s = user+sys of the profiler's process tree (/usr/bin/time); perf's "
           "row adds `perf script`, which it needs to produce stacks. Peak RSS is "
           "the largest single process.")
+    print("- kiln agent (files): `kiln agent --output-dir DIR --metrics-addr off "
+          f"--interval 10`, stopped with SIGTERM after {seconds:g} s (it then "
+          "writes its last partial interval). Its CPU includes building and "
+          "writing each interval's files (pprof per service, folded, "
+          "latest.html); its share merges all its pprof files.")
     print("- CPU s incl BPF adds the run time of the profiler's BPF programs "
           f"(BPF stats on via {meta.get('bpf_stats', '?')}; read with bpftool ~0.5 s before the "
           "profiler exits, so the last ~0.5 s is missing). That time is spent "

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# kiln benchmark: kiln record vs perf record (+ perf script) vs bpftrace.
+# kiln benchmark: kiln record and kiln agent vs perf record (+ perf script)
+# vs bpftrace.
 #
 # One after another, each for BENCH_SECONDS (default 30) under the same load:
-#   baseline (no profiler), kiln record, perf record -g + perf script,
+#   baseline (no profiler), kiln record, kiln agent (file exporter, stopped
+#   with SIGTERM), perf record -g + perf script,
 #   bpftrace profile:hz:97, and a second baseline (noise estimate;
 #   BENCH_REPEAT_BASELINE=0 skips it).
 # Load in every phase: cpu_ratio (one burning thread per CPU, hot_three:hot_one
@@ -173,22 +175,43 @@ phase_baseline() { # $1: phase name
 	stop_load
 }
 
-phase_kiln() {
-	local d="$TMP/kiln" rc
-	mkdir -p "$d"
-	log "kiln: ${S}s, kiln record"
+# Runs one kiln command ($3...) for S s under /usr/bin/time, with the load and
+# the probes. $1: phase dir; $2: name of the profile file(s) it must write
+# there (a find -name pattern).
+run_kiln_phase() {
+	local d=$1 out=$2 rc
+	shift 2
 	[ -x "$KILN" ] || { fail "$d" "no kiln binary at $KILN"; return; }
 	start_load
 	start_measuring "$d" kiln
-	/usr/bin/time -o "$d/time.txt" -f '%U %S %M' \
-		"$KILN" record -d "$S" -o "$d/kiln.pb.gz" --stats "$d/kiln.json" -q \
-		2>"$d/stderr"
+	/usr/bin/time -o "$d/time.txt" -f '%U %S %M' "$@" 2>"$d/stderr"
 	rc=$?
 	stop_measuring "$d"
 	stop_load
-	if [ $rc -ne 0 ] || [ ! -s "$d/kiln.pb.gz" ]; then
+	if [ $rc -ne 0 ] || ! find "$d" -name "$out" -size +0 | grep -q .; then
 		fail "$d" "kiln exited $rc: $(why "$d/stderr")"
 	fi
+}
+
+phase_kiln() {
+	local d="$TMP/kiln"
+	mkdir -p "$d"
+	log "kiln: ${S}s, kiln record"
+	run_kiln_phase "$d" kiln.pb.gz \
+		"$KILN" record -d "$S" -o "$d/kiln.pb.gz" --stats "$d/kiln.json" -q
+}
+
+# The continuous agent with the file exporter. timeout runs under
+# /usr/bin/time (a SIGTERM to time would lose its figures) and passes on the
+# agent's status, 0 after SIGTERM; the agent then writes its last partial
+# interval. A SIGKILL 20 s later if it hangs.
+phase_agent() {
+	local d="$TMP/agent"
+	mkdir -p "$d"
+	log "agent: ${S}s, kiln agent --output-dir (files), SIGTERM at the end"
+	run_kiln_phase "$d" '*.pb.gz' \
+		timeout --preserve-status -s TERM -k 20 "$S" \
+		"$KILN" agent --output-dir "$d/profiles" --metrics-addr off --interval 10
 }
 
 phase_perf() {
@@ -240,6 +263,7 @@ setup
 log "work dir $TMP, ${S}s per phase, $NCPU CPUs"
 phase_baseline baseline
 phase_kiln
+phase_agent
 phase_perf
 phase_bpftrace
 [ "$REPEAT_BASELINE" = 1 ] && phase_baseline baseline2
