@@ -79,25 +79,19 @@ static int intern_mapping(struct profile *p, const struct frame *f,
 	return 0;
 }
 
-/* Location index of f. 0 or -ENOMEM. */
-static int intern_location(struct profile *p, const struct frame *f,
-			   uint32_t *idx)
+/* Location index of f, whose mapping id is known (0: none). 0 or -ENOMEM. */
+static int intern_location_in(struct profile *p, const struct frame *f, uint32_t mapping,
+			      uint32_t *idx)
 {
-	struct location l = { .kind = f->kind };
+	struct location l = { .kind = f->kind, .mapping = mapping };
 	uint64_t hash;
 	int err;
 
 	err = strtab__intern(&p->strings, f->name, &l.name);
 	if (err)
 		return err;
-	if (f->kind != FRAME_ROOT) {
+	if (f->kind != FRAME_ROOT)
 		l.addr = f->addr;
-		if (f->map_file) {
-			err = intern_mapping(p, f, &l.mapping);
-			if (err)
-				return err;
-		}
-	}
 	hash = location_hash(&l);
 	*idx = idxhash__find(&p->loc_index, hash, location_eq, p, &l);
 	if (*idx != IDXHASH_NONE)
@@ -112,6 +106,28 @@ static int intern_location(struct profile *p, const struct frame *f,
 	*idx = p->nlocs;
 	p->locs[p->nlocs++] = l;
 	return 0;
+}
+
+/* Neighbouring frames mostly share a mapping: b's mapping id serves a when
+ * their mapping fields are the same pointers and values (the strings stay
+ * put for one profile__add call). Saves hashing two strings a frame. */
+static bool same_mapping(const struct frame *a, const struct frame *b)
+{
+	return a->kind != FRAME_ROOT && b->kind != FRAME_ROOT && a->map_file &&
+	       a->map_file == b->map_file && a->map_build_id == b->map_build_id &&
+	       a->map_start == b->map_start && a->map_limit == b->map_limit &&
+	       a->map_offset == b->map_offset;
+}
+
+/* Location index of f. 0 or -ENOMEM. */
+static int intern_location(struct profile *p, const struct frame *f, uint32_t *idx)
+{
+	uint32_t mapping = 0;
+	int err = 0;
+
+	if (f->kind != FRAME_ROOT && f->map_file)
+		err = intern_mapping(p, f, &mapping);
+	return err ? err : intern_location_in(p, f, mapping, idx);
 }
 
 struct profile *profile__new(void)
@@ -137,7 +153,7 @@ struct profile *profile__new(void)
 int profile__add(struct profile *p, const struct frame *frames, size_t n,
 		 uint64_t count)
 {
-	uint32_t node = STACK_TREE_ROOT, loc;
+	uint32_t node = STACK_TREE_ROOT, loc = 0, prev_mapping = 0;
 	size_t i;
 	int err;
 
@@ -149,11 +165,15 @@ int profile__add(struct profile *p, const struct frame *frames, size_t n,
 	if (!count)
 		return 0;
 	for (i = 0; i < n; i++) {
-		err = intern_location(p, &frames[i], &loc);
+		if (i && same_mapping(&frames[i], &frames[i - 1]))
+			err = intern_location_in(p, &frames[i], prev_mapping, &loc);
+		else
+			err = intern_location(p, &frames[i], &loc);
 		if (!err)
 			err = stack_tree__child(&p->tree, node, loc, &node);
 		if (err)
 			return err;
+		prev_mapping = p->locs[loc].mapping;
 	}
 	stack_tree__count(&p->tree, node, count);
 	return 0;
