@@ -7,13 +7,16 @@
 # make bench      side-by-side benchmark against perf record and bpftrace
 # make soak       the agent for SOAK_SECONDS (default 3600) under process churn
 # make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
-# make install    PREFIX=/usr/local DESTDIR= ; make uninstall reverses it
+# make install    binary, man page kiln(8), systemd unit, /etc/default/kiln
+#                 (PREFIX=/usr/local DESTDIR=); make uninstall reverses it
 # V=1 shows the commands; SANITIZE=1 builds with ASan + UBSan;
 # EXTRA_CFLAGS / EXTRA_LDFLAGS are appended.
 
 OUT        ?= build
 PREFIX     ?= /usr/local
 DESTDIR    ?=
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+MANDIR     ?= $(PREFIX)/share/man
 SANITIZE   ?= 0
 CLANG      ?= clang
 CC         ?= gcc
@@ -39,7 +42,7 @@ endif
 # Debian 12 packages the build, the tests and the benchmarks need.
 BUILD_DEPS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev liblzma-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler libjansson-dev \
-	libmicrohttpd-dev libcriterion-dev pkg-config make gcc xxd
+	libmicrohttpd-dev libcriterion-dev pkg-config make gcc xxd help2man
 TEST_DEPS  := golang-go python3 binutils g++ xz-utils util-linux curl python3-protobuf \
 	protobuf-compiler python3-prometheus-client chromium
 BENCH_DEPS := linux-perf bpftrace time
@@ -211,11 +214,29 @@ bench:
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H)
 
-install: $(OUT)/kiln
+$(OUT)/kiln.8: $(OUT)/kiln deploy/man/kiln.h2m
+	$(call msg,MAN,$@)
+	$(Q)help2man --no-info --section 8 --name "system-wide eBPF CPU profiler agent" \
+		--help-option "agent --help" --include deploy/man/kiln.h2m --output $@ $(OUT)/kiln
+
+# The unit names the binary under PREFIX; an edited /etc/default/kiln is
+# never overwritten, and uninstall keeps it.
+install: $(OUT)/kiln $(OUT)/kiln.8
 	install -D -m 0755 $(OUT)/kiln $(DESTDIR)$(PREFIX)/bin/kiln
+	install -D -m 0644 $(OUT)/kiln.8 $(DESTDIR)$(MANDIR)/man8/kiln.8
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|/usr/local/bin/kiln|$(PREFIX)/bin/kiln|' deploy/systemd/kiln.service \
+		> $(DESTDIR)$(UNITDIR)/kiln.service
+	[ -e $(DESTDIR)/etc/default/kiln ] || \
+		install -D -m 0644 deploy/systemd/kiln.default $(DESTDIR)/etc/default/kiln
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/kiln
+	rm -f $(DESTDIR)$(PREFIX)/bin/kiln $(DESTDIR)$(MANDIR)/man8/kiln.8 \
+		$(DESTDIR)$(UNITDIR)/kiln.service
+	@if cmp -s deploy/systemd/kiln.default $(DESTDIR)/etc/default/kiln; then \
+		rm -f $(DESTDIR)/etc/default/kiln; \
+	elif [ -e $(DESTDIR)/etc/default/kiln ]; then \
+		echo "kept $(DESTDIR)/etc/default/kiln: it was edited"; fi
 
 clean:
 	rm -rf $(OUT)
