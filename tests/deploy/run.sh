@@ -72,6 +72,19 @@ test_render_errors() {
 	pass "render errors: empty pyroscope.url, two auth methods, Kubernetes 1.20"
 }
 
+# NOTES.txt, shown after helm install, names the release's objects.
+test_notes() {
+	local out
+	out=$("$HELMRENDER" -notes -namespace "$NS" -f "$CHART/ci/ingest-values.yaml" "$CHART" 2>&1)
+	if [ $? != 0 ] || ! grep -q "rollout status daemonset/kiln" <<<"$out" ||
+		! grep -q "helm -n $NS test kiln" <<<"$out" ||
+		! grep -q "to http://pyroscope.$NS.svc:4040" <<<"$out"; then
+		fail notes "$(head -5 <<<"$out" | paste -sd '|')"
+	else
+		pass "NOTES.txt: rollout status, helm test, metrics to check, the server"
+	fi
+}
+
 # The render checker sees each kind of breakage (a check that cannot fail
 # checks nothing).
 test_checker_fails() {
@@ -294,6 +307,7 @@ test_unit_runs() {
 
 test_renders
 test_render_errors
+test_notes
 test_checker_fails
 test_yamllint
 test_schema
