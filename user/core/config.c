@@ -382,7 +382,11 @@ void config__help(const struct config_option *table, size_t n, FILE *f)
 		else
 			snprintf(flag, sizeof(flag), "    --%s%s%s", o->name, o->arg ? " " : "",
 				 o->arg ? o->arg : "");
-		fprintf(f, "  %-34s %s", flag, o->help);
+		fprintf(f, "  %-34s", flag);
+		/* A flag wider than its column gets its help on the next line. */
+		if (strlen(flag) > 33)
+			fprintf(f, "\n  %-34s", "");
+		fprintf(f, " %s", o->help);
 		if (o->def && *o->def)
 			fprintf(f, " (default %s)", o->def);
 		fprintf(f, "\n  %-34s env %s%s\n", "", env,
