@@ -68,7 +68,7 @@ int preflight__check(void)
 	int paranoid = 2;
 
 	if (!bpf_ok || !perf_ok) {
-		pr_error("kiln needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE): run it with sudo");
+		pr_error("kiln needs root (or at least CAP_BPF and CAP_PERFMON): run it with sudo");
 		return -1;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
