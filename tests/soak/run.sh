@@ -41,11 +41,21 @@ trap 'kill $churn $agent $recv 2>/dev/null' EXIT
 ) &
 churn=$!
 
-echo "seconds rss_kib" >"$OUT/rss.txt"
+# the metrics port the agent picked (port 0), for the bounded caches' sizes
+for _ in $(seq 100); do
+	mport=$(sed -n 's/.*msg="agent: serving.* port=\([0-9]*\).*/\1/p' "$OUT/agent.err")
+	[ -n "$mport" ] && break
+	sleep 0.1
+done
+metric() { curl -s "http://127.0.0.1:$mport/metrics" | sed -n "s/^$1 //p"; }
+
+# RSS, and the bounded caches that may legitimately grow towards their bounds
+echo "seconds rss_kib symbol_cache_bytes processes_tracked" >"$OUT/rss.txt"
 start=$(date +%s)
 while [ $(($(date +%s) - start)) -lt "$SECONDS_TOTAL" ]; do
 	sleep 10
-	echo "$(($(date +%s) - start)) $(awk '/^VmRSS/ { print $2 }' /proc/$agent/status)" >>"$OUT/rss.txt"
+	echo "$(($(date +%s) - start)) $(awk '/^VmRSS/ { print $2 }' /proc/$agent/status)" \
+		"$(metric kiln_symbol_cache_bytes) $(metric kiln_processes_tracked)" >>"$OUT/rss.txt"
 done
 kill $churn
 kill -TERM $agent
@@ -57,7 +67,7 @@ read -r rss_early rss_end < <(awk -v e="$early" 'NR > 1 && $1 >= e && !a { a = $
 if [ -n "$rss_early" ] && [ "$((rss_end * 100))" -le "$((rss_early * 110))" ]; then
 	pass "flat memory: RSS $rss_early KiB at ${early}s, $rss_end KiB at ${SECONDS_TOTAL}s"
 else
-	fail rss "RSS $rss_early KiB at ${early}s grew to $rss_end KiB at the end ($OUT/rss.txt)"
+	fail rss "RSS $rss_early KiB at ${early}s grew to $rss_end KiB at the end; symbol cache $(awk -v e="$early" 'NR > 1 && $1 >= e && !a { a = $3 } NR > 1 { l = $3 } END { print a " -> " l }' "$OUT/rss.txt") bytes ($OUT/rss.txt)"
 fi
 line=$(grep 'msg="agent: stopped"' "$OUT/agent.err")
 profiles=$(sed -n 's/.* profiles=\([0-9]*\).*/\1/p' <<<"$line")
