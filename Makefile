@@ -11,10 +11,11 @@
 # V=1 shows the commands; SANITIZE=1 builds with ASan + UBSan;
 # EXTRA_CFLAGS / EXTRA_LDFLAGS are appended.
 
-OUT        ?= build
+SANITIZE   ?= 0
+# Sanitized builds get their own folder: SANITIZE=1 build-asan, fuzz build-fuzz.
+OUT        ?= $(if $(filter 1,$(SANITIZE)),build-asan,$(if $(filter fuzz,$(SANITIZE)),build-fuzz,build))
 PREFIX     ?= /usr/local
 DESTDIR    ?=
-SANITIZE   ?= 0
 CLANG      ?= clang
 CC         ?= gcc
 BPFTOOL    ?= bpftool
@@ -58,6 +59,12 @@ ifeq ($(SANITIZE),1)
 CFLAGS     += -fsanitize=address,undefined -fno-sanitize-recover=undefined -O1
 LDFLAGS    += -fsanitize=address,undefined
 endif
+# clang only: everything instrumented for libFuzzer's coverage; the fuzz
+# targets add -fsanitize=fuzzer (libFuzzer's main) at link time.
+ifeq ($(SANITIZE),fuzz)
+CFLAGS     += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -O1
+LDFLAGS    += -fsanitize=address,undefined
+endif
 CFLAGS     += $(EXTRA_CFLAGS)
 LDFLAGS    += $(EXTRA_LDFLAGS)
 
@@ -84,6 +91,12 @@ LIB_OBJS   := $(filter-out $(OUT)/user/main.o,$(USER_OBJS)) $(PROTO_OBJS) $(ASSE
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
 UNIT_OBJS  := $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
 
+# Fuzz targets, one a parser: tests/fuzz/<target>.c, seeds in
+# tests/fuzz/corpus/<target>/. FUZZ_TARGETS=... picks some.
+FUZZ_TARGETS ?= $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/replay.c,$(wildcard tests/fuzz/*.c)))
+FUZZ_SECONDS ?= 60
+FUZZ_DEPS  := libclang-rt-dev
+
 # Test workloads: clang, frame pointers everywhere, no tail calls, so the
 # expected call chains survive frame-pointer unwinding.
 WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
@@ -92,7 +105,7 @@ WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
 .PHONY: all deps run test unit e2e test-view test-browser bench soak vmlinux install uninstall \
-	clean workloads
+	clean workloads fuzz fuzz-replay
 
 all: $(OUT)/kiln
 
@@ -142,6 +155,22 @@ $(OUT)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion $(LDLIBS)
 
+# The library the fuzz targets and replays link: only what they use.
+$(OUT)/libkiln.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# libFuzzer binaries (SANITIZE=fuzz, clang) and corpus replays (any build).
+$(OUT)/fuzz/%: $(OUT)/tests/fuzz/%.o $(OUT)/libkiln.a
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+$(OUT)/fuzz-replay/%: $(OUT)/tests/fuzz/%.o $(OUT)/tests/fuzz/replay.o $(OUT)/libkiln.a
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
 $(OUT)/workloads/%: tests/workloads/%.c | $(OUT)/workloads
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(WL_CFLAGS) -o $@ $< -lpthread
@@ -170,6 +199,20 @@ run: deps
 unit: $(OUT)/unit_tests
 	./$(OUT)/unit_tests --jobs=2
 
+# Every fuzz target once on each file of its corpus (seeds and the crashes
+# found so far), with the build's compiler and sanitizers.
+fuzz-replay: $(addprefix $(OUT)/fuzz-replay/,$(FUZZ_TARGETS))
+	tests/fuzz/run.sh replay $(OUT) $(FUZZ_TARGETS)
+
+# Each fuzz target for FUZZ_SECONDS under libFuzzer + ASan + UBSan (clang,
+# in build-fuzz/); new inputs go to build-fuzz/corpus/, crashes to
+# build-fuzz/artifacts/.
+fuzz:
+	$(MAKE) deps DEPS_EXTRA="$(FUZZ_DEPS)"
+	$(MAKE) SANITIZE=fuzz CC=$(CLANG) OUT=build-fuzz \
+		$(addprefix build-fuzz/fuzz/,$(FUZZ_TARGETS))
+	tests/fuzz/run.sh fuzz build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 e2e: $(OUT)/kiln workloads
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/agent.sh
@@ -182,12 +225,20 @@ test-view: $(OUT)/kiln
 test-browser: $(OUT)/kiln
 	KILN=$(OUT)/kiln OUT_DIR=$(OUT)/browser tests/browser/run.sh
 
+# With SANITIZE=1 (ASan + UBSan, build-asan/): the unit tests, the corpus
+# replays, the record end-to-end tests and the view tests.
 test: deps
 	$(MAKE) all $(OUT)/unit_tests workloads
 	$(MAKE) unit
+	$(MAKE) fuzz-replay
+ifeq ($(SANITIZE),1)
+	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
+	$(MAKE) test-view
+else
 	$(MAKE) e2e
 	$(MAKE) test-view
 	$(MAKE) test-browser
+endif
 
 # The agent for SOAK_SECONDS (default 1 h) under process churn: flat RSS,
 # no profile lost, no error logged.
