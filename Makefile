@@ -105,7 +105,7 @@ WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
 .PHONY: all deps run test unit e2e test-view test-browser bench soak vmlinux install uninstall \
-	clean workloads fuzz fuzz-replay
+	clean workloads fuzz fuzz-replay valgrind bench-scale
 
 all: $(OUT)/kiln
 
@@ -196,13 +196,31 @@ run: deps
 	$(if $(RUN_SECONDS),timeout -s INT $(RUN_SECONDS)) ./$(OUT)/kiln agent --output-dir profiles \
 		|| [ $$? = 124 ]
 
+# SANITIZE=1: the sanitizers write their reports into $(OUT)/sanitizer/ and
+# any report fails the step. Criterion runs each test in a forked worker
+# and ignores the worker's exit status once the test has passed, so a leak
+# report on stderr alone would go unnoticed.
+ifeq ($(SANITIZE),1)
+SAN_DIR    := $(abspath $(OUT))/sanitizer
+SAN_ENV    := ASAN_OPTIONS=log_path=$(SAN_DIR)/asan:detect_leaks=1 \
+	UBSAN_OPTIONS=log_path=$(SAN_DIR)/ubsan:print_stacktrace=1
+san_start  = @rm -rf $(SAN_DIR) && mkdir -p $(SAN_DIR)
+san_check  = @if ls $(SAN_DIR)/* >/dev/null 2>&1; then cat $(SAN_DIR)/*; \
+	echo "FAIL $(1): sanitizer reports in $(SAN_DIR)/"; exit 1; \
+	else echo "PASS $(1): no sanitizer reports (ASan, UBSan, LeakSanitizer)"; fi
+endif
+
 unit: $(OUT)/unit_tests
-	./$(OUT)/unit_tests --jobs=2
+	$(san_start)
+	$(SAN_ENV) ./$(OUT)/unit_tests --jobs=2
+	$(call san_check,unit tests)
 
 # Every fuzz target once on each file of its corpus (seeds and the crashes
 # found so far), with the build's compiler and sanitizers.
 fuzz-replay: $(addprefix $(OUT)/fuzz-replay/,$(FUZZ_TARGETS))
-	tests/fuzz/run.sh replay $(OUT) $(FUZZ_TARGETS)
+	$(san_start)
+	$(SAN_ENV) tests/fuzz/run.sh replay $(OUT) $(FUZZ_TARGETS)
+	$(call san_check,fuzz corpus replay)
 
 # Each fuzz target for FUZZ_SECONDS under libFuzzer + ASan + UBSan (clang,
 # in build-fuzz/); new inputs go to build-fuzz/corpus/, crashes to
@@ -232,8 +250,12 @@ test: deps
 	$(MAKE) unit
 	$(MAKE) fuzz-replay
 ifeq ($(SANITIZE),1)
-	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
-	$(MAKE) test-view
+	$(san_start)
+	$(SAN_ENV) KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
+	$(call san_check,e2e record tests)
+	$(san_start)
+	$(SAN_ENV) $(MAKE) test-view
+	$(call san_check,view tests)
 else
 	$(MAKE) e2e
 	$(MAKE) test-view
@@ -258,6 +280,19 @@ bench:
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/bench/run.sh
 	@echo "export cost of one interval (10 000 unique stacks, 20 label sets, depth 24):"
 	@$(OUT)/bench/export_cost 10000 20 24
+
+# kiln record of the whole host for VALGRIND_SECONDS (30) under valgrind
+# memcheck: no error and "definitely lost: 0 bytes", or the target fails.
+valgrind:
+	$(MAKE) deps DEPS_EXTRA="valgrind"
+	$(MAKE) all
+	KILN=$(OUT)/kiln OUT_DIR=$(OUT)/valgrind VALGRIND_SECONDS=$(or $(VALGRIND_SECONDS),30) \
+		tests/valgrind/run.sh
+
+# Cost growth: kiln record of N call chains over M processes
+# (tests/workloads/scale_gen), a grid of N and M; tests/bench/results/scale-*.json.
+bench-scale: all workloads
+	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/bench/scale.sh
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H)
