@@ -13,7 +13,7 @@
 # make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 # make install    PREFIX=/usr/local DESTDIR= ; make uninstall reverses it
 # V=1 shows the commands; SANITIZE=1 builds with ASan + UBSan in build-asan/
-# (make test SANITIZE=1: unit, corpus replays, record e2e and view tests;
+# (make test SANITIZE=1: unit, corpus replays, e2e and view tests;
 # any sanitizer report fails); EXTRA_CFLAGS / EXTRA_LDFLAGS are appended.
 
 SANITIZE   ?= 0
@@ -251,7 +251,7 @@ test-browser: $(OUT)/kiln
 	KILN=$(OUT)/kiln OUT_DIR=$(OUT)/browser tests/browser/run.sh
 
 # With SANITIZE=1 (ASan + UBSan, build-asan/): the unit tests, the corpus
-# replays, the record end-to-end tests and the view tests.
+# replays, the record and agent end-to-end tests and the view tests.
 test: deps
 	$(MAKE) all $(OUT)/unit_tests workloads
 	$(MAKE) unit
@@ -260,6 +260,9 @@ ifeq ($(SANITIZE),1)
 	$(san_start)
 	$(SAN_ENV) KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
 	$(call san_check,e2e record tests)
+	$(san_start)
+	$(SAN_ENV) KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/agent.sh
+	$(call san_check,e2e agent tests)
 	$(san_start)
 	$(SAN_ENV) $(MAKE) test-view
 	$(call san_check,view tests)
