@@ -6,20 +6,26 @@
 # make test       build, then run unit, e2e (needs root), view/diff and browser tests
 # make bench      side-by-side benchmark against perf record and bpftrace
 # make soak       the agent for SOAK_SECONDS (default 3600) under process churn
+# make fuzz       each parser's libFuzzer target for FUZZ_SECONDS (default 60; clang,
+#                 ASan + UBSan, build-fuzz/); make test replays the corpora
+# make valgrind   kiln record of the whole host for 30 s under valgrind memcheck
+# make bench-scale  kiln record against N call chains over M processes, a grid
 # make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 # make install    binary, man page kiln(8), systemd unit, /etc/default/kiln
 #                 (PREFIX=/usr/local DESTDIR=); make uninstall reverses it
 # make test-deploy  the Helm chart, manifests, image and unit, offline
 # make manifests  regenerate deploy/kubernetes/kiln.yaml from helm/kiln
-# V=1 shows the commands; SANITIZE=1 builds with ASan + UBSan;
-# EXTRA_CFLAGS / EXTRA_LDFLAGS are appended.
+# V=1 shows the commands; SANITIZE=1 builds with ASan + UBSan in build-asan/
+# (make test SANITIZE=1: unit, corpus replays, e2e and view tests;
+# any sanitizer report fails); EXTRA_CFLAGS / EXTRA_LDFLAGS are appended.
 
-OUT        ?= build
+SANITIZE   ?= 0
+# Sanitized builds get their own folder: SANITIZE=1 build-asan, fuzz build-fuzz.
+OUT        ?= $(if $(filter 1,$(SANITIZE)),build-asan,$(if $(filter fuzz,$(SANITIZE)),build-fuzz,build))
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 MANDIR     ?= $(PREFIX)/share/man
-SANITIZE   ?= 0
 CLANG      ?= clang
 CC         ?= gcc
 BPFTOOL    ?= bpftool
@@ -65,6 +71,12 @@ ifeq ($(SANITIZE),1)
 CFLAGS     += -fsanitize=address,undefined -fno-sanitize-recover=undefined -O1
 LDFLAGS    += -fsanitize=address,undefined
 endif
+# clang only: everything instrumented for libFuzzer's coverage; the fuzz
+# targets add -fsanitize=fuzzer (libFuzzer's main) at link time.
+ifeq ($(SANITIZE),fuzz)
+CFLAGS     += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -O1
+LDFLAGS    += -fsanitize=address,undefined
+endif
 CFLAGS     += $(EXTRA_CFLAGS)
 LDFLAGS    += $(EXTRA_LDFLAGS)
 
@@ -91,6 +103,12 @@ LIB_OBJS   := $(filter-out $(OUT)/user/main.o,$(USER_OBJS)) $(PROTO_OBJS) $(ASSE
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
 UNIT_OBJS  := $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
 
+# Fuzz targets, one a parser: tests/fuzz/<target>.c, seeds in
+# tests/fuzz/corpus/<target>/. FUZZ_TARGETS=... picks some.
+FUZZ_TARGETS ?= $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/replay.c,$(wildcard tests/fuzz/*.c)))
+FUZZ_SECONDS ?= 60
+FUZZ_DEPS  := libclang-rt-dev
+
 # Test workloads: clang, frame pointers everywhere, no tail calls, so the
 # expected call chains survive frame-pointer unwinding.
 WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
@@ -99,7 +117,7 @@ WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
 .PHONY: all deps run test unit e2e test-view test-browser test-deploy manifests bench soak \
-	vmlinux install uninstall clean workloads
+	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale
 
 all: $(OUT)/kiln
 
@@ -149,6 +167,22 @@ $(OUT)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion $(LDLIBS)
 
+# The library the fuzz targets and replays link: only what they use.
+$(OUT)/libkiln.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# libFuzzer binaries (SANITIZE=fuzz, clang) and corpus replays (any build).
+$(OUT)/fuzz/%: $(OUT)/tests/fuzz/%.o $(OUT)/libkiln.a
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+$(OUT)/fuzz-replay/%: $(OUT)/tests/fuzz/%.o $(OUT)/tests/fuzz/replay.o $(OUT)/libkiln.a
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
 $(OUT)/workloads/%: tests/workloads/%.c | $(OUT)/workloads
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(WL_CFLAGS) -o $@ $< -lpthread
@@ -174,8 +208,42 @@ run: deps
 	$(if $(RUN_SECONDS),timeout -s INT $(RUN_SECONDS)) ./$(OUT)/kiln agent --output-dir profiles \
 		|| [ $$? = 124 ]
 
+# SANITIZE=1: ASan and LeakSanitizer write their reports into
+# $(OUT)/sanitizer/ and any report fails the step. Criterion runs each test
+# in a forked worker and ignores the worker's exit status once the test has
+# passed, so a leak report on stderr alone would go unnoticed. UBSan errors
+# abort the process (-fno-sanitize-recover; gcc's UBSan ignores log_path),
+# which fails the test that ran it.
+ifeq ($(SANITIZE),1)
+SAN_DIR    := $(abspath $(OUT))/sanitizer
+SAN_ENV    := ASAN_OPTIONS=log_path=$(SAN_DIR)/asan:detect_leaks=1 \
+	UBSAN_OPTIONS=print_stacktrace=1
+san_start  = @rm -rf $(SAN_DIR) && mkdir -p $(SAN_DIR)
+san_check  = @if ls $(SAN_DIR)/* >/dev/null 2>&1; then cat $(SAN_DIR)/*; \
+	echo "FAIL $(1): sanitizer reports in $(SAN_DIR)/"; exit 1; \
+	else echo "PASS $(1): no ASan or LeakSanitizer report"; fi
+endif
+
 unit: $(OUT)/unit_tests
-	./$(OUT)/unit_tests --jobs=2
+	$(san_start)
+	$(SAN_ENV) ./$(OUT)/unit_tests --jobs=2
+	$(call san_check,unit tests)
+
+# Every fuzz target once on each file of its corpus (seeds and the crashes
+# found so far), with the build's compiler and sanitizers.
+fuzz-replay: $(addprefix $(OUT)/fuzz-replay/,$(FUZZ_TARGETS))
+	$(san_start)
+	$(SAN_ENV) tests/fuzz/run.sh replay $(OUT) $(FUZZ_TARGETS)
+	$(call san_check,fuzz corpus replay)
+
+# Each fuzz target for FUZZ_SECONDS under libFuzzer + ASan + UBSan (clang,
+# in build-fuzz/); new inputs go to build-fuzz/corpus/, crashes to
+# build-fuzz/artifacts/.
+fuzz:
+	$(MAKE) deps DEPS_EXTRA="$(FUZZ_DEPS)"
+	$(MAKE) SANITIZE=fuzz CC=$(CLANG) OUT=build-fuzz \
+		$(addprefix build-fuzz/fuzz/,$(FUZZ_TARGETS))
+	tests/fuzz/run.sh fuzz build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 e2e: $(OUT)/kiln workloads
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
@@ -189,13 +257,28 @@ test-view: $(OUT)/kiln
 test-browser: $(OUT)/kiln
 	KILN=$(OUT)/kiln OUT_DIR=$(OUT)/browser tests/browser/run.sh
 
+# With SANITIZE=1 (ASan + UBSan, build-asan/): the unit tests, the corpus
+# replays, the record and agent end-to-end tests and the view tests.
 test: deps
 	$(MAKE) all $(OUT)/unit_tests workloads
 	$(MAKE) unit
+	$(MAKE) fuzz-replay
+ifeq ($(SANITIZE),1)
+	$(san_start)
+	$(SAN_ENV) KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
+	$(call san_check,e2e record tests)
+	$(san_start)
+	$(SAN_ENV) KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/agent.sh
+	$(call san_check,e2e agent tests)
+	$(san_start)
+	$(SAN_ENV) $(MAKE) test-view
+	$(call san_check,view tests)
+else
 	$(MAKE) e2e
 	$(MAKE) test-view
 	$(MAKE) test-browser
 	$(MAKE) test-deploy
+endif
 
 # The agent for SOAK_SECONDS (default 1 h) under process churn: flat RSS,
 # no profile lost, no error logged.
@@ -215,6 +298,19 @@ bench:
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/bench/run.sh
 	@echo "export cost of one interval (10 000 unique stacks, 20 label sets, depth 24):"
 	@$(OUT)/bench/export_cost 10000 20 24
+
+# kiln record of the whole host for VALGRIND_SECONDS (30) under valgrind
+# memcheck: no error and "definitely lost: 0 bytes", or the target fails.
+valgrind:
+	$(MAKE) deps DEPS_EXTRA="valgrind"
+	$(MAKE) all
+	KILN=$(OUT)/kiln OUT_DIR=$(OUT)/valgrind VALGRIND_SECONDS=$(or $(VALGRIND_SECONDS),30) \
+		tests/valgrind/run.sh
+
+# Cost growth: kiln record of N call chains over M processes
+# (tests/workloads/scale_gen), a grid of N and M; tests/bench/results/scale-*.json.
+bench-scale: all workloads
+	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/bench/scale.sh
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H)

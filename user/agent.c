@@ -841,6 +841,7 @@ out:
 	if (a->stats_fd >= 0)
 		close(a->stats_fd);
 	free(a->server);
+	config__release(agent_options, NOPTIONS, &a->o);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 	curl_global_cleanup();

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -441,6 +442,7 @@ static void summary(struct record *r, double seconds)
 	struct symbolizer_stats ss;
 	struct proc_stats ps;
 	struct symcache_stats cs;
+	struct rusage ru;
 	FILE *f;
 
 	sampler__event_stats(smp, ev);
@@ -474,6 +476,8 @@ static void summary(struct record *r, double seconds)
 
 	if (!r->o.stats_path)
 		return;
+	if (getrusage(RUSAGE_SELF, &ru))
+		memset(&ru, 0, sizeof(ru));
 	f = fopen(r->o.stats_path, "we");
 	if (!f) {
 		pr_error("%s: cannot write stats: %s", r->o.stats_path, strerror(errno));
@@ -491,12 +495,16 @@ static void summary(struct record *r, double seconds)
 		", \"process_table_full\": %" PRIu64 ",\n \"kernel_frames\": %" PRIu64
 		", \"kernel_resolved\": %" PRIu64 ", \"user_frames\": %" PRIu64
 		", \"user_resolved\": %" PRIu64 ", \"symbol_cache_bytes\": %zu"
-		", \"drain_ns_max\": %" PRIu64 ", \"label_sets\": %zu,\n \"bpf_run_cnt\": %" PRIu64
-		", \"bpf_run_ns\": %" PRIu64 "}\n",
+		", \"drain_ns_max\": %" PRIu64 ", \"drain_ns_sum\": %" PRIu64
+		", \"label_sets\": %zu,\n \"bpf_run_cnt\": %" PRIu64
+		", \"bpf_run_ns\": %" PRIu64 ", \"max_rss_kb\": %ld, \"cpu_user_ms\": %.1f"
+		", \"cpu_sys_ms\": %.1f}\n",
 		ev[KILN_EV_SENT], ev[KILN_EV_DROPPED], ps.snapshots, ps.snapshot_failures,
 		ps.table_full, ss.kernel_frames, ss.kernel_resolved, ss.user_frames,
-		ss.user_resolved, cs.bytes, t->drain_ns_max,
-		profile_set__count(pipeline__label_sets_seen(r->pipe)), run_cnt, run_ns);
+		ss.user_resolved, cs.bytes, t->drain_ns_max, t->drain_ns_sum,
+		profile_set__count(pipeline__label_sets_seen(r->pipe)), run_cnt, run_ns,
+		ru.ru_maxrss, ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
+		ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
 	fclose(f);
 }
 

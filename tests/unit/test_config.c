@@ -83,6 +83,7 @@ Test(config, defaults, .init = clean_env)
 	cr_assert_str_eq(o.format, "text");
 	cr_assert(!o.insecure);
 	cr_assert_eq(o.tags.n, 0);
+	config__release(table, N, &o);
 }
 
 Test(config, flags_forms, .init = clean_env)
@@ -101,6 +102,9 @@ Test(config, flags_forms, .init = clean_env)
 	cr_assert_str_eq(o.tags.items[0], "a=1");
 	cr_assert_str_eq(o.tags.items[1], "b=2");
 	cr_assert_eq(o.bytes, 1ull << 30);
+	config__release(table, N, &o);
+	cr_assert_eq(o.tags.n, 0);
+	cr_assert_null(o.tags.items);
 }
 
 Test(config, precedence_flag_env_file, .init = clean_env)
@@ -119,6 +123,7 @@ Test(config, precedence_flag_env_file, .init = clean_env)
 	cr_assert_str_eq(o.format, "json");
 	cr_assert_eq(o.tags.n, 3);                      /* env list replaces the file's */
 	cr_assert_str_eq(o.tags.items[1], "e=2");
+	config__release(table, N, &o);
 	remove_tmp(path);
 }
 
@@ -131,6 +136,7 @@ Test(config, config_from_env, .init = clean_env)
 	setenv("KILN_CONFIG", path, 1);
 	cr_assert_eq(parse(&o, 1, argv), 0);
 	cr_assert_eq(o.hz, 7);
+	config__release(table, N, &o);
 	remove_tmp(path);
 }
 

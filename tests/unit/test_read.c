@@ -84,6 +84,25 @@ Test(read_folded, junk_lines_refuse_the_file_with_the_line_number)
 	}
 }
 
+/* Text is sniffed in the first 4096 bytes; a NUL further on would have cut
+ * a frame name short (or left it empty) and broken the folded round trip:
+ * found by tests/fuzz/folded_read. */
+Test(read_folded, a_nul_byte_past_the_sniff_refuses_the_file)
+{
+	char text[5000];
+	struct read_info info;
+	size_t n = 0;
+
+	while (n < 4200) {
+		memcpy(text + n, "app;main 1\n", 11);
+		n += 11;
+	}
+	memcpy(text + n, "app;\0x;main 2\n", 15);
+	n += 15;
+	cr_assert_eq(read_err(text, n, &test_limits, &info), -EINVAL);
+	cr_assert_str_eq(info.why, "line 383: a NUL byte");
+}
+
 Test(read_folded, empty_input_is_an_empty_profile)
 {
 	struct profile *p = profile_of("");

@@ -24,9 +24,12 @@ struct parse_state {
 	const char *file;
 };
 
-/* Config-file text and the value arrays live until exit (the options
- * struct points into them); keep them reachable. */
+/* Config-file text and copies of environment lists live until exit (the
+ * options struct points into them); statics keep them reachable. The
+ * lists' item arrays belong to the options struct: config__release. */
 static char *file_text;
+static char **env_copies;
+static size_t n_env_copies;
 
 void config__env_name(const struct config_option *o, char *buf, size_t n)
 {
@@ -183,17 +186,24 @@ static int convert(const struct parse_state *ps, const struct config_option *o,
 /* Splits an environment value of a repeatable option on commas. */
 static int env_list(struct raw *r, const char *val)
 {
-	char *copy = strdup(val), *save = NULL;
+	char *copy = strdup(val), *save = NULL, **kept;
 
 	if (!copy)
 		return -ENOMEM;
+	kept = realloc(env_copies, (n_env_copies + 1) * sizeof(*kept));
+	if (!kept) {
+		free(copy);
+		return -ENOMEM;
+	}
+	env_copies = kept;
+	env_copies[n_env_copies++] = copy;
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		while (isspace((unsigned char)*tok))
 			tok++;
 		if (*tok && add_value(r, SRC_ENV, tok, 0))
 			return -ENOMEM;
 	}
-	return 0;               /* copy stays: r->vals point into it */
+	return 0;               /* copy stays (env_copies): r->vals point into it */
 }
 
 static char *trim(char *s)
@@ -366,6 +376,19 @@ out:
 			free(ps.raw[i].vals);
 	free(ps.raw);
 	return status;
+}
+
+void config__release(const struct config_option *table, size_t n, void *opts)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct config_list *l;
+
+		if (table[i].type != CONFIG_LIST)
+			continue;
+		l = (struct config_list *)((char *)opts + table[i].offset);
+		free(l->items);
+		*l = (struct config_list){ 0 };
+	}
 }
 
 void config__help(const struct config_option *table, size_t n, FILE *f)

@@ -51,6 +51,9 @@ void config__env_name(const struct config_option *o, char *buf, size_t n);
  * non-option arguments are an error. */
 int config__parse(const char *cmd, const struct config_option *table, size_t n,
 		  void *opts, int argc, char **argv);
+/* Frees the item arrays of opts' lists after a config__parse that returned
+ * 0 (other returns free them); the lists are empty afterwards. */
+void config__release(const struct config_option *table, size_t n, void *opts);
 /* Prints the options part of --help: flag, value, help, default, env. */
 void config__help(const struct config_option *table, size_t n, FILE *f);
 

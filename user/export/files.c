@@ -105,7 +105,8 @@ struct files *files__new(const char *dir, uint64_t max_bytes)
 		}
 	}
 	closedir(d);
-	qsort(fs->held, fs->n, sizeof(*fs->held), cmp_held);
+	if (fs->n)              /* held is NULL for an empty directory */
+		qsort(fs->held, fs->n, sizeof(*fs->held), cmp_held);
 	rotate(fs);
 	return fs;
 nomem:

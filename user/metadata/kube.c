@@ -909,3 +909,46 @@ void kube__stop(struct kube *k)
 	pthread_join(k->thread, NULL);
 	kube_free(k);
 }
+
+/* ---- the watch stream without a connection ---- */
+
+int kube__watch_body(struct pods *pods, const char *body, size_t len, size_t chunk,
+		     struct kube_stats *stats)
+{
+	static char node[] = "(replay)";
+	struct kube *k = calloc(1, sizeof(*k));
+	int ret = 0;
+
+	if (!k)
+		return -ENOMEM;
+	if (pthread_mutex_init(&k->lock, NULL)) {
+		free(k);
+		return -ENOMEM;
+	}
+	k->pods = pods;
+	k->node = node;         /* only read: never freed here */
+	k->x.kind = XFER_WATCH;
+	k->x.status = 200;
+	k->x.outcome = DONE;
+	if (!chunk)
+		chunk = len ? len : 1;
+	/* As on_data and do_watch see a transfer: pieces until one is
+	 * refused, then a trailing partial line is a lost event. */
+	for (size_t off = 0; off < len && k->x.outcome == DONE; off += chunk)
+		if (!watch_data(k, body + off, len - off < chunk ? len - off : chunk))
+			break;
+	if (k->x.outcome == DONE && k->x.len) {
+		bad_line(k, "stream ended inside an event line", NULL);
+		k->x.outcome = FAILED_RELIST;
+	}
+	if (k->x.outcome == GONE)
+		ret = -ESTALE;
+	else if (k->x.outcome != DONE)
+		ret = -EBADMSG;
+	if (stats)
+		*stats = k->stats;
+	free(k->x.buf);
+	pthread_mutex_destroy(&k->lock);
+	free(k);
+	return ret;
+}

@@ -38,4 +38,15 @@ char *kube__api_url(const struct kube_opts *opts);
 /* Stops and joins the thread (within about a second). NULL is fine. */
 void kube__stop(struct kube *k);
 
+/* The watch stream's parser without a connection or a thread (tests and
+ * fuzzing): feeds a watch response body to pods exactly as a watch
+ * transfer does, in pieces of chunk bytes (0: all at once) as libcurl
+ * would hand them over. 0 when the watch would have ended normally;
+ * -ESTALE for a 410 ERROR event (list again at once); -EBADMSG when events
+ * may be lost (a line that is not a JSON event, an over-long line, another
+ * ERROR event, a last line without its newline): back off and list again;
+ * -ENOMEM. stats (may be NULL) gets what the watcher would have counted. */
+int kube__watch_body(struct pods *pods, const char *body, size_t len, size_t chunk,
+		     struct kube_stats *stats);
+
 #endif

@@ -4,7 +4,8 @@
  * frame is the root (the process name in kiln's and perf's output); a
  * "_[k]" suffix marks a kernel frame: it is dropped from the name and the
  * frame gets the kernel's mapping, so it stays a kernel frame in pprof. Blank
- * lines are skipped; any other line that does not parse refuses the file. */
+ * lines are skipped; any other line that does not parse (a NUL byte
+ * included) refuses the file. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -55,6 +56,12 @@ int folded__read(struct profile *p, const char *buf, size_t len,
 			n--;
 		if (!n)
 			continue;
+		/* Text is sniffed in the first bytes only; a NUL later would cut
+		 * a frame name short, or leave it empty. */
+		if (memchr(line, '\0', n)) {
+			err = read_fail(info, -EINVAL, "line %zu: a NUL byte", lineno);
+			break;
+		}
 		if (parse_count(line, n, &count, &end)) {
 			err = read_fail(info, -EINVAL,
 					"line %zu: no sample count at the end", lineno);

@@ -877,6 +877,7 @@ int elf_build_id(int fd, char *hex, size_t hex_len)
 		return err;
 	if (!hex || hex_len == 0)
 		return -EINVAL;
+	hex[0] = '\0';
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -EINVAL;
