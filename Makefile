@@ -3,7 +3,8 @@
 # make            build build/kiln
 # make deps       install the Debian build dependencies (idempotent)
 # make run        build, then run the agent: profiles into ./profiles/ until Ctrl-C
-# make test       build, then run unit, e2e (needs root), view/diff and browser tests
+# make test       build, then run unit, fuzz corpus replays, e2e (needs root),
+#                 view/diff, browser and deploy tests
 # make bench      side-by-side benchmark against perf record and bpftrace
 # make soak       the agent for SOAK_SECONDS (default 3600) under process churn
 # make fuzz       each parser's libFuzzer target for FUZZ_SECONDS (default 60; clang,
