@@ -43,7 +43,7 @@ churn=$!
 
 # the metrics port the agent picked (port 0), for the bounded caches' sizes
 for _ in $(seq 100); do
-	mport=$(sed -n 's/.*msg="agent: serving.* port=\([0-9]*\).*/\1/p' "$OUT/agent.err")
+	mport=$(sed -n 's/.*msg="agent: serving.* port=\([0-9]*\).*/\1/p' "$OUT/agent.err" 2>/dev/null)
 	[ -n "$mport" ] && break
 	sleep 0.1
 done
