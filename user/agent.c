@@ -22,6 +22,7 @@
 #include "agent.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/file.h"
 #include "core/http_server.h"
 #include "core/log.h"
 #include "core/metrics.h"
@@ -235,12 +236,7 @@ static void file_name(char *buf, size_t n, uint64_t start_s, const struct labels
 	const char *svc = labels__get(l, "service_name");
 	size_t pos = (size_t)snprintf(buf, n, "%" PRIu64 "-", start_s);
 
-	/* File-name safe: [A-Za-z0-9._-], no leading dot ("ns/app" -> "ns_app"). */
-	if (!svc || !*svc)
-		svc = "unknown";
-	for (const char *s = svc; *s && pos + 16 < n; s++)
-		buf[pos++] = (isalnum((unsigned char)*s) || *s == '-' || *s == '_' ||
-			      (*s == '.' && s != svc)) ? *s : '_';
+	file__append_safe_name(buf, n, &pos, svc && *svc ? svc : "unknown", 16);
 	if (dup)
 		pos += (size_t)snprintf(buf + pos, n - pos, "-%u", dup + 1);
 	snprintf(buf + pos, n - pos, ".pb.gz");

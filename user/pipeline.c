@@ -41,9 +41,10 @@ struct pipeline *pipeline__open(const struct pipeline_opts *opts, int *status)
 	p->procs = proc_table__new("/proc", opts->max_processes);
 	p->sym = p->procs ? symbolizer__new("/proc/kallsyms", opts->cache_bytes, p->procs) : NULL;
 	p->current = profile_set__new(opts->max_label_sets);
-	p->seen = profile_set__new(MAX_SEEN_LABEL_SETS);
+	p->seen = opts->track_label_sets ? profile_set__new(MAX_SEEN_LABEL_SETS) : NULL;
 	p->frames = calloc(SYMBOLIZER_MAX_FRAMES, sizeof(*p->frames));
-	if (!p->procs || !p->sym || !p->current || !p->seen || !p->frames)
+	if (!p->procs || !p->sym || !p->current || (opts->track_label_sets && !p->seen) ||
+	    !p->frames)
 		goto nomem;
 	p->md = metadata__new(&opts->metadata);
 	if (!p->md) {
@@ -136,7 +137,7 @@ static void on_sample(const struct drained_sample *d, void *ctx)
 		p->t.filtered += d->count;
 		return;
 	}
-	seen = profile_set__get(p->seen, &p->labels, &err);
+	seen = p->seen ? profile_set__get(p->seen, &p->labels, &err) : NULL;
 	if (seen)
 		seen->samples += d->count;
 	key = group_key(p);

@@ -22,6 +22,7 @@ struct pipeline_opts {
 	/* How samples are split into profiles: NULL = by the whole label set
 	 * (agent), "" = one profile (record), a label name = by its value. */
 	const char *group_by;
+	bool track_label_sets;          /* keep pipeline__label_sets_seen (record) */
 };
 
 /* Totals since start, for summaries and /metrics. */
@@ -63,8 +64,9 @@ struct proc_table *pipeline__procs(struct pipeline *p);
 struct symbolizer *pipeline__symbolizer(struct pipeline *p);
 struct metadata *pipeline__metadata(struct pipeline *p);
 const struct pipeline_totals *pipeline__totals(const struct pipeline *p);
-/* Distinct full label sets seen since start (at most 1000), with their
- * samples in entry->samples and empty profiles: for record's summary. */
+/* With track_label_sets: the distinct full label sets seen since start
+ * (at most 1000), samples in entry->samples, profiles empty; for record's
+ * summary. NULL otherwise. */
 struct profile_set *pipeline__label_sets_seen(struct pipeline *p);
 void pipeline__free(struct pipeline *p);
 

@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 
 #include "core/clock.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/preflight.h"
@@ -291,26 +292,11 @@ struct output {
 	enum profile_format format;
 };
 
-/* Writes path through a temporary file, so a reader never sees half of it. */
-static int write_file(const char *path, const struct output *out, size_t *bytes)
+static int fill_output(FILE *f, void *ctx)
 {
-	char tmp[4096];
-	FILE *f;
-	int err;
+	const struct output *out = ctx;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, getpid());
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	err = profile__write(out->profile, out->format, out->meta, out->hmeta, f);
-	*bytes = (size_t)ftell(f);
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
+	return profile__write(out->profile, out->format, out->meta, out->hmeta, f);
 }
 
 /* --group-by: "cpu.pb.gz" + value "web" -> "cpu.web.pb.gz" (value made
@@ -330,11 +316,7 @@ static void group_path(const char *output, const char *value, char *buf, size_t 
 		}
 	}
 	pos = (size_t)snprintf(buf, n, "%.*s.", (int)stem, output);
-	if (!*value)
-		value = "none";
-	for (const char *v = value; *v && pos + 1 < n; v++)
-		buf[pos++] = isalnum((unsigned char)*v) || *v == '-' || *v == '_' || *v == '.' ?
-			     *v : '_';
+	file__append_safe_name(buf, n, &pos, *value ? value : "none", strlen(output + stem));
 	snprintf(buf + pos, n - pos, "%s", output + stem);
 }
 
@@ -352,7 +334,8 @@ static int write_outputs(struct record *r, uint64_t start_unix_ns, uint64_t dura
 	struct output out = { NULL, &meta, &hmeta, r->o.format };
 	const char *kind = profile_format__name(r->o.format);
 	char title[320], host[256] = "";
-	size_t n = profile_set__count(r->profiles), bytes = 0;
+	size_t n = profile_set__count(r->profiles);
+	uint64_t bytes = 0;
 	struct profile *empty = NULL;
 	char path[4096];
 	int err = 0, e;
@@ -369,11 +352,11 @@ static int write_outputs(struct record *r, uint64_t start_unix_ns, uint64_t dura
 			out.profile = empty = profile__new();
 		if (!out.profile)
 			return -ENOMEM;
-		err = write_file(r->o.output, &out, &bytes);
+		err = file__write_atomic(r->o.output, fill_output, &out, &bytes);
 		if (err)
 			pr_error("%s: cannot write the profile: %s", r->o.output, strerror(-err));
 		else
-			fprintf(stderr, "kiln: wrote %s (%s, %zu bytes)\n", r->o.output, kind, bytes);
+			fprintf(stderr, "kiln: wrote %s (%s, %" PRIu64 " bytes)\n", r->o.output, kind, bytes);
 		profile__free(empty);
 		return err;
 	}
@@ -383,11 +366,11 @@ static int write_outputs(struct record *r, uint64_t start_unix_ns, uint64_t dura
 
 		group_path(r->o.output, v ? v : "", path, sizeof(path));
 		out.profile = en->profile;
-		e = write_file(path, &out, &bytes);
+		e = file__write_atomic(path, fill_output, &out, &bytes);
 		if (e)
 			pr_error("%s: cannot write the profile: %s", path, strerror(-e));
 		else
-			fprintf(stderr, "kiln: wrote %s (%s=%s, %s, %" PRIu64 " samples, %zu bytes)\n",
+			fprintf(stderr, "kiln: wrote %s (%s=%s, %s, %" PRIu64 " samples, %" PRIu64 " bytes)\n",
 				path, r->o.group_by, v && *v ? v : "(none)", kind,
 				profile__total(en->profile), bytes);
 		err = err ? err : e;
@@ -517,6 +500,7 @@ static int run(struct record *r)
 		.cache_bytes = r->o.cache_bytes,
 		.max_label_sets = 4096,
 		.group_by = r->o.group_by ? r->o.group_by : "",
+		.track_label_sets = true,
 		.metadata = { 0 },              /* labels for --group-by and the summary */
 	};
 	uint64_t start, next_drain, next_status, deadline, elapsed;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "core/log.h"
 #include "export/files.h"
 #include "profile/array.h"
@@ -120,35 +121,20 @@ fail:
 int files__write(struct files *fs, const char *name, int (*fill)(FILE *f, void *ctx),
 		 void *ctx)
 {
-	char path[4096], tmp[4200];
+	char path[4096];
 	uint64_t bytes;
-	FILE *f;
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%s", fs->dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, getpid());
-	f = fopen(tmp, "we");
-	if (!f) {
-		err = -errno;
-		goto out;
+	err = file__write_atomic(path, fill, ctx, &bytes);
+	if (!err) {
+		fs->st.written++;
+		fs->st.bytes_written += bytes;
+		if (rotated(name)) {
+			err = hold(fs, name, bytes);
+			rotate(fs);
+		}
 	}
-	err = fill(f, ctx);
-	bytes = (uint64_t)ftell(f);
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err) {
-		unlink(tmp);
-		goto out;
-	}
-	fs->st.written++;
-	fs->st.bytes_written += bytes;
-	if (rotated(name)) {
-		err = hold(fs, name, bytes);
-		rotate(fs);
-	}
-out:
 	if (err) {
 		fs->st.errors++;
 		pr_warn("%s: cannot write: %s", path, strerror(-err));
