@@ -39,7 +39,7 @@ struct pipeline *pipeline__open(const struct pipeline_opts *opts, int *status)
 		goto fail;
 	}
 	p->procs = proc_table__new("/proc", opts->max_processes);
-	p->sym = p->procs ? symbolizer__new("/proc/kallsyms", opts->cache_bytes, p->procs) : NULL;
+	p->sym = p->procs ? symbolizer__new(opts->cache_bytes, p->procs) : NULL;
 	p->current = profile_set__new(opts->max_label_sets);
 	p->seen = opts->track_label_sets ? profile_set__new(MAX_SEEN_LABEL_SETS) : NULL;
 	p->frames = calloc(SYMBOLIZER_MAX_FRAMES, sizeof(*p->frames));
@@ -76,6 +76,10 @@ int pipeline__attach(struct pipeline *p)
 {
 	int err = sampler__attach(p->sampler, on_event, p);
 
+	/* Kernel symbols are first needed at the first drain: read them while
+	 * the first samples are taken, not before. */
+	if (!err)
+		symbolizer__load_kernel_symbols(p->sym, "/proc/kallsyms");
 	/* Loading parsed the kernel's BTF (~15 MB, freed since): give those
 	 * pages back to the system now, or the heap keeps them for the whole
 	 * run. */

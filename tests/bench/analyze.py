@@ -11,6 +11,9 @@
       Unlike writing kernel.bpf_stats_enabled, this cannot be undone by
       another process resetting the sysctl, and leaves nothing to restore.
       Prints "on" once enabled, or "failed: ..." and exits 1.
+  analyze.py first-sample STAMP OUT
+      Time to first sample of a BPF profiler started by stamp_exec STAMP:
+      writes when its perf_event programs first ran and last ran.
   analyze.py report WORKDIR SECONDS OUT.json
       Reads every phase directory of WORKDIR, prints the markdown report on
       stdout and writes the same figures to OUT.json.
@@ -21,6 +24,9 @@ Phase directories (written by run.sh): WORKDIR/<phase>/ with
   script_time.txt  the same for `perf script` (perf only)
   spin.txt      spin_counter's line: iterations=N cpu_s=X wall_s=Y
   bpf.json      output of `bpfstats` taken just before the phase ended
+  stamp         stamp_exec's "PID MONOTONIC_NS" of the profiler's start
+  first_sample  first-sample's "FIRST_NS LAST_NS" (BPF profilers)
+  churn.log     churn's "pid start_ns end_ns cpu_ns" per short-lived process
   kiln.pb.gz, kiln.json, perf.txt, bpftrace.txt  the profiles
   profiles/     the agent's output dir: <unix>-<service>.pb.gz per interval
 """
@@ -127,6 +133,57 @@ def cmd_hold_stats():
         signal.pause()
 
 
+def perf_event_runs(pid, fds):
+    """Sum of run_cnt of the perf_event BPF programs (prog_type 7) among
+    pid's fds. fds: the fd names known to be such programs; found by a scan
+    of every fd while empty."""
+    if not fds:
+        try:
+            names = os.listdir(f"/proc/{pid}/fdinfo")
+        except OSError:
+            return None
+        for fd in names:
+            info = read(f"/proc/{pid}/fdinfo/{fd}") or ""
+            if re.search(r"^prog_type:\s+7$", info, re.M):
+                fds.append(fd)
+    total = 0
+    for fd in fds:
+        info = read(f"/proc/{pid}/fdinfo/{fd}")
+        if info is None:
+            return None if not os.path.exists(f"/proc/{pid}") else total
+        m = re.search(r"^run_cnt:\s+(\d+)$", info, re.M)
+        total += int(m.group(1)) if m else 0
+    return total
+
+
+def cmd_first_sample(stamp, out):
+    """Waits for stamp_exec's "PID NS" file, then watches the run counts of
+    that process's perf_event BPF programs (BPF stats must be on): every
+    5 ms until the first run, then every 100 ms until the process is gone.
+    Writes "FIRST_NS LAST_NS" (CLOCK_MONOTONIC: the first poll that saw a
+    run, the last poll that saw the count grow)."""
+    import time
+    deadline = time.monotonic() + 60
+    while not (read(stamp) or "").strip():
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.005)
+    pid = int(read(stamp).split()[0])
+    fds, first, last, seen = [], None, None, 0
+    while True:
+        runs = perf_event_runs(pid, fds)
+        if runs is None:
+            break
+        now = time.monotonic_ns()
+        if runs > seen:
+            first = first or now
+            last, seen = now, runs
+        time.sleep(0.1 if first else 0.005)
+    if first:
+        with open(out, "w") as f:
+            f.write(f"{first} {last}\n")
+
+
 # ---------------------------------------------------------------- parsing
 
 def read(path):
@@ -194,30 +251,38 @@ def share(three, one):
             "sampling_sd_points": round(100 * (0.75 * 0.25 / n) ** 0.5, 2)}
 
 
-def classify(frames, acc):
-    frames = set(frames)
-    if "hot_three" in frames:
-        acc[0] += 1
-    elif "hot_one" in frames:
-        acc[1] += 1
+# Every tool's output becomes a list of Stack: n samples of process comm
+# with these frames, leaf first (kernel frames, then user frames; comm is not
+# a frame). Unresolved frames are kept, as UNRESOLVED, so the share of frames
+# symbolized is measured the same way for every tool.
+class Stack:
+    __slots__ = ("n", "comm", "frames")
+
+    def __init__(self, n, comm, frames):
+        self.n, self.comm, self.frames = n, comm, frames
 
 
-def share_pprof(paths, tmpdir):
+UNRESOLVED = None
+
+
+def stacks_pprof(paths, tmpdir):
     """Samples (not nanoseconds) per stack via `go tool pprof -traces`, which
-    merges the profiles when given several."""
+    merges the profiles when given several. kiln's root frame is the comm;
+    an unresolved frame is "[unknown]" or "<binary>+0x<offset>"."""
     env = dict(os.environ, PPROF_TMPDIR=tmpdir, HOME=tmpdir)
     r = subprocess.run(["go", "tool", "pprof", "-symbolize=none",
                         "-sample_index=samples", "-traces", *paths],
                        capture_output=True, text=True, env=env)
     if r.returncode != 0:
         return None, "go tool pprof failed: " + r.stderr.strip()[-200:]
-    acc = [0, 0]
+    out = []
     count, frames = None, []
     for line in r.stdout.splitlines() + ["-----------+"]:
         if line.startswith("-----------+"):
-            if count is not None:
-                for _ in range(count):
-                    classify(frames, acc)
+            if count is not None and frames:
+                out.append(Stack(count, frames[-1], [
+                    UNRESOLVED if f == "[unknown]" or re.search(r"\+0x[0-9a-f]+$", f)
+                    else f for f in frames[:-1]]))
             count, frames = None, []
             continue
         m = re.match(r"^\s*(\d+)\s{2,}(\S.*)$", line)
@@ -225,45 +290,133 @@ def share_pprof(paths, tmpdir):
             count, frames = int(m.group(1)), [m.group(2).strip()]
         elif count is not None:
             frames.append(line.strip())
-    return share(*acc), None
+    return out, None
 
 
-def share_perf(path):
-    """perf script: one block per sample, frames '\\t addr sym+0xoff (dso)'."""
+PERF_HEADER = re.compile(r"^(\S.*?)\s+(\d+)(?:/\d+)?\s+\[\d+\]\s+([\d.]+):")
+PERF_FRAME = re.compile(r"^\s+[0-9a-f]+\s+(.+?)(\+0x[0-9a-f]+)?\s+\(.*\)$")
+
+
+def stacks_perf(path):
+    """perf script: one block per sample, a header 'comm pid [cpu] time:'
+    then frames '\\t addr sym+0xoff (dso)'. Also returns the first and last
+    sample times (perf records with -k CLOCK_MONOTONIC)."""
     text = read(path)
     if text is None:
-        return None, "no perf script output"
-    acc = [0, 0]
+        return None, None, "no perf script output"
+    out, times = [], []
     for block in text.split("\n\n"):
+        lines = block.strip("\n").splitlines()
+        h = PERF_HEADER.match(lines[0]) if lines else None
+        if not h:
+            continue
+        times.append(float(h.group(3)))
         frames = []
-        for line in block.splitlines()[1:]:
-            m = re.match(r"^\s+[0-9a-f]+\s+(.+?)(\+0x[0-9a-f]+)?\s+\(.*\)$",
-                         line)
+        for line in lines[1:]:
+            m = PERF_FRAME.match(line)
             if m:
-                frames.append(m.group(1))
-        classify(frames, acc)
-    return share(*acc), None
+                frames.append(UNRESOLVED if m.group(1) == "[unknown]" else m.group(1))
+        out.append(Stack(1, h.group(1), frames))
+    window = (min(times), max(times)) if times else None
+    return out, window, None
 
 
-def share_bpftrace(path):
-    """bpftrace map: '@[\\n kframes\\n, \\n uframes\\n, comm]: N'."""
+def stacks_bpftrace(path):
+    """bpftrace map: '@[\\n kframes\\n, \\n uframes\\n, comm]: N'; frames
+    'sym+off', unresolved ones a bare hex address."""
     text = read(path)
     if text is None:
         return None, "no bpftrace output"
-    acc = [0, 0]
-    unresolved = 0
+    out = []
     for m in re.finditer(r"@\[(.*?)\]: (\d+)", text, re.S):
-        body, n = m.group(1), int(m.group(2))
-        frames = [re.sub(r"\+\d+$", "", l.strip()) for l in body.splitlines()]
-        comm = body.rsplit(",", 1)[-1].strip()
-        for _ in range(n):
-            classify(frames, acc)
-        if comm == "cpu_ratio" and not ({"hot_three", "hot_one"} & set(frames)):
-            unresolved += n
-    s = share(*acc)
-    if s is not None:
-        s["cpu_ratio_samples_without_hot_frame"] = unresolved
-    return s, None
+        stacks, comm = m.group(1).rsplit(",", 1)
+        frames = []
+        for line in stacks.splitlines():
+            f = line.strip().strip(",").strip()
+            if f:
+                frames.append(UNRESOLVED if re.match(r"^0x[0-9a-f]+$", f)
+                              else re.sub(r"\+\d+$", "", f))
+        out.append(Stack(int(m.group(2)), comm.strip(), frames))
+    return out, None
+
+
+def share_of(stacks):
+    three = sum(s.n for s in stacks if "hot_three" in s.frames)
+    one = sum(s.n for s in stacks if "hot_one" in s.frames and "hot_three" not in s.frames)
+    return share(three, one)
+
+
+WORKLOAD_COMMS = ("cpu_ratio", "spin_counter", "churn", "short_lived")
+
+
+def symbolized(stacks):
+    """Share of frames with a function name: over the benchmark's own
+    workloads (built with frame pointers and symbols: a fair, repeatable
+    figure), and over every process but the idle task (kiln leaves it out;
+    perf and bpftrace would add its always-resolved kernel frames). The
+    latter depends on what else runs: binaries without frame pointers unwind
+    into garbage frames that no tool can name."""
+    def figures(keep):
+        frames = resolved = samples = leaf = 0
+        for s in stacks:
+            if not keep(s.comm) or not s.frames:
+                continue
+            samples += s.n
+            frames += s.n * len(s.frames)
+            resolved += s.n * sum(f is not UNRESOLVED for f in s.frames)
+            leaf += s.n * (s.frames[0] is not UNRESOLVED)
+        if not frames:
+            return None
+        return {"samples": samples, "frames": frames, "resolved": resolved,
+                "frames_pct": round(100.0 * resolved / frames, 2),
+                "leaf_pct": round(100.0 * leaf / samples, 2)}
+
+    return {"workloads": figures(lambda c: c in WORKLOAD_COMMS),
+            "all": figures(lambda c: not c.startswith("swapper"))}
+
+
+def read_window(d):
+    """(stamp s, first sample s, last sample s) on CLOCK_MONOTONIC for a BPF
+    profiler: stamp_exec's stamp and the poller's first-sample file."""
+    try:
+        stamp_ns = int(read(os.path.join(d, "stamp")).split()[1])
+        first_ns, last_ns = map(int, read(os.path.join(d, "first_sample")).split())
+    except (AttributeError, IndexError, ValueError):
+        return None
+    return stamp_ns / 1e9, first_ns / 1e9, last_ns / 1e9
+
+
+def short_lived(stacks, d, window, hz):
+    """Samples of the churn's short-lived processes (comm short_lived) vs
+    the ground truth: the CPU time churn measured for each of them (wait4),
+    pro rata of the part of its life inside the profiler's sampling window,
+    times the frequency. Symbolized: samples whose every frame has a name."""
+    lines = read(os.path.join(d, "churn.log"))
+    if lines is None or window is None:
+        return None
+    first, last = window
+    cpu = 0.0
+    procs = 0
+    for line in lines.splitlines():
+        try:
+            _, start, end, ns = (int(x) for x in line.split())
+        except ValueError:
+            continue
+        start, end = start / 1e9, end / 1e9
+        overlap = min(end, last) - max(start, first)
+        if overlap > 0 and end > start:
+            cpu += ns / 1e9 * min(1.0, overlap / (end - start))
+            procs += 1
+    mine = [s for s in stacks if s.comm == "short_lived"]
+    n = sum(s.n for s in mine)
+    whole = sum(s.n for s in mine if UNRESOLVED not in s.frames)
+    work = sum(s.n for s in mine if "short_lived_work" in s.frames)
+    expected = cpu * hz
+    return {"processes": procs, "cpu_s": round(cpu, 3),
+            "expected_samples": round(expected, 1), "samples": n,
+            "coverage_pct": round(100.0 * n / expected, 2) if expected else None,
+            "symbolized_pct": round(100.0 * whole / n, 2) if n else None,
+            "in_short_lived_work_pct": round(100.0 * work / n, 2) if n else None}
 
 
 # ---------------------------------------------------------------- report
@@ -281,7 +434,22 @@ def bpf_figures(progs, sampler):
             "ns_per_sample": round(ns / cnt, 1) if cnt else None}
 
 
-def phase_row(work, seconds, phase, label):
+def accuracy(row, d, stacks, note, window, hz):
+    """The figures read off a profiler's output. window: (stamp, first
+    sample, last sample) in CLOCK_MONOTONIC seconds, or None."""
+    row["share_note"] = note
+    if stacks is None:
+        row["share"] = None
+        return
+    row["share"] = share_of(stacks)
+    row["symbolized"] = symbolized(stacks)
+    if window:
+        row["first_sample_ms"] = round(1000 * (window[1] - window[0]), 1)
+        row["sampling_window_s"] = round(window[2] - window[1], 2)
+    row["short_lived"] = short_lived(stacks, d, window and window[1:], hz)
+
+
+def phase_row(work, seconds, phase, label, hz):
     d = os.path.join(work, phase)
     row = {"phase": phase, "label": label}
     failed = read(os.path.join(d, "failed"))
@@ -313,7 +481,16 @@ def phase_row(work, seconds, phase, label):
         row["cpu_sys_s"] = round(t[1] + st[1], 3)
         row["cpu_s"] = round(row["record_cpu_s"] + row["script_cpu_s"], 3)
         row["peak_rss_mb"] = max(row["peak_rss_mb"], row["script_peak_rss_mb"])
-        row["share"], row["share_note"] = share_perf(os.path.join(d, "perf.txt"))
+        stacks, window, note = stacks_perf(os.path.join(d, "perf.txt"))
+        try:
+            stamp = int(read(os.path.join(d, "stamp")).split()[1]) / 1e9
+        except (AttributeError, IndexError, ValueError):
+            stamp = None
+        if window and stamp:
+            window = (stamp, *window)
+        else:
+            window = None
+        accuracy(row, d, stacks, note, window, hz)
         return row
     try:
         progs = json.loads(read(os.path.join(d, "bpf.json")) or "[]")
@@ -324,8 +501,7 @@ def phase_row(work, seconds, phase, label):
     else:
         bpf = bpf_figures(progs, lambda p: p.get("type") == "perf_event")
     if phase == "kiln":
-        row["share"], row["share_note"] = share_pprof(
-            [os.path.join(d, "kiln.pb.gz")], d)
+        stacks, note = stacks_pprof([os.path.join(d, "kiln.pb.gz")], d)
         try:
             row["kiln_stats"] = json.loads(read(os.path.join(d, "kiln.json")))
         except (TypeError, ValueError):
@@ -333,10 +509,10 @@ def phase_row(work, seconds, phase, label):
     elif phase == "agent":
         files = sorted(glob.glob(os.path.join(d, "profiles", "*.pb.gz")))
         row["profile_files"] = len(files)
-        row["share"], row["share_note"] = share_pprof(files, d)
+        stacks, note = stacks_pprof(files, d)
     else:
-        row["share"], row["share_note"] = share_bpftrace(
-            os.path.join(d, "bpftrace.txt"))
+        stacks, note = stacks_bpftrace(os.path.join(d, "bpftrace.txt"))
+    accuracy(row, d, stacks, note, read_window(d), hz)
     row["bpf"] = bpf
     if bpf and bpf["sample_run_cnt"]:
         row["bpf_ns_per_sample"] = bpf["ns_per_sample"]
@@ -348,10 +524,52 @@ def fmt(v, nd=2):
     return "-" if v is None else f"{v:.{nd}f}"
 
 
+def judge(by, extra, ratios):
+    """kiln record against issue 7's targets. met is None when the figure
+    is missing (a tool failed)."""
+    k = by["kiln"]
+    out = []
+
+    def add(target, value, ok, figure):
+        out.append({"target": target, "value": value,
+                    "met": None if value is None else ok(value), "figure": figure})
+
+    v = ratios.get("kiln_cpu_incl_bpf_over_perf_cpu")
+    add("kiln CPU (incl. its BPF time) <= 1/4 of perf record + script", v,
+        lambda x: x <= 0.25, f"{fmt(v, 3)}")
+    v = ratios.get("kiln_rss_over_bpftrace_rss")
+    add("kiln peak RSS <= 1/4 of bpftrace's", v, lambda x: x <= 0.25, f"{fmt(v, 3)}")
+    # Slowdown: in-task cost (iters per CPU-s) against the baseline spread.
+    base = [by["baseline"]] + extra
+    effs = [r.get("iters_per_cpu_s_pct") for r in base if r.get("iters_per_cpu_s_pct")]
+    noise = max(effs) - min(effs) if len(effs) > 1 else 0.0
+    v = k.get("iters_per_cpu_s_pct")
+    slow = None if v is None else round(100.0 - v, 2)
+    add("workload slowdown < 1 % (or within the baseline spread)", slow,
+        lambda x: x < max(1.0, noise),
+        f"{fmt(slow)} % per CPU-s (baseline spread {noise:.2f} %); "
+        f"throughput {fmt(k.get('throughput_pct'))} % of baseline")
+    sh = k.get("share")
+    v = sh and abs(sh["error_points"])
+    add("share error < 2 points", v, lambda x: x < 2.0,
+        f"{fmt(v)} points ({sh['samples'] if sh else 0} samples)")
+    sl = k.get("short_lived") or {}
+    v = sl.get("symbolized_pct")
+    add(">= 95 % of the short-lived processes' samples symbolized", v,
+        lambda x: x >= 95.0,
+        f"{fmt(v, 1)} % of {sl.get('samples', 0)} samples, coverage "
+        f"{fmt(sl.get('coverage_pct'), 1)} % of the expected")
+    out.append({"target": "drain time linear in unique stacks", "value": None,
+                "met": None, "figure": "measured by `make bench-scale`"})
+    return out
+
+
 def cmd_report(work, seconds, out):
     seconds = float(seconds)
-    rows = [phase_row(work, seconds, p, l) for p, l in PHASES]
-    extra = [phase_row(work, seconds, p, p) for p in EXTRA_BASELINES
+    meta = json.loads(read(os.path.join(work, "meta.json")) or "{}")
+    hz = meta.get("hz", 97)
+    rows = [phase_row(work, seconds, p, l, hz) for p, l in PHASES]
+    extra = [phase_row(work, seconds, p, p, hz) for p in EXTRA_BASELINES
              if os.path.isdir(os.path.join(work, p))]
     base_iters = [r["spin"]["iterations"] for r in [rows[0]] + extra
                   if r.get("spin")]
@@ -373,25 +591,22 @@ def cmd_report(work, seconds, out):
     for r in rows + extra:
         if "failed" not in r:
             r["foreign_cpu_s"] = foreign_cpu(r)
-    meta = json.loads(read(os.path.join(work, "meta.json")) or "{}")
     print(f"## kiln benchmark, {meta.get('date', '?')}: {seconds:g} s per run, "
           f"{meta.get('cpus', '?')} CPUs, kernel {meta.get('kernel', '?')}")
     print()
+    print("Cost:")
+    print()
     print("| run | CPU s | CPU s incl BPF | peak RSS MB | BPF ns/sample "
-          "| throughput vs baseline % | iters per CPU-s vs baseline % "
-          "| share error points |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| throughput vs baseline % | iters per CPU-s vs baseline % |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         if "failed" in r:
-            print(f"| {r['label']} | failed: {r['failed']} | | | | | | |")
+            print(f"| {r['label']} | failed: {r['failed']} | | | | | |")
             continue
         thr = f"{fmt(r.get('throughput_pct'))} | {fmt(r.get('iters_per_cpu_s_pct'))}"
         if r["phase"] == "baseline":
-            print(f"| {r['label']} | - | - | - | - | {thr} | - |")
+            print(f"| {r['label']} | - | - | - | - | {thr} |")
             continue
-        s = r.get("share")
-        shr = (f"{s['error_points']:+.2f} ({s['hot_three_pct']:.1f}% of "
-               f"{s['samples']})" if s else f"n/a: {r.get('share_note') or 'no hot_* samples'}")
         if r["phase"] == "perf":
             cpu = f"{r['cpu_s']:.3f} ({r['record_cpu_s']:.3f} + {r['script_cpu_s']:.3f})"
             incl, ns = "n/a (not BPF)", "n/a"
@@ -399,8 +614,30 @@ def cmd_report(work, seconds, out):
             cpu = f"{r['cpu_s']:.3f}"
             incl = fmt(r.get("cpu_incl_bpf_s"), 3)
             ns = fmt(r.get("bpf_ns_per_sample"), 0)
-        print(f"| {r['label']} | {cpu} | {incl} | {r['peak_rss_mb']:.1f} | {ns} "
-              f"| {thr} | {shr} |")
+        print(f"| {r['label']} | {cpu} | {incl} | {r['peak_rss_mb']:.1f} | {ns} | {thr} |")
+    print()
+    print("Accuracy:")
+    print()
+    print("| run | first sample ms | share error points | frames symbolized %, "
+          "workloads (all processes) | leaf symbolized %, workloads (all) "
+          "| short-lived samples / expected | short-lived coverage % "
+          "| short-lived symbolized % |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "failed" in r or r["phase"] == "baseline":
+            continue
+        s = r.get("share")
+        shr = (f"{s['error_points']:+.2f} ({s['hot_three_pct']:.1f}% of "
+               f"{s['samples']})" if s else f"n/a: {r.get('share_note') or 'no hot_* samples'}")
+        sym = r.get("symbolized") or {}
+        w, a = sym.get("workloads") or {}, sym.get("all") or {}
+        sl = r.get("short_lived") or {}
+        print(f"| {r['label']} | {fmt(r.get('first_sample_ms'), 0)} | {shr} "
+              f"| {fmt(w.get('frames_pct'), 1)} ({fmt(a.get('frames_pct'), 1)}) "
+              f"| {fmt(w.get('leaf_pct'), 1)} ({fmt(a.get('leaf_pct'), 1)}) "
+              f"| {sl.get('samples', '-')} / {fmt(sl.get('expected_samples'), 0)} "
+              f"| {fmt(sl.get('coverage_pct'), 1)} | {fmt(sl.get('symbolized_pct'), 1)} |")
+    print()
 
     by = {r["phase"]: r for r in rows}
     ratios = {}
@@ -435,6 +672,12 @@ def cmd_report(work, seconds, out):
           f"(incl. BPF: {fmt(incl and 100 * incl / seconds, 3)}%; target < 0.5%); "
           f"peak RSS {fmt(a.get('peak_rss_mb'), 1)} MB (target: steady < 30 MB); "
           f"{a.get('profile_files', 0)} profile files merged for the share.")
+    print()
+    targets = judge(by, extra, ratios)
+    print("Targets (issue 7), this run:")
+    for t in targets:
+        print(f"- {'met' if t['met'] else 'NOT MET' if t['met'] is False else 'n/a'}: "
+              f"{t['target']}: {t['figure']}")
     print()
     print("Notes:")
     print("- CPU s = user+sys of the profiler's process tree (/usr/bin/time); perf's "
@@ -497,7 +740,7 @@ def cmd_report(work, seconds, out):
 
     result = {"meta": meta, "seconds": seconds, "truth_hot_three_pct": TRUTH,
               "baseline_iterations_mean": base, "rows": rows,
-              "extra_baselines": extra, "ratios": ratios}
+              "extra_baselines": extra, "ratios": ratios, "targets": targets}
     with open(out, "w") as f:
         json.dump(result, f, indent=1)
         f.write("\n")
@@ -510,6 +753,8 @@ if __name__ == "__main__":
         cmd_bpfstats(*sys.argv[2:])
     elif len(sys.argv) == 2 and sys.argv[1] == "hold-stats":
         cmd_hold_stats()
+    elif len(sys.argv) == 4 and sys.argv[1] == "first-sample":
+        cmd_first_sample(*sys.argv[2:])
     elif len(sys.argv) == 5 and sys.argv[1] == "report":
         cmd_report(*sys.argv[2:])
     else:

@@ -56,8 +56,7 @@ static struct symtab *load_own_vdso(void)
 	return st;
 }
 
-struct symbolizer *symbolizer__new(const char *kallsyms_path, size_t cache_bytes,
-				   struct proc_table *procs)
+struct symbolizer *symbolizer__new(size_t cache_bytes, struct proc_table *procs)
 {
 	struct symbolizer *sym = calloc(1, sizeof(*sym));
 
@@ -71,15 +70,20 @@ struct symbolizer *symbolizer__new(const char *kallsyms_path, size_t cache_bytes
 		errno = ENOMEM;
 		return NULL;
 	}
-	sym->ks = kallsyms__load(kallsyms_path);
-	if (!sym->ks)
-		pr_warn("%s: cannot read kernel symbols (%s): kernel frames stay unnamed",
-			kallsyms_path, strerror(errno));
-	else if (kallsyms__restricted(sym->ks))
-		pr_warn("%s: every address is zero (kernel.kptr_restrict hides them): run as root, or set sysctl kernel.kptr_restrict=0, to name kernel frames",
-			kallsyms_path);
 	sym->vdso = load_own_vdso();
 	return sym;
+}
+
+void symbolizer__load_kernel_symbols(struct symbolizer *sym, const char *path)
+{
+	kallsyms__free(sym->ks);
+	sym->ks = kallsyms__load(path);
+	if (!sym->ks)
+		pr_warn("%s: cannot read kernel symbols (%s): kernel frames stay unnamed",
+			path, strerror(errno));
+	else if (kallsyms__restricted(sym->ks))
+		pr_warn("%s: every address is zero (kernel.kptr_restrict hides them): run as root, or set sysctl kernel.kptr_restrict=0, to name kernel frames",
+			path);
 }
 
 /* Copies a formatted name into the stack's scratch space. */

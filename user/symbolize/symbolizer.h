@@ -25,10 +25,13 @@ struct symbolizer_stats {
 
 struct symbolizer;
 
-/* kallsyms_path: normally "/proc/kallsyms". cache_bytes bounds the ELF
- * symbol cache. NULL + errno. */
-struct symbolizer *symbolizer__new(const char *kallsyms_path, size_t cache_bytes,
-				   struct proc_table *procs);
+/* cache_bytes bounds the ELF symbol cache. Kernel frames stay unnamed
+ * until symbolizer__load_kernel_symbols. NULL + errno. */
+struct symbolizer *symbolizer__new(size_t cache_bytes, struct proc_table *procs);
+/* Reads the kernel's symbols (path: normally "/proc/kallsyms"; tens of ms,
+ * most of it the kernel formatting the file), so that a caller can start
+ * sampling first. A failure is logged: kernel frames then stay unnamed. */
+void symbolizer__load_kernel_symbols(struct symbolizer *sym, const char *path);
 /* Fills frames[] (SYMBOLIZER_MAX_FRAMES entries) for a stack seen count
  * times and returns how many. Strings point into the symbolizer and stay
  * valid until the next call. snap may be NULL (process unknown). */
