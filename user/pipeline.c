@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "pipeline.h"
 #include "proc/proc.h"
@@ -39,7 +40,8 @@ struct pipeline *pipeline__open(const struct pipeline_opts *opts, int *status)
 		goto fail;
 	}
 	p->procs = proc_table__new("/proc", opts->max_processes);
-	p->sym = p->procs ? symbolizer__new("/proc/kallsyms", opts->cache_bytes, p->procs) : NULL;
+	p->sym = p->procs ? symbolizer__new("/proc/kallsyms", opts->cache_bytes,
+						     opts->cache_ttl_ns, p->procs) : NULL;
 	p->current = profile_set__new(opts->max_label_sets);
 	p->seen = opts->track_label_sets ? profile_set__new(MAX_SEEN_LABEL_SETS) : NULL;
 	p->frames = calloc(SYMBOLIZER_MAX_FRAMES, sizeof(*p->frames));
@@ -180,6 +182,11 @@ int pipeline__drain(struct pipeline *p)
 			p->t.drains, st.drained, st.outcomes[KILN_SAMPLED]);
 	}
 	proc_table__drained(p->procs);
+	/* Tables of binaries that stopped running go, and the heap gives their
+	 * pages back (free() alone keeps most of them): after a burst of big
+	 * binaries (a compiler build) RSS comes back down. */
+	if (symbolizer__expire(p->sym, monotonic_ns()))
+		malloc_trim(0);
 	return err;
 }
 

@@ -26,9 +26,10 @@ struct symbolizer_stats {
 struct symbolizer;
 
 /* kallsyms_path: normally "/proc/kallsyms". cache_bytes bounds the ELF
- * symbol cache. NULL + errno. */
+ * symbol cache; a table no stack needed for cache_ttl_ns leaves it at the
+ * next symbolizer__expire (0: only the byte bound evicts). NULL + errno. */
 struct symbolizer *symbolizer__new(const char *kallsyms_path, size_t cache_bytes,
-				   struct proc_table *procs);
+				   uint64_t cache_ttl_ns, struct proc_table *procs);
 /* Fills frames[] (SYMBOLIZER_MAX_FRAMES entries) for a stack seen count
  * times and returns how many. Strings point into the symbolizer and stay
  * valid until the next call. snap may be NULL (process unknown). */
@@ -36,6 +37,9 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 			 struct proc_snapshot *snap, const uint64_t *kips, uint32_t kn,
 			 const uint64_t *uips, uint32_t un, uint64_t count,
 			 struct frame *frames);
+/* Frees the cached tables idle longer than cache_ttl_ns at now (monotonic
+ * ns) and returns how many. Cheap when none is: call it once a drain. */
+size_t symbolizer__expire(struct symbolizer *sym, uint64_t now);
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *out);
 void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats *out);
 void symbolizer__free(struct symbolizer *sym);
