@@ -164,8 +164,12 @@ static void on_sample(const struct drained_sample *d, void *ctx)
 
 int pipeline__drain(struct pipeline *p)
 {
+	struct symbolizer_stats before, after;
 	struct drain_stats st;
-	int err = sampler__drain(p->sampler, on_sample, p, &st);
+	int err;
+
+	symbolizer__stats(p->sym, &before);
+	err = sampler__drain(p->sampler, on_sample, p, &st);
 
 	for (int i = 0; i < KILN_OUTCOME_COUNT; i++)
 		p->t.outcomes[i] += st.outcomes[i];
@@ -182,10 +186,14 @@ int pipeline__drain(struct pipeline *p)
 			p->t.drains, st.drained, st.outcomes[KILN_SAMPLED]);
 	}
 	proc_table__drained(p->procs);
-	/* Tables of binaries that stopped running go, and the heap gives their
-	 * pages back (free() alone keeps most of them): after a burst of big
-	 * binaries (a compiler build) RSS comes back down. */
-	if (symbolizer__expire(p->sym, monotonic_ns()))
+	/* Tables of binaries that stopped running go. Loading a table also
+	 * frees most of what it allocated (the ELF file's symbols and strings,
+	 * before they are sorted and kept). free() leaves those pages in the
+	 * heap: give them back, or a burst of big binaries (a compiler build)
+	 * raises RSS for good, by about as much again as their tables. */
+	symbolizer__stats(p->sym, &after);
+	if (symbolizer__expire(p->sym, monotonic_ns()) ||
+	    after.symtab_loads != before.symtab_loads)
 		malloc_trim(0);
 	return err;
 }
