@@ -6,7 +6,9 @@
 # make test       build, then run unit, fuzz corpus replays, e2e (needs root),
 #                 view/diff, browser and deploy tests
 # make bench      side-by-side benchmark against perf record and bpftrace
-# make soak       the agent for SOAK_SECONDS (default 3600) under process churn
+# make soak       the agent for SOAK_SECONDS (default 3600) under process churn,
+#                 a token rotation and a receiver outage: flat RSS, no profile
+#                 lost, no error but the outage's (tests/soak/run.sh)
 # make fuzz       each parser's libFuzzer target for FUZZ_SECONDS (default 60; clang,
 #                 ASan + UBSan, build-fuzz/); make test replays the corpora
 # make valgrind   kiln record of the whole host for 30 s under valgrind memcheck
@@ -281,8 +283,9 @@ else
 	$(MAKE) test-deploy
 endif
 
-# The agent for SOAK_SECONDS (default 1 h) under process churn: flat RSS,
-# no profile lost, no error logged.
+# The agent for SOAK_SECONDS (default 1 h) under process churn, a token
+# rotation and a receiver outage: flat RSS, no profile lost, no error logged
+# but the outage's (tests/soak/check.py judges).
 soak: all workloads
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads SOAK_SECONDS=$(or $(SOAK_SECONDS),3600) \
 		tests/soak/run.sh

@@ -66,6 +66,7 @@ struct agent_opts {
 	uint64_t max_pods, max_cgroups;
 	bool include_idle;
 	uint64_t counts_entries, stack_entries, max_processes, symbol_cache;
+	double symbol_cache_ttl;
 	uint64_t max_label_sets;
 	const char *config;
 };
@@ -145,6 +146,9 @@ static const struct config_option agent_options[] = {
 	  "processes tracked at once" },
 	{ "symbol-cache", 0, CONFIG_SIZE, "SIZE", "64M", 1 << 20, 1ull << 36, NULL,
 	  OPT(symbol_cache), "ELF symbol cache bound (LRU)" },
+	{ "symbol-cache-ttl", 0, CONFIG_DURATION, "DURATION", "10m", 0, 604800, NULL,
+	  OPT(symbol_cache_ttl),
+	  "free a binary's symbols once no sample needed them this long (90s, 10m, 1h; at most 168h; 0: never)" },
 	{ "max-label-sets", 0, CONFIG_U64, "N", "4096", 1, 1 << 20, NULL, OPT(max_label_sets),
 	  "profiles per interval; samples of further label sets are counted and dropped" },
 	{ "config", 'c', CONFIG_STRING, "FILE", NULL, 0, 0, NULL, OPT(config),
@@ -593,6 +597,10 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 	    "processes not tracked: --max-processes reached", s.procs.table_full);
 	one(&f, "kiln_symbol_cache_bytes", METRICS_GAUGE, "ELF symbol cache size",
 	    s.cache.bytes);
+	one(&f, "kiln_symbol_cache_evictions_total", METRICS_COUNTER,
+	    "symbol tables evicted to stay within --symbol-cache", s.cache.evictions);
+	one(&f, "kiln_symbol_cache_expired_total", METRICS_COUNTER,
+	    "symbol tables freed after --symbol-cache-ttl unused", s.cache.expired);
 	lookups = s.cache.hits + s.cache.misses;
 	fam(&f, "kiln_symbol_cache_hit_ratio", METRICS_GAUGE,
 	    "symbol cache hits / lookups since start");
@@ -651,6 +659,7 @@ static int setup(struct agent *a)
 		},
 		.max_processes = a->o.max_processes,
 		.cache_bytes = a->o.symbol_cache,
+		.cache_ttl_ns = (uint64_t)(a->o.symbol_cache_ttl * 1e9),
 		.max_label_sets = a->o.max_label_sets,
 		.group_by = NULL,
 	};

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "pipeline.h"
 #include "proc/proc.h"
@@ -39,7 +40,7 @@ struct pipeline *pipeline__open(const struct pipeline_opts *opts, int *status)
 		goto fail;
 	}
 	p->procs = proc_table__new("/proc", opts->max_processes);
-	p->sym = p->procs ? symbolizer__new(opts->cache_bytes, p->procs) : NULL;
+	p->sym = p->procs ? symbolizer__new(opts->cache_bytes, opts->cache_ttl_ns, p->procs) : NULL;
 	p->current = profile_set__new(opts->max_label_sets);
 	p->seen = opts->track_label_sets ? profile_set__new(MAX_SEEN_LABEL_SETS) : NULL;
 	p->frames = calloc(SYMBOLIZER_MAX_FRAMES, sizeof(*p->frames));
@@ -166,8 +167,12 @@ static void on_sample(const struct drained_sample *d, void *ctx)
 
 int pipeline__drain(struct pipeline *p)
 {
+	struct symbolizer_stats before, after;
 	struct drain_stats st;
-	int err = sampler__drain(p->sampler, on_sample, p, &st);
+	int err;
+
+	symbolizer__stats(p->sym, &before);
+	err = sampler__drain(p->sampler, on_sample, p, &st);
 
 	for (int i = 0; i < KILN_OUTCOME_COUNT; i++)
 		p->t.outcomes[i] += st.outcomes[i];
@@ -184,6 +189,15 @@ int pipeline__drain(struct pipeline *p)
 			p->t.drains, st.drained, st.outcomes[KILN_SAMPLED]);
 	}
 	proc_table__drained(p->procs);
+	/* Tables of binaries that stopped running go. Loading a table also
+	 * frees most of what it allocated (the ELF file's symbols and strings,
+	 * before they are sorted and kept). free() leaves those pages in the
+	 * heap: give them back, or a burst of big binaries (a compiler build)
+	 * raises RSS for good, by about as much again as their tables. */
+	symbolizer__stats(p->sym, &after);
+	if (symbolizer__expire(p->sym, monotonic_ns()) ||
+	    after.symtab_loads != before.symtab_loads)
+		malloc_trim(0);
 	return err;
 }
 

@@ -18,6 +18,7 @@ struct pipeline_opts {
 	struct metadata_opts metadata;
 	uint64_t max_processes;
 	uint64_t cache_bytes;           /* ELF symbol cache */
+	uint64_t cache_ttl_ns;          /* its tables unused this long go; 0: never */
 	size_t max_label_sets;          /* profiles per interval */
 	/* How samples are split into profiles: NULL = by the whole label set
 	 * (agent), "" = one profile (record), a label name = by its value. */
@@ -49,7 +50,9 @@ int pipeline__attach(struct pipeline *p);
 /* Handles lifecycle events for up to timeout_ms, re-reads young process
  * snapshots. 0 or -errno. */
 int pipeline__poll(struct pipeline *p, int timeout_ms);
-/* Drains the sampler into the current profiles. 0 or -errno. */
+/* Drains the sampler into the current profiles, then frees the symbol
+ * tables unused for cache_ttl_ns; when it freed or loaded tables, hands the
+ * heap's free pages back to the system. 0 or -errno. */
 int pipeline__drain(struct pipeline *p);
 /* Stops sampling (the next drain is the last with samples). */
 void pipeline__stop(struct pipeline *p);

@@ -44,6 +44,7 @@ struct record_opts {
 	const char *output;
 	enum profile_format format;
 	uint64_t cache_bytes;
+	double cache_ttl;               /* seconds, 0: never */
 	uint64_t max_processes;
 	const char *stats_path;
 	const char *group_by;           /* NULL: one profile */
@@ -97,6 +98,9 @@ static void usage(FILE *f)
 		"                            size, at least 8192; each entry holds 127 frames, ~1 KiB)\n"
 		"      --max-processes N     processes tracked at once (default 32768)\n"
 		"      --symbol-cache SIZE   ELF symbol cache bound, LRU (default 64M)\n"
+		"      --symbol-cache-ttl DURATION\n"
+		"                            free a binary's symbols once no sample needed them this\n"
+		"                            long (90s, 10m, 1h; at most 168h; 0: never; default 10m)\n"
 		"      --stats FILE          also write the run's counters as JSON (turns on BPF run-time stats)\n"
 		"  -q, --quiet               no live status line\n"
 		"  -v, --verbose             more logging (twice: debug, libbpf included)\n"
@@ -116,7 +120,7 @@ static int bad_value(const char *flag, const char *value, const char *want)
 static int parse_args(struct record *r, int argc, char **argv)
 {
 	enum { OPT_FORMAT = 256, OPT_IDLE, OPT_COUNTS, OPT_STACKS, OPT_MAXPROC, OPT_CACHE,
-	       OPT_STATS, OPT_GROUP };
+	       OPT_CACHE_TTL, OPT_STATS, OPT_GROUP };
 	static const struct option longopts[] = {
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -128,6 +132,7 @@ static int parse_args(struct record *r, int argc, char **argv)
 		{ "stack-entries", required_argument, NULL, OPT_STACKS },
 		{ "max-processes", required_argument, NULL, OPT_MAXPROC },
 		{ "symbol-cache", required_argument, NULL, OPT_CACHE },
+		{ "symbol-cache-ttl", required_argument, NULL, OPT_CACHE_TTL },
 		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "group-by", required_argument, NULL, OPT_GROUP },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -141,6 +146,7 @@ static int parse_args(struct record *r, int argc, char **argv)
 
 	o->sampler.frequency = 97;
 	o->cache_bytes = 64ull << 20;
+	o->cache_ttl = 600;
 	o->max_processes = 32768;
 	optind = 1;
 	/* '+': stop at the first non-option, which starts COMMAND. */
@@ -191,6 +197,11 @@ static int parse_args(struct record *r, int argc, char **argv)
 		case OPT_CACHE:
 			if (parse_size(optarg, 1 << 20, 1ull << 40, &o->cache_bytes))
 				return bad_value("--symbol-cache", optarg, "a size such as 64M (at least 1M)");
+			break;
+		case OPT_CACHE_TTL:
+			if (parse_duration(optarg, 0, 604800, &o->cache_ttl))
+				return bad_value("--symbol-cache-ttl", optarg,
+						 "a duration such as 90s, 10m or 1h (at most 168h; 0: never)");
 			break;
 		case OPT_STATS:
 			o->stats_path = optarg;
@@ -498,6 +509,7 @@ static int run(struct record *r)
 		.sampler = r->o.sampler,
 		.max_processes = r->o.max_processes,
 		.cache_bytes = r->o.cache_bytes,
+		.cache_ttl_ns = (uint64_t)(r->o.cache_ttl * 1e9),
 		.max_label_sets = 4096,
 		.group_by = r->o.group_by ? r->o.group_by : "",
 		.track_label_sets = true,

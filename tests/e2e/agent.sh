@@ -367,14 +367,41 @@ test_metrics_health() {
 		--expect kiln_samples_dropped_total --expect kiln_profiles_sent_total \
 		--expect kiln_queue_bytes --expect kiln_symbol_cache_hit_ratio \
 		--expect kiln_drain_duration_seconds --expect kiln_processes_tracked \
-		--expect kiln_last_push_timestamp_seconds >"$TMP/promcheck.out" 2>&1; then
+		--expect kiln_last_push_timestamp_seconds --expect kiln_symbol_cache_expired_total \
+		>"$TMP/promcheck.out" 2>&1; then
 		fail metrics "/metrics is not valid Prometheus text: $(head -3 "$TMP/promcheck.out")"
 	elif [ "$first_ready" != 503 ] || [ "$status" != "200 200" ]; then
 		fail metrics "/ready before the first drain: $first_ready (want 503); after: $status"
 	elif [ -z "$sent" ] || [ "$sent" -lt 2 ] || [ "$sent" -gt "$delivered" ]; then
 		fail metrics "kiln_profiles_sent_total=$sent but the receiver accepted $delivered"
+	elif ! grep -qx 'kiln_symbol_cache_expired_total 0' "$TMP/metrics.txt"; then
+		fail metrics "symbol tables expired within seconds under the default --symbol-cache-ttl (10m): $(grep '^kiln_symbol_cache_expired' "$TMP/metrics.txt")"
 	else
 		pass "metrics: valid Prometheus text, sent=$sent agrees with the receiver ($delivered), /ready 503 then 200, /healthz 200"
+	fi
+}
+
+test_symbol_cache_ttl() {
+	local expired=
+	start_receiver ttl
+	workload 3
+	start_agent ttl --server "http://127.0.0.1:$RPORT" --interval 1 --symbol-cache-ttl 2s \
+		--log-level debug
+	# cpu_ratio's symbols are loaded while it runs, and freed 2 s after
+	# it exits, at a drain (every second here)
+	wait_metric '^kiln_symbol_cache_expired_total [1-9]' 30 &&
+		expired=$(curl -s "http://127.0.0.1:$MPORT/metrics" |
+			sed -n 's/^kiln_symbol_cache_expired_total //p')
+	stop_agent
+	stop_receiver
+	if ! grep -q 'cpu_ratio: [0-9]* symbols from' "$TMP/ttl.err"; then
+		fail symbol_cache_ttl "the workload's symbols were never loaded"
+	elif [ -z "$expired" ] || ! grep -q 'msg="symbol cache: [0-9]* tables unused for 2s freed"' "$TMP/ttl.err"; then
+		fail symbol_cache_ttl "no table expired with --symbol-cache-ttl 2s: $(grep -c 'symbols from' "$TMP/ttl.err") loaded"
+	elif ! check ttl 'has_function("hot_three")'; then
+		fail symbol_cache_ttl "the workload's profile lost its names"
+	else
+		pass "symbol cache ttl: $expired tables unused for 2 s freed, counted in /metrics"
 	fi
 }
 
@@ -485,7 +512,7 @@ fi
 # all tests, or those named on the command line (e.g. test_push)
 for t in ${@:-test_push test_ingest test_files test_down_then_up test_503_then_ok test_429 \
 	test_400 test_slow_server test_queue_bound test_sigterm_flush test_auth \
-	test_metrics_health test_config test_kube_labels}; do
+	test_metrics_health test_symbol_cache_ttl test_config test_kube_labels}; do
 	$t
 done
 

@@ -1,11 +1,24 @@
 #!/bin/bash
 # Soak: `kiln agent` pushing to the local receiver for SOAK_SECONDS (default
-# 3600) while short-lived processes churn (a burst every second, each a new
-# pid and a new program image). Records the agent's RSS every 10 s and
-# checks that RSS at the end is within 10 % of RSS at 5 minutes (or at a
-# twelfth of the run when it is shorter), that every profile built was
-# delivered, and that no error was logged. Prints one line per check and
-# "N passed, N failed". Needs root.
+# 3600, at least 300) while short-lived processes churn (a burst every
+# second, each a new pid and a new program image), through a token rotation
+# and an outage of the receiver:
+#   - the receiver demands a bearer token, which the agent reads from
+#     --bearer-token-file. At 1/3 of the run the server wants a new token;
+#     the file gets it ROTATION_LAG_S (15 s, more than one 10 s interval)
+#     later, so at least one push is refused (401) and the agent has to
+#     re-read the file after a 401 to recover.
+#   - at 1/2 of the run the receiver is killed (SIGKILL) and, after
+#     max(60 s, SOAK_SECONDS/12), started again on the same port, appending
+#     to the same log; the agent queues meanwhile.
+# The agent's RSS, symbol cache and process table are logged every 10 s to
+# rss.txt. Then tests/soak/check.py judges: flat memory, no lost profile,
+# no warn/error logged but the outage's and the rotation's, the rotation
+# and the outage really happened and were got over. One PASS/FAIL line per
+# check, "N passed, N failed", exit 1 on failure. Everything stays in
+# SOAK_OUT (default a new /tmp/kiln-soak.XXXXXX). SOAK_AGENT_ARGS adds
+# agent flags (e.g. a tiny --queue-max-bytes, to watch the checks fail).
+# Needs root.
 set -u
 
 KILN=${KILN:-build/kiln}
@@ -14,18 +27,50 @@ SECONDS_TOTAL=${SOAK_SECONDS:-3600}
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
 OUT=${SOAK_OUT:-$(mktemp -d /tmp/kiln-soak.XXXXXX)}
-mkdir -p "$OUT"
-passed=0
-failed=0
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+ROTATION_LAG_S=15
 
-$PY "$HERE/../receiver/receiver.py" --port 0 --port-file "$OUT/port" --log "$OUT/receiver.jsonl" \
-	--max-stacks 0 >"$OUT/receiver.out" 2>&1 &
-recv=$!
-for _ in $(seq 100); do [ -s "$OUT/port" ] && break; sleep 0.1; done
-"$KILN" agent --server "http://127.0.0.1:$(cat "$OUT/port")" --metrics-addr 127.0.0.1:0 \
-	--shutdown-timeout 30 2>"$OUT/agent.err" &
+if [ "$SECONDS_TOTAL" -lt 300 ]; then
+	echo "SOAK_SECONDS=$SECONDS_TOTAL: at least 300, for a rotation and an outage apart"; exit 2
+fi
+mkdir -p "$OUT"
+chmod 700 "$OUT"                        # the tokens live here
+rotate_at=$((SECONDS_TOTAL / 3))
+outage_at=$((SECONDS_TOTAL / 2))
+outage_len=$((SECONDS_TOTAL / 12 > 60 ? SECONDS_TOTAL / 12 : 60))
+early=$((SECONDS_TOTAL / 12 < 300 ? SECONDS_TOTAL / 12 : 300))
+
+event() { echo "$(date +%s.%3N) $*" >>"$OUT/events.txt"; }
+
+# make_token N: a fresh secret in token.N
+make_token() { echo "soak-$1-$RANDOM$RANDOM$RANDOM" >"$OUT/token.$1"; }
+# install_token N: token.N becomes the agent's file (renamed into place, as
+# a mounted secret is updated)
+install_token() {
+	cp "$OUT/token.$1" "$OUT/token.tmp"
+	mv "$OUT/token.tmp" "$OUT/token"
+}
+
+# start_receiver PORT TOKEN: (re)starts it on PORT (0: any), appending to
+# receiver.jsonl; sets recv and rport, or fails when it does not listen
+start_receiver() {
+	rm -f "$OUT/port"
+	TMPDIR=$OUT $PY "$HERE/../receiver/receiver.py" --port "$1" --port-file "$OUT/port" \
+		--log "$OUT/receiver.jsonl" --max-stacks 0 --max-function-names 0 \
+		--require-auth "Bearer $2" >>"$OUT/receiver.out" 2>&1 &
+	recv=$!
+	for _ in $(seq 100); do [ -s "$OUT/port" ] && break; sleep 0.1; done
+	rport=$(cat "$OUT/port" 2>/dev/null)
+	[ -n "$rport" ]
+}
+
+echo "soak: ${SECONDS_TOTAL}s, token rotation at ${rotate_at}s, receiver down from ${outage_at}s for ${outage_len}s; output in $OUT"
+: >"$OUT/events.txt"
+make_token 1
+install_token 1
+start_receiver 0 "$(cat "$OUT/token.1")" || { echo "the receiver did not start ($OUT/receiver.out)"; exit 1; }
+# shellcheck disable=SC2086 # SOAK_AGENT_ARGS: words on purpose
+"$KILN" agent --server "http://127.0.0.1:$rport" --bearer-token-file "$OUT/token" \
+	--metrics-addr 127.0.0.1:0 --shutdown-timeout 30 ${SOAK_AGENT_ARGS:-} 2>"$OUT/agent.err" &
 agent=$!
 trap 'kill $churn $agent $recv 2>/dev/null' EXIT
 
@@ -49,38 +94,52 @@ for _ in $(seq 100); do
 done
 metric() { curl -s "http://127.0.0.1:$mport/metrics" | sed -n "s/^$1 //p"; }
 
-# RSS, and the bounded caches that may legitimately grow towards their bounds
+# RSS, and the bounded caches that may legitimately grow towards their
+# bounds, every 10 s; the rotation and the outage when their time comes
 echo "seconds rss_kib symbol_cache_bytes processes_tracked" >"$OUT/rss.txt"
 start=$(date +%s)
-while [ $(($(date +%s) - start)) -lt "$SECONDS_TOTAL" ]; do
-	sleep 10
-	echo "$(($(date +%s) - start)) $(awk '/^VmRSS/ { print $2 }' /proc/$agent/status)" \
-		"$(metric kiln_symbol_cache_bytes) $(metric kiln_processes_tracked)" >>"$OUT/rss.txt"
+event start
+event early "$early"
+next_rss=10
+phase=0
+while :; do
+	now=$(($(date +%s) - start))
+	[ "$now" -ge "$SECONDS_TOTAL" ] && break
+	if [ $phase = 0 ] && [ "$now" -ge "$rotate_at" ]; then
+		# events open their windows before the action, and close them after
+		make_token 2
+		event rotate_server
+		curl -s -o /dev/null -X POST "http://127.0.0.1:$rport/_control" \
+			--data "{\"require_auth\":{\"bearer\":\"$(cat "$OUT/token.2")\"}}"
+		phase=1
+	elif [ $phase = 1 ] && [ "$now" -ge $((rotate_at + ROTATION_LAG_S)) ]; then
+		install_token 2
+		event rotate_file
+		phase=2
+	elif [ $phase = 2 ] && [ "$now" -ge "$outage_at" ]; then
+		event outage_start
+		kill -KILL "$recv"
+		wait "$recv" 2>/dev/null
+		phase=3
+	elif [ $phase = 3 ] && [ "$now" -ge $((outage_at + outage_len)) ]; then
+		start_receiver "$rport" "$(cat "$OUT/token.2")" ||
+			echo "the receiver did not start again on port $rport ($OUT/receiver.out)"
+		event outage_end
+		phase=4
+	fi
+	if [ "$now" -ge "$next_rss" ]; then
+		echo "$now $(awk '/^VmRSS/ { print $2 }' /proc/$agent/status)" \
+			"$(metric kiln_symbol_cache_bytes) $(metric kiln_processes_tracked)" >>"$OUT/rss.txt"
+		next_rss=$((next_rss + 10))
+	fi
+	sleep 1
 done
 kill $churn
 kill -TERM $agent
 wait $agent
+event agent_exit $?
+event stop
 kill $recv
+wait $recv 2>/dev/null
 
-early=$((SECONDS_TOTAL / 12 < 300 ? SECONDS_TOTAL / 12 : 300))
-read -r rss_early rss_end < <(awk -v e="$early" 'NR > 1 && $1 >= e && !a { a = $2 } NR > 1 { l = $2 } END { print a, l }' "$OUT/rss.txt")
-if [ -n "$rss_early" ] && [ "$((rss_end * 100))" -le "$((rss_early * 110))" ]; then
-	pass "flat memory: RSS $rss_early KiB at ${early}s, $rss_end KiB at ${SECONDS_TOTAL}s"
-else
-	fail rss "RSS $rss_early KiB at ${early}s grew to $rss_end KiB at the end; symbol cache $(awk -v e="$early" 'NR > 1 && $1 >= e && !a { a = $3 } NR > 1 { l = $3 } END { print a " -> " l }' "$OUT/rss.txt") bytes ($OUT/rss.txt)"
-fi
-line=$(grep 'msg="agent: stopped"' "$OUT/agent.err")
-profiles=$(sed -n 's/.* profiles=\([0-9]*\).*/\1/p' <<<"$line")
-sent=$(sed -n 's/.* sent=\([0-9]*\).*/\1/p' <<<"$line")
-if [ -n "$sent" ] && [ "$sent" = "$profiles" ]; then
-	pass "no profile lost: $sent of $profiles delivered"
-else
-	fail delivery "$line"
-fi
-if grep -q 'level=error' "$OUT/agent.err"; then
-	fail errors "$(grep -m1 'level=error' "$OUT/agent.err")"
-else
-	pass "no error logged"
-fi
-echo "$passed passed, $failed failed (details in $OUT)"
-[ "$failed" = 0 ]
+$PY "$HERE/check.py" "$OUT"

@@ -19,6 +19,7 @@ struct opts {
 	bool insecure;
 	struct config_list tags;
 	const char *config;
+	double ttl;
 };
 
 #define O(f) offsetof(struct opts, f)
@@ -31,6 +32,7 @@ static const struct config_option table[] = {
 	{ "tls-insecure-skip-verify", 0, CONFIG_BOOL, NULL, "false", 0, 0, NULL, O(insecure), "x" },
 	{ "tag", 0, CONFIG_LIST, "K=V", NULL, 0, 0, NULL, O(tags), "tags" },
 	{ "config", 'c', CONFIG_STRING, "FILE", NULL, 0, 0, NULL, O(config), "file" },
+	{ "cache-ttl", 0, CONFIG_DURATION, "DURATION", "10m", 0, 86400, NULL, O(ttl), "ttl" },
 };
 #define N (sizeof(table) / sizeof(table[0]))
 
@@ -38,7 +40,7 @@ static void clean_env(void)
 {
 	const char *vars[] = { "KILN_FREQUENCY", "KILN_INTERVAL", "KILN_QUEUE_MAX_BYTES",
 			       "KILN_SERVER", "KILN_LOG_FORMAT", "KILN_TLS_INSECURE_SKIP_VERIFY",
-			       "KILN_TAGS", "KILN_CONFIG" };
+			       "KILN_TAGS", "KILN_CONFIG", "KILN_CACHE_TTL" };
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
@@ -83,6 +85,7 @@ Test(config, defaults, .init = clean_env)
 	cr_assert_str_eq(o.format, "text");
 	cr_assert(!o.insecure);
 	cr_assert_eq(o.tags.n, 0);
+	cr_assert_float_eq(o.ttl, 600.0, 1e-9);         /* "10m" */
 	config__release(table, N, &o);
 }
 
@@ -91,9 +94,9 @@ Test(config, flags_forms, .init = clean_env)
 	struct opts o;
 	char *argv[] = { "agent", "-F", "49", "--interval=2.5", "--server", "http://x:4040",
 			 "--tls-insecure-skip-verify", "--tag", "a=1", "--tag=b=2",
-			 "--queue-max-bytes", "1G" };
+			 "--queue-max-bytes", "1G", "--cache-ttl", "90s" };
 
-	cr_assert_eq(parse(&o, 12, argv), 0);
+	cr_assert_eq(parse(&o, 14, argv), 0);
 	cr_assert_eq(o.hz, 49);
 	cr_assert_float_eq(o.interval, 2.5, 1e-9);
 	cr_assert_str_eq(o.server, "http://x:4040");
@@ -102,6 +105,7 @@ Test(config, flags_forms, .init = clean_env)
 	cr_assert_str_eq(o.tags.items[0], "a=1");
 	cr_assert_str_eq(o.tags.items[1], "b=2");
 	cr_assert_eq(o.bytes, 1ull << 30);
+	cr_assert_float_eq(o.ttl, 90.0, 1e-9);
 	config__release(table, N, &o);
 	cr_assert_eq(o.tags.n, 0);
 	cr_assert_null(o.tags.items);
@@ -175,6 +179,31 @@ Test(config, errors_name_the_source, .init = clean_env)
 	check_error(1, none, "env out of range");
 }
 
+Test(config, durations, .init = clean_env)
+{
+	struct opts o;
+	char *path = write_tmp("cache-ttl = 2h\n");
+	char *from_file[] = { "agent", "-c", path };
+	char *never[] = { "agent", "--cache-ttl", "0" };
+	char *too_long[] = { "agent", "--cache-ttl", "25h" };
+	char *bad_unit[] = { "agent", "--cache-ttl", "10d" };
+	char *none[] = { "agent" };
+
+	cr_assert_eq(parse(&o, 3, from_file), 0);
+	cr_assert_float_eq(o.ttl, 7200.0, 1e-9);
+	setenv("KILN_CACHE_TTL", "1.5h", 1);            /* env beats file */
+	cr_assert_eq(parse(&o, 3, from_file), 0);
+	cr_assert_float_eq(o.ttl, 5400.0, 1e-9);
+	setenv("KILN_CACHE_TTL", "45", 1);              /* plain seconds */
+	cr_assert_eq(parse(&o, 1, none), 0);
+	cr_assert_float_eq(o.ttl, 45.0, 1e-9);
+	cr_assert_eq(parse(&o, 3, never), 0);
+	cr_assert_float_eq(o.ttl, 0.0, 1e-9);
+	check_error(3, too_long, "duration beyond the bound");
+	check_error(3, bad_unit, "unknown unit");
+	remove_tmp(path);
+}
+
 Test(config, file_errors, .init = clean_env)
 {
 	struct opts o;
@@ -211,6 +240,17 @@ Test(config, messages, .init = cr_redirect_stderr)
 		 path);
 	cr_assert_stderr_eq_str(want);
 	remove_tmp(path);
+}
+
+Test(config, duration_message, .init = cr_redirect_stderr)
+{
+	struct opts o;
+	char *argv[] = { "agent", "--cache-ttl", "10y" };
+
+	clean_env();
+	cr_assert_eq(parse(&o, 3, argv), 2);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("kiln test: invalid value '10y' for --cache-ttl: want a duration (seconds, or with a unit: s, m, h) in [0, 86400] seconds\n");
 }
 
 Test(config, env_names)

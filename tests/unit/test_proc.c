@@ -188,4 +188,17 @@ Test(parse, values_and_bounds)
 	cr_assert_eq(parse_seconds("0.5", 0.001, 10, &d), 0);
 	cr_assert_float_eq(d, 0.5, 1e-9);
 	cr_assert_eq(parse_seconds("nan", 0.001, 10, &d), -EINVAL);
+	cr_assert_eq(parse_seconds("10m", 0.001, 1000, &d), -EINVAL);
+	cr_assert_eq(parse_duration("10m", 0, 604800, &d), 0);
+	cr_assert_float_eq(d, 600, 1e-9);
+	cr_assert_eq(parse_duration("1.5h", 0, 604800, &d), 0);
+	cr_assert_float_eq(d, 5400, 1e-9);
+	cr_assert_eq(parse_duration("90s", 0, 604800, &d), 0);
+	cr_assert_float_eq(d, 90, 1e-9);
+	cr_assert_eq(parse_duration("0", 0, 604800, &d), 0);
+	cr_assert_float_eq(d, 0, 1e-9);
+	cr_assert_eq(parse_duration("169h", 0, 604800, &d), -ERANGE);
+	cr_assert_eq(parse_duration("10ms", 0, 604800, &d), -EINVAL);
+	cr_assert_eq(parse_duration("m", 0, 604800, &d), -EINVAL);
+	cr_assert_eq(parse_duration("-1m", 0, 604800, &d), -EINVAL);
 }

@@ -149,8 +149,13 @@ static int convert(const struct parse_state *ps, const struct config_option *o,
 		*(uint64_t *)field = u;
 		return 0;
 	case CONFIG_SECONDS:
-		if (parse_seconds(v, o->min, o->max, &d)) {
-			snprintf(want, sizeof(want), "want seconds in [%g, %g]", o->min, o->max);
+	case CONFIG_DURATION:
+		if (o->type == CONFIG_SECONDS ? parse_seconds(v, o->min, o->max, &d) :
+		    parse_duration(v, o->min, o->max, &d)) {
+			snprintf(want, sizeof(want), o->type == CONFIG_SECONDS ?
+				 "want seconds in [%g, %g]" :
+				 "want a duration (seconds, or with a unit: s, m, h) in [%g, %g] seconds",
+				 o->min, o->max);
 			return bad(ps, o, r, v, want);
 		}
 		*(double *)field = d;

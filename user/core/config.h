@@ -18,6 +18,7 @@ enum config_type {
 	CONFIG_U64,             /* uint64_t, in [min, max] */
 	CONFIG_SIZE,            /* uint64_t bytes, K/M/G suffixes, in [min, max] */
 	CONFIG_SECONDS,         /* double, in [min, max] */
+	CONFIG_DURATION,        /* double seconds, s/m/h units, in [min, max] seconds */
 	CONFIG_BOOL,            /* bool: a flag without value; env/file true|false|1|0 */
 	CONFIG_CHOICE,          /* const char *, one of choices ("a|b|c") */
 };

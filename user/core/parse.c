@@ -47,18 +47,38 @@ int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return parse_scaled(s, min, max, out, 1);
 }
 
-int parse_seconds(const char *s, double min, double max, double *out)
+static int parse_time(const char *s, double min, double max, double *out, int allow_unit)
 {
+	double v, scale = 1;
 	char *end;
-	double v;
 
 	if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
 		return -EINVAL;
 	v = strtod(s, &end);
+	if (allow_unit && *end && !end[1]) {
+		switch (*end) {
+		case 's': scale = 1; break;
+		case 'm': scale = 60; break;
+		case 'h': scale = 3600; break;
+		default: return -EINVAL;
+		}
+		end++;
+	}
 	if (*end)
 		return -EINVAL;
+	v *= scale;
 	if (v < min || v > max)
 		return -ERANGE;
 	*out = v;
 	return 0;
+}
+
+int parse_seconds(const char *s, double min, double max, double *out)
+{
+	return parse_time(s, min, max, out, 0);
+}
+
+int parse_duration(const char *s, double min, double max, double *out)
+{
+	return parse_time(s, min, max, out, 1);
 }

@@ -10,5 +10,8 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* Seconds, fractions allowed ("0.5"), in [min, max]. */
 int parse_seconds(const char *s, double min, double max, double *out);
+/* Seconds with an optional unit: s, m (minutes) or h ("90s", "10m",
+ * "1.5h"); the result and the bounds are in seconds. */
+int parse_duration(const char *s, double min, double max, double *out);
 
 #endif

@@ -22,6 +22,8 @@
 struct symbolizer {
 	struct kallsyms *ks;
 	struct symcache *cache;
+	uint64_t cache_ttl_ns;
+	uint64_t now;           /* monotonic ns, read once a stack */
 	struct proc_table *procs;
 	struct symtab *vdso;
 	char *scratch;          /* names of the current stack */
@@ -56,13 +58,15 @@ static struct symtab *load_own_vdso(void)
 	return st;
 }
 
-struct symbolizer *symbolizer__new(size_t cache_bytes, struct proc_table *procs)
+struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns,
+				   struct proc_table *procs)
 {
 	struct symbolizer *sym = calloc(1, sizeof(*sym));
 
 	if (!sym)
 		return NULL;
 	sym->procs = procs;
+	sym->cache_ttl_ns = cache_ttl_ns;
 	sym->scratch = malloc(SYMBOLIZER_MAX_FRAMES * NAME_MAX_BYTES);
 	sym->cache = symcache__new(cache_bytes);
 	if (!sym->scratch || !sym->cache) {
@@ -131,7 +135,7 @@ static void kernel_frame(struct symbolizer *sym, uint64_t ip, uint64_t lookup_ip
 /* The symbol table of a mapped file, loaded once per binary. */
 static const struct symtab *binary_symtab(struct symbolizer *sym, struct binary *b)
 {
-	const struct symtab *st = symcache__get(sym->cache, b->key);
+	const struct symtab *st = symcache__get(sym->cache, b->key, sym->now);
 	struct symtab *loaded;
 
 	if (st || b->fd < 0)
@@ -148,7 +152,7 @@ static const struct symtab *binary_symtab(struct symbolizer *sym, struct binary 
 	sym->stats.symtab_loads++;
 	pr_debug("%s: %zu symbols from %s", b->path, symtab__count(loaded),
 		 symtab__source(loaded));
-	return symcache__put(sym->cache, b->key, loaded);
+	return symcache__put(sym->cache, b->key, loaded, sym->now);
 }
 
 static const char *base_name(const char *path)
@@ -207,6 +211,7 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	size_t n = 0;
 
 	sym->scratch_len = 0;
+	sym->now = monotonic_ns();
 	frames[n++] = (struct frame){ .kind = FRAME_ROOT,
 				      .name = scratch_name(sym, "%s", comm) };
 	/* Stacks come innermost first. Every frame but the innermost holds a
@@ -216,6 +221,16 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 		user_frame(sym, snap, uips[i], i ? uips[i] - 1 : uips[i], count, &frames[n++]);
 	for (uint32_t i = kn; i-- > 0;)
 		kernel_frame(sym, kips[i], i ? kips[i] - 1 : kips[i], count, &frames[n++]);
+	return n;
+}
+
+size_t symbolizer__expire(struct symbolizer *sym, uint64_t now)
+{
+	size_t n = symcache__expire(sym->cache, now, sym->cache_ttl_ns);
+
+	if (n)
+		pr_debug("symbol cache: %zu tables unused for %.0fs freed", n,
+			 sym->cache_ttl_ns / 1e9);
 	return n;
 }
 

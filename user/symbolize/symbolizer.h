@@ -25,9 +25,12 @@ struct symbolizer_stats {
 
 struct symbolizer;
 
-/* cache_bytes bounds the ELF symbol cache. Kernel frames stay unnamed
- * until symbolizer__load_kernel_symbols. NULL + errno. */
-struct symbolizer *symbolizer__new(size_t cache_bytes, struct proc_table *procs);
+/* cache_bytes bounds the ELF symbol cache; a table no stack needed for
+ * cache_ttl_ns leaves it at the next symbolizer__expire (0: only the byte
+ * bound evicts). Kernel frames stay unnamed until
+ * symbolizer__load_kernel_symbols. NULL + errno. */
+struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns,
+				   struct proc_table *procs);
 /* Reads the kernel's symbols (path: normally "/proc/kallsyms"; tens of ms,
  * most of it the kernel formatting the file), so that a caller can start
  * sampling first. A failure is logged: kernel frames then stay unnamed. */
@@ -39,6 +42,9 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 			 struct proc_snapshot *snap, const uint64_t *kips, uint32_t kn,
 			 const uint64_t *uips, uint32_t un, uint64_t count,
 			 struct frame *frames);
+/* Frees the cached tables idle longer than cache_ttl_ns at now (monotonic
+ * ns) and returns how many. Cheap when none is: call it once a drain. */
+size_t symbolizer__expire(struct symbolizer *sym, uint64_t now);
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *out);
 void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats *out);
 void symbolizer__free(struct symbolizer *sym);

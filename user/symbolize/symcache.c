@@ -1,10 +1,14 @@
-/* Symbol tables by key, bounded in bytes, least recently used out first.
+/* Symbol tables by key, bounded in bytes, least recently used out first,
+ * idle ones out after a while.
  *
  * DESIGN: a chained hash table (power-of-two buckets, doubled when the
  * load passes 1) finds entries; a doubly linked list orders them from most
  * (head) to least (tail) recently used. An entry's bytes are its table's
  * symtab__bytes plus the entry itself with its key, so the bound covers
- * everything the cache holds. Not thread-safe: one owner at a time. */
+ * everything the cache holds. Each entry keeps the time of its last use;
+ * as the caller's clock never goes back, the list is also ordered by that
+ * time, so expiry only looks at the tail. Not thread-safe: one owner at a
+ * time. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +21,7 @@ struct entry {
 	struct symtab *st;
 	size_t bytes;
 	size_t hash;
+	uint64_t used;                  /* last get or put, caller's clock */
 	char key[];
 };
 
@@ -127,7 +132,15 @@ static void maybe_grow(struct symcache *c)
 	c->nbuckets = n;
 }
 
-const struct symtab *symcache__get(struct symcache *c, const char *key)
+/* Marks e most recently used at now. */
+static void touch(struct symcache *c, struct entry *e, uint64_t now)
+{
+	lru_unlink(c, e);
+	lru_push_head(c, e);
+	e->used = now;
+}
+
+const struct symtab *symcache__get(struct symcache *c, const char *key, uint64_t now)
 {
 	struct entry *e;
 
@@ -139,13 +152,12 @@ const struct symtab *symcache__get(struct symcache *c, const char *key)
 		return NULL;
 	}
 	c->stats.hits++;
-	lru_unlink(c, e);
-	lru_push_head(c, e);
+	touch(c, e, now);
 	return e->st;
 }
 
 const struct symtab *symcache__put(struct symcache *c, const char *key,
-				   struct symtab *st)
+				   struct symtab *st, uint64_t now)
 {
 	size_t h, len;
 	struct entry **pp, *e;
@@ -158,8 +170,7 @@ const struct symtab *symcache__put(struct symcache *c, const char *key,
 	h = key_hash(key);
 	pp = find_slot(c, key, h);
 	if (*pp && (*pp)->st == st) {
-		lru_unlink(c, *pp);
-		lru_push_head(c, *pp);
+		touch(c, *pp, now);
 		return st;
 	}
 	if (*pp)
@@ -174,6 +185,7 @@ const struct symtab *symcache__put(struct symcache *c, const char *key,
 	memcpy(e->key, key, len);
 	e->st = st;
 	e->hash = h;
+	e->used = now;
 	e->bytes = sizeof(*e) + len + symtab__bytes(st);
 	pp = find_slot(c, key, h);
 	e->chain = NULL;
@@ -187,6 +199,20 @@ const struct symtab *symcache__put(struct symcache *c, const char *key,
 	}
 	maybe_grow(c);
 	return st;
+}
+
+size_t symcache__expire(struct symcache *c, uint64_t now, uint64_t max_idle)
+{
+	size_t n = 0;
+
+	if (!c || !max_idle || now <= max_idle)
+		return 0;
+	while (c->tail && c->tail->used < now - max_idle) {
+		entry_remove(c, c->tail);
+		n++;
+	}
+	c->stats.expired += n;
+	return n;
 }
 
 void symcache__stats(const struct symcache *c, struct symcache_stats *out)
