@@ -267,9 +267,9 @@ test_install() {
 # The installed unit as systemd would run it, without systemd as PID 1:
 # systemd-analyze verify, then its ExecStart in its working directory with
 # its EnvironmentFile, capability bounding set and no_new_privs, writing
-# profiles (no server) for a few seconds.
+# profiles (no server) of a busy shell loop until the first appears.
 test_unit_runs() {
-	local p=$TMP/prefix unit state caps exec envs pid n
+	local p=$TMP/prefix unit state caps exec envs pid n busy
 	if ! command -v systemd-analyze >/dev/null; then
 		echo "SKIP unit_runs: systemd-analyze is not installed"; return
 	fi
@@ -292,7 +292,16 @@ test_unit_runs() {
 		setpriv --no-new-privs --inh-caps -all --bounding-set "-all,$caps" -- $exec) \
 		2>"$TMP/unit.log" &
 	pid=$!
-	sleep 4
+	# something to sample, even on an idle host; stop once a profile is
+	# written (at most 20 s), plus one more interval
+	timeout 20 sh -c 'while :; do :; done' &
+	busy=$!
+	for _ in $(seq 100); do
+		ls "$state/profiles" 2>/dev/null | grep -q '\.pb\.gz$' && break
+		sleep 0.2
+	done
+	sleep 1.5
+	kill $busy 2>/dev/null
 	kill -TERM $pid
 	wait $pid || { fail unit_runs "the agent exited $?: $(grep -m2 level=error "$TMP/unit.log")"; return; }
 	n=$(ls "$state/profiles" 2>/dev/null | grep -c '\.pb\.gz$')
