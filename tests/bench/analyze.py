@@ -27,6 +27,7 @@ Phase directories (written by run.sh): WORKDIR/<phase>/ with
   stamp         stamp_exec's "PID MONOTONIC_NS" of the profiler's start
   first_sample  first-sample's "FIRST_NS LAST_NS" (BPF profilers)
   churn.log     churn's "pid start_ns end_ns cpu_ns" per short-lived process
+  churn.txt     churn's summary line (children's and its own CPU s)
   kiln.pb.gz, kiln.json, perf.txt, bpftrace.txt  the profiles
   profiles/     the agent's output dir: <unix>-<service>.pb.gz per interval
 """
@@ -229,14 +230,25 @@ def parse_ticks(d):
             "cpu_ratio_cpu_s": round((r1 - r0) / hz, 2)}
 
 
+def parse_churn(path):
+    text = read(path) or ""
+    m = re.search(r"spawned=(\d+) .*cpu_s=([\d.]+) self_cpu_s=([\d.]+)", text)
+    if not m:
+        return None
+    return {"spawned": int(m.group(1)), "children_cpu_s": float(m.group(2)),
+            "self_cpu_s": float(m.group(3))}
+
+
 def foreign_cpu(r):
-    """Busy CPU s of the window not taken by spin_counter, cpu_ratio or the
-    profiler: other processes on the host (and kernel threads)."""
-    h, sp = r.get("host"), r.get("spin")
-    if not h or not sp:
+    """Busy CPU s of the window not taken by the load (spin_counter,
+    cpu_ratio, churn and its children) or the profiler: other processes on
+    the host (and kernel threads)."""
+    h, sp, ch = r.get("host"), r.get("spin"), r.get("churn")
+    if not h or not sp or not ch:
         return None
     prof = r.get("record_cpu_s", r.get("cpu_s", 0.0))
-    return round(h["busy_s"] - sp["cpu_s"] - h["cpu_ratio_cpu_s"] - prof, 2)
+    return round(h["busy_s"] - sp["cpu_s"] - h["cpu_ratio_cpu_s"] - prof
+                 - ch["children_cpu_s"] - ch["self_cpu_s"], 2)
 
 
 def share(three, one):
@@ -457,6 +469,7 @@ def phase_row(work, seconds, phase, label, hz):
         row["failed"] = (failed or "not run").strip()
         return row
     row["spin"] = parse_spin(os.path.join(d, "spin.txt"))
+    row["churn"] = parse_churn(os.path.join(d, "churn.txt"))
     row["host"] = parse_ticks(d)
     if phase.startswith("baseline"):
         return row
@@ -708,7 +721,8 @@ def cmd_report(work, seconds, out):
     fc = [(r["label"], r.get("foreign_cpu_s"), (r.get("host") or {}).get("steal_s"))
           for r in rows + extra if "failed" not in r]
     print("- CPU s taken during each window by other processes on this host "
-          "(busy CPU minus spin_counter, cpu_ratio and the profiler; steal in "
+          "(busy CPU minus spin_counter, cpu_ratio, churn with its children and "
+          "the profiler; steal in "
           "brackets): " + ", ".join(f"{l} {fmt(v)} ({fmt(st)})" for l, v, st in fc)
           + f" of {seconds * int(meta.get('cpus', 1)):g} available. More than a "
           "few tenths make the throughput column unreliable.")
