@@ -210,13 +210,13 @@ def parse_time(path):
     return None
 
 
-def parse_spin(path):
-    text = read(path) or ""
-    m = re.search(r"iterations=(\d+) cpu_s=([\d.]+) wall_s=([\d.]+)", text)
-    if not m:
+def parse_summary(path, fields):
+    """The key=value summary line a workload prints on exit (spin_counter,
+    churn): {key: fields[key](value)}, or None unless every key is there."""
+    pairs = dict(re.findall(r"(\w+)=([\d.]+)", read(path) or ""))
+    if not all(k in pairs for k in fields):
         return None
-    return {"iterations": int(m.group(1)), "cpu_s": float(m.group(2)),
-            "wall_s": float(m.group(3))}
+    return {k: conv(pairs[k]) for k, conv in fields.items()}
 
 
 def parse_ticks(d):
@@ -230,15 +230,6 @@ def parse_ticks(d):
             "cpu_ratio_cpu_s": round((r1 - r0) / hz, 2)}
 
 
-def parse_churn(path):
-    text = read(path) or ""
-    m = re.search(r"spawned=(\d+) .*cpu_s=([\d.]+) self_cpu_s=([\d.]+)", text)
-    if not m:
-        return None
-    return {"spawned": int(m.group(1)), "children_cpu_s": float(m.group(2)),
-            "self_cpu_s": float(m.group(3))}
-
-
 def foreign_cpu(r):
     """Busy CPU s of the window not taken by the load (spin_counter,
     cpu_ratio, churn and its children) or the profiler: other processes on
@@ -248,7 +239,7 @@ def foreign_cpu(r):
         return None
     prof = r.get("record_cpu_s", r.get("cpu_s", 0.0))
     return round(h["busy_s"] - sp["cpu_s"] - h["cpu_ratio_cpu_s"] - prof
-                 - ch["children_cpu_s"] - ch["self_cpu_s"], 2)
+                 - ch["cpu_s"] - ch["self_cpu_s"], 2)
 
 
 def share(three, one):
@@ -468,8 +459,11 @@ def phase_row(work, seconds, phase, label, hz):
     if failed is not None or not os.path.isdir(d):
         row["failed"] = (failed or "not run").strip()
         return row
-    row["spin"] = parse_spin(os.path.join(d, "spin.txt"))
-    row["churn"] = parse_churn(os.path.join(d, "churn.txt"))
+    row["spin"] = parse_summary(os.path.join(d, "spin.txt"),
+                                {"iterations": int, "cpu_s": float, "wall_s": float})
+    # churn's cpu_s: its children's; self_cpu_s: its own
+    row["churn"] = parse_summary(os.path.join(d, "churn.txt"),
+                                 {"spawned": int, "cpu_s": float, "self_cpu_s": float})
     row["host"] = parse_ticks(d)
     if phase.startswith("baseline"):
         return row
