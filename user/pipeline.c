@@ -167,11 +167,15 @@ static void on_sample(const struct drained_sample *d, void *ctx)
 
 int pipeline__drain(struct pipeline *p)
 {
-	struct symbolizer_stats before, after;
 	struct drain_stats st;
 	int err;
 
-	symbolizer__stats(p->sym, &before);
+	/* Tables of binaries that stopped running go. free() leaves their
+	 * pages, and those of loading tables, in the heap: give them back, or
+	 * a burst of big binaries (a compiler build) raises RSS for good, by
+	 * about twice their tables. */
+	if (symbolizer__age(p->sym, monotonic_ns()))
+		malloc_trim(0);
 	err = sampler__drain(p->sampler, on_sample, p, &st);
 
 	for (int i = 0; i < KILN_OUTCOME_COUNT; i++)
@@ -189,15 +193,6 @@ int pipeline__drain(struct pipeline *p)
 			p->t.drains, st.drained, st.outcomes[KILN_SAMPLED]);
 	}
 	proc_table__drained(p->procs);
-	/* Tables of binaries that stopped running go. Loading a table also
-	 * frees most of what it allocated (the ELF file's symbols and strings,
-	 * before they are sorted and kept). free() leaves those pages in the
-	 * heap: give them back, or a burst of big binaries (a compiler build)
-	 * raises RSS for good, by about as much again as their tables. */
-	symbolizer__stats(p->sym, &after);
-	if (symbolizer__expire(p->sym, monotonic_ns()) ||
-	    after.symtab_loads != before.symtab_loads)
-		malloc_trim(0);
 	return err;
 }
 

@@ -50,9 +50,10 @@ int pipeline__attach(struct pipeline *p);
 /* Handles lifecycle events for up to timeout_ms, re-reads young process
  * snapshots. 0 or -errno. */
 int pipeline__poll(struct pipeline *p, int timeout_ms);
-/* Drains the sampler into the current profiles, then frees the symbol
- * tables unused for cache_ttl_ns; when it freed or loaded tables, hands the
- * heap's free pages back to the system. 0 or -errno. */
+/* Frees the symbol tables unused for cache_ttl_ns and, when tables were
+ * freed or loaded since the last drain, hands the heap's free pages back to
+ * the system; then drains the sampler into the current profiles. 0 or
+ * -errno. */
 int pipeline__drain(struct pipeline *p);
 /* Stops sampling (the next drain is the last with samples). */
 void pipeline__stop(struct pipeline *p);

@@ -23,7 +23,8 @@ struct symbolizer {
 	struct kallsyms *ks;
 	struct symcache *cache;
 	uint64_t cache_ttl_ns;
-	uint64_t now;           /* monotonic ns, read once a stack */
+	uint64_t now;           /* monotonic ns of the current drain */
+	uint64_t loads_aged;    /* stats.symtab_loads at the last symbolizer__age */
 	struct proc_table *procs;
 	struct symtab *vdso;
 	char *scratch;          /* names of the current stack */
@@ -211,7 +212,6 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	size_t n = 0;
 
 	sym->scratch_len = 0;
-	sym->now = monotonic_ns();
 	frames[n++] = (struct frame){ .kind = FRAME_ROOT,
 				      .name = scratch_name(sym, "%s", comm) };
 	/* Stacks come innermost first. Every frame but the innermost holds a
@@ -224,14 +224,17 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	return n;
 }
 
-size_t symbolizer__expire(struct symbolizer *sym, uint64_t now)
+bool symbolizer__age(struct symbolizer *sym, uint64_t now)
 {
 	size_t n = symcache__expire(sym->cache, now, sym->cache_ttl_ns);
+	bool loaded = sym->stats.symtab_loads != sym->loads_aged;
 
 	if (n)
 		pr_debug("symbol cache: %zu tables unused for %.0fs freed", n,
 			 sym->cache_ttl_ns / 1e9);
-	return n;
+	sym->now = now;
+	sym->loads_aged = sym->stats.symtab_loads;
+	return n || loaded;
 }
 
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *out)

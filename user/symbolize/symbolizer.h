@@ -5,6 +5,7 @@
 #ifndef KILN_SYMBOLIZE_SYMBOLIZER_H
 #define KILN_SYMBOLIZE_SYMBOLIZER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,9 +43,13 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 			 struct proc_snapshot *snap, const uint64_t *kips, uint32_t kn,
 			 const uint64_t *uips, uint32_t un, uint64_t count,
 			 struct frame *frames);
-/* Frees the cached tables idle longer than cache_ttl_ns at now (monotonic
- * ns) and returns how many. Cheap when none is: call it once a drain. */
-size_t symbolizer__expire(struct symbolizer *sym, uint64_t now);
+/* Call once a drain, before its stacks: the tables they use are marked
+ * used at now (monotonic ns), and the cached tables idle longer than
+ * cache_ttl_ns are freed (cheap when none is). True when tables were freed
+ * now or loaded since the last call: both leave freed pages in the heap
+ * (loading frees the ELF file's raw symbols once sorted), worth handing
+ * back to the system. */
+bool symbolizer__age(struct symbolizer *sym, uint64_t now);
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *out);
 void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats *out);
 void symbolizer__free(struct symbolizer *sym);
