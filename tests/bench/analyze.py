@@ -378,15 +378,18 @@ def symbolized(stacks):
             "all": figures(lambda c: not c.startswith("swapper"))}
 
 
-def read_window(d):
-    """(stamp s, first sample s, last sample s) on CLOCK_MONOTONIC for a BPF
-    profiler: stamp_exec's stamp and the poller's first-sample file."""
+def read_window(d, samples=None):
+    """(stamp s, first sample s, last sample s) on CLOCK_MONOTONIC:
+    stamp_exec's stamp, and samples, the (first, last) sample times perf
+    gave, or else the BPF poller's first_sample file."""
     try:
-        stamp_ns = int(read(os.path.join(d, "stamp")).split()[1])
-        first_ns, last_ns = map(int, read(os.path.join(d, "first_sample")).split())
+        stamp = int(read(os.path.join(d, "stamp")).split()[1]) / 1e9
+        if samples is None:
+            samples = [int(x) / 1e9 for x in read(os.path.join(d, "first_sample")).split()]
+        first, last = samples
     except (AttributeError, IndexError, ValueError):
         return None
-    return stamp_ns / 1e9, first_ns / 1e9, last_ns / 1e9
+    return stamp, first, last
 
 
 def short_lived(stacks, d, window, hz):
@@ -488,16 +491,8 @@ def phase_row(work, seconds, phase, label, hz):
         row["cpu_sys_s"] = round(t[1] + st[1], 3)
         row["cpu_s"] = round(row["record_cpu_s"] + row["script_cpu_s"], 3)
         row["peak_rss_mb"] = max(row["peak_rss_mb"], row["script_peak_rss_mb"])
-        stacks, window, note = stacks_perf(os.path.join(d, "perf.txt"))
-        try:
-            stamp = int(read(os.path.join(d, "stamp")).split()[1]) / 1e9
-        except (AttributeError, IndexError, ValueError):
-            stamp = None
-        if window and stamp:
-            window = (stamp, *window)
-        else:
-            window = None
-        accuracy(row, d, stacks, note, window, hz)
+        stacks, samples, note = stacks_perf(os.path.join(d, "perf.txt"))
+        accuracy(row, d, stacks, note, samples and read_window(d, samples), hz)
         return row
     try:
         progs = json.loads(read(os.path.join(d, "bpf.json")) or "[]")
