@@ -617,3 +617,42 @@ Test(elf_symtab, mutations_never_crash)
 	free(img);
 	free(mut);
 }
+
+/* Hand-written entry points are untyped, sizeless labels (ld.so's _start):
+ * they name the code up to the next symbol, while a label inside a sized
+ * function does not split it and compiler-local .L labels never show. */
+Test(elf_symtab, code_labels)
+{
+	struct symtab *st;
+	const struct sym *s;
+
+	write_file("labels.s",
+		   "	.text\n"
+		   "	.globl kiln_entry\n"
+		   "kiln_entry:\n"
+		   "	nop\n	nop\n	nop\n	nop\n"
+		   "	.globl kiln_sized\n"
+		   "	.type kiln_sized, @function\n"
+		   "kiln_sized:\n"
+		   "	nop\n	nop\n"
+		   "	.globl kiln_inner\n"
+		   "kiln_inner:\n"
+		   "	nop\n	nop\n"
+		   ".Llocal:\n"
+		   "	ret\n"
+		   "	.size kiln_sized, .-kiln_sized\n"
+		   "	.data\n"
+		   "	.globl kiln_data_label\n"
+		   "kiln_data_label:\n"
+		   "	.quad 0\n");
+	sh("cc -shared -nostdlib -Wl,--build-id=sha1 -o liblabels.so labels.s");
+	st = load("liblabels.so", "", NULL);
+	/* In a shared object built this way file offsets equal addresses. */
+	expect_fn(st, nm_addr("liblabels.so", "kiln_entry"), "kiln_entry", "liblabels.so", NULL);
+	s = symtab__lookup(st, nm_addr("liblabels.so", "kiln_inner") + 1, NULL);
+	cr_assert_not_null(s);
+	cr_assert_str_eq(s->name, "kiln_sized", "a label split the function: %s", s->name);
+	/* kiln_entry, kiln_sized, and nothing from .data or .L labels. */
+	cr_assert_eq(symtab__count(st), 2, "%zu symbols", symtab__count(st));
+	symtab__free(st);
+}

@@ -54,7 +54,7 @@ struct symtab {
 struct raw_sym {
 	uint64_t start, size;
 	const char *name;	/* in libelf's data: valid until elf_end */
-	unsigned rank;		/* 0 global, 1 weak, 2 local */
+	unsigned rank;		/* 0 global, 1 weak, 2 local, 3 untyped label */
 };
 
 /* State of one load; everything here is released by loader_release. */
@@ -113,8 +113,26 @@ static int raw_push(struct loader *ld, const struct raw_sym *r)
 	return 0;
 }
 
-/* Appends the defined function symbols of a SHT_SYMTAB/SHT_DYNSYM section.
- * -EINVAL when the section or its string table is malformed. */
+/* A symbol without a type names code when its section is executable: the
+ * entry points written in assembly (ld.so's _start and _dl_start_user) are
+ * such labels, sizeless. Compiler-local labels (.L*) and ARM mapping
+ * symbols ($x, $d) name no function. */
+static bool code_label(Elf *elf, const GElf_Sym *s, const char *name)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	if (name[0] == '$' || (name[0] == '.' && name[1] == 'L'))
+		return false;
+	if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE)
+		return false;
+	scn = elf_getscn(elf, s->st_shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
+/* Appends the defined function symbols (and labels in executable sections)
+ * of a SHT_SYMTAB/SHT_DYNSYM section. -EINVAL when the section or its
+ * string table is malformed. */
 static int collect_syms(struct loader *ld, Elf *elf, Elf_Scn *scn)
 {
 	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
@@ -142,17 +160,18 @@ static int collect_syms(struct loader *ld, Elf *elf, Elf_Scn *scn)
 		if (!gelf_getsym(data, (int)i, &s))
 			return -EINVAL;
 		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
 		    s.st_shndx == SHN_UNDEF || s.st_name == 0)
 			continue;
 		/* elf_strptr checks the offset and the terminating NUL. */
 		r.name = elf_strptr(elf, sh.sh_link, s.st_name);
 		if (!r.name)
 			return -EINVAL;
-		if (!r.name[0])
+		if (!r.name[0] || (type == STT_NOTYPE && !code_label(elf, &s, r.name)))
 			continue;
 		bind = GELF_ST_BIND(s.st_info);
-		r.rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		/* A function of the same address wins over a label. */
+		r.rank = type == STT_NOTYPE ? 3 : bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		r.start = s.st_value;
 		r.size = s.st_size;
 		err = raw_push(ld, &r);
@@ -616,6 +635,7 @@ static int build_table(struct symtab *st, struct loader *ld)
 {
 	size_t n = 0, cap = 0;
 	size_t *offs = NULL;
+	uint64_t covered = 0;   /* end of the sized functions so far */
 	int err = 0;
 
 	if (ld->nraw == 0)
@@ -632,12 +652,17 @@ static int build_table(struct symtab *st, struct loader *ld)
 		char *dem = NULL;
 		int status;
 
+		if (r->size && r->start + r->size > covered && (r->rank < 3 || r->start >= covered))
+			covered = r->start + r->size;
 		if (n && st->syms[n - 1].start == r->start) {
 			/* An alias with a size tells the extent of a sizeless one. */
 			if (st->syms[n - 1].size == 0)
 				st->syms[n - 1].size = r->size;
 			continue;
 		}
+		/* A label inside a function is a branch target, not a name. */
+		if (r->rank == 3 && r->start < covered && r->size == 0)
+			continue;
 		if (r->name[0] == '_' && r->name[1] == 'Z')
 			dem = __cxa_demangle(r->name, NULL, NULL, &status);
 		err = arena_add(st, &cap, dem ? dem : r->name, &offs[n]);
