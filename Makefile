@@ -50,14 +50,15 @@ endif
 .SECONDARY:
 .DEFAULT_GOAL := all
 
-# Debian 12 packages the build, the tests and the benchmarks need.
+# Debian 12 packages the build, the tests and the benchmarks need (libc6-dbg:
+# the symbols of ld.so and libc, so short-lived processes' start-up is named).
 BUILD_DEPS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev liblzma-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler libjansson-dev \
 	libmicrohttpd-dev libcriterion-dev pkg-config make gcc xxd help2man
 TEST_DEPS  := golang-go python3 binutils g++ xz-utils util-linux curl python3-protobuf \
 	protobuf-compiler python3-prometheus-client chromium \
 	golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev yamllint python3-yaml \
-	python3-jsonschema systemd
+	python3-jsonschema systemd libc6-dbg
 BENCH_DEPS := linux-perf bpftrace time
 
 PKGS       := libbpf libelf zlib liblzma libprotobuf-c jansson libcurl libmicrohttpd

@@ -595,6 +595,9 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 	    s.procs.snapshots);
 	one(&f, "kiln_process_table_full_total", METRICS_COUNTER,
 	    "processes not tracked: --max-processes reached", s.procs.table_full);
+	one(&f, "kiln_process_snapshots_after_exec_total", METRICS_COUNTER,
+	    "snapshots read after the process exec'd, discarded (its samples keep the name BPF saw)",
+	    s.procs.read_after_exec);
 	one(&f, "kiln_symbol_cache_bytes", METRICS_GAUGE, "ELF symbol cache size",
 	    s.cache.bytes);
 	one(&f, "kiln_symbol_cache_evictions_total", METRICS_COUNTER,
@@ -611,6 +614,10 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 	fam(&f, "kiln_frames_resolved_total", METRICS_COUNTER, "frames given a name, by kind");
 	val(&f, "kind", "kernel", s.sym.kernel_resolved);
 	val(&f, "kind", "user", s.sym.user_resolved);
+	fam(&f, "kiln_user_stacks_incomplete_total", METRICS_COUNTER,
+	    "samples whose user stack is not whole, by reason");
+	val(&f, "reason", "unwind_left_mappings", s.sym.user_stacks_cut);
+	val(&f, "reason", "inside_execve", s.events[KILN_EV_EXEC_USER_SKIPPED]);
 	one(&f, "kiln_cgroups_cached", METRICS_GAUGE, "cgroups in the metadata cache",
 	    s.md.cgroups);
 	one(&f, "kiln_kube_pods", METRICS_GAUGE, "pods known on this node", s.md.pods);

@@ -458,9 +458,11 @@ static void summary(struct record *r, double seconds)
 		", filtered by labels %" PRIu64 "; process events lost %" PRIu64 "\n",
 		t->outcomes[KILN_SKIP_IDLE], t->outcomes[KILN_SKIP_FILTERED], t->filtered,
 		ev[KILN_EV_DROPPED]);
-	fprintf(stderr, "kiln: frames symbolized %.1f%% (kernel %.1f%%, user %.1f%%)\n",
+	fprintf(stderr, "kiln: frames symbolized %.1f%% (kernel %.1f%%, user %.1f%%); user stacks cut where the unwinder left the mappings %" PRIu64
+		", inside execve %" PRIu64 "\n",
 		pct(ss.kernel_resolved + ss.user_resolved, ss.kernel_frames + ss.user_frames),
-		pct(ss.kernel_resolved, ss.kernel_frames), pct(ss.user_resolved, ss.user_frames));
+		pct(ss.kernel_resolved, ss.kernel_frames), pct(ss.user_resolved, ss.user_frames),
+		ss.user_stacks_cut, ev[KILN_EV_EXEC_USER_SKIPPED]);
 	summary_labels(r);
 	if (t->invariant_failures || t->add_failures || t->label_sets_full)
 		fprintf(stderr, "kiln: WARNING: %" PRIu64 " drains lost count, %" PRIu64
@@ -486,16 +488,17 @@ static void summary(struct record *r, double seconds)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", kiln_outcome_names[i], t->outcomes[i]);
 	fprintf(f, "},\n \"events_sent\": %" PRIu64 ", \"events_dropped\": %" PRIu64
 		", \"processes\": %" PRIu64 ", \"snapshot_failures\": %" PRIu64
-		", \"process_table_full\": %" PRIu64 ",\n \"kernel_frames\": %" PRIu64
+		", \"process_table_full\": %" PRIu64 ", \"snapshots_after_exec\": %" PRIu64 ",\n \"kernel_frames\": %" PRIu64
 		", \"kernel_resolved\": %" PRIu64 ", \"user_frames\": %" PRIu64
-		", \"user_resolved\": %" PRIu64 ", \"symbol_cache_bytes\": %zu"
+		", \"user_resolved\": %" PRIu64 ", \"user_stacks_cut\": %" PRIu64
+		", \"exec_user_skipped\": %" PRIu64 ", \"symbol_cache_bytes\": %zu"
 		", \"drain_ns_max\": %" PRIu64 ", \"drain_ns_sum\": %" PRIu64
 		", \"label_sets\": %zu,\n \"bpf_run_cnt\": %" PRIu64
 		", \"bpf_run_ns\": %" PRIu64 ", \"max_rss_kb\": %ld, \"cpu_user_ms\": %.1f"
 		", \"cpu_sys_ms\": %.1f}\n",
 		ev[KILN_EV_SENT], ev[KILN_EV_DROPPED], ps.snapshots, ps.snapshot_failures,
-		ps.table_full, ss.kernel_frames, ss.kernel_resolved, ss.user_frames,
-		ss.user_resolved, cs.bytes, t->drain_ns_max, t->drain_ns_sum,
+		ps.table_full, ps.read_after_exec, ss.kernel_frames, ss.kernel_resolved, ss.user_frames,
+		ss.user_resolved, ss.user_stacks_cut, ev[KILN_EV_EXEC_USER_SKIPPED], cs.bytes, t->drain_ns_max, t->drain_ns_sum,
 		profile_set__count(pipeline__label_sets_seen(r->pipe)), run_cnt, run_ns,
 		ru.ru_maxrss, ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
 		ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);

@@ -45,6 +45,9 @@ enum kiln_outcome {
 enum kiln_event_stat {
 	KILN_EV_SENT = 0,       /* lifecycle events written to the ring buffer */
 	KILN_EV_DROPPED,        /* ring buffer full */
+	KILN_EV_EXEC_USER_SKIPPED, /* samples inside execve whose user registers
+				    * still held the replaced program's: kernel
+				    * frames only */
 	KILN_EV_STAT_COUNT,
 };
 
@@ -52,6 +55,15 @@ enum kiln_event_type {
 	KILN_EVENT_NEW = 1,     /* first sample of a process not seen before */
 	KILN_EVENT_EXEC = 2,
 	KILN_EVENT_EXIT = 3,
+	KILN_EVENT_MAPS = 4,    /* a sampled process mapped new code since its
+				 * snapshot (mmap with PROT_EXEC) */
+};
+
+/* Value of the instances map: the process's instance, and whether it mapped
+ * executable code since user space last read its mappings. */
+struct kiln_instance {
+	__u32 id;
+	__u32 maps_changed;
 };
 
 struct kiln_event {
@@ -61,6 +73,7 @@ struct kiln_event {
 	__u32 ppid;
 	__u64 start_ns;         /* task start, ns since boot */
 	__u64 cgroup_id;
+	__u64 time_ns;          /* when sent, CLOCK_MONOTONIC */
 	char comm[KILN_COMM_LEN];
 };
 

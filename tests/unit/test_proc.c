@@ -133,6 +133,43 @@ Test(proc_table, snapshot_survives_exit_until_drained, .init = fake_proc, .fini 
 	proc_table__free(t);
 }
 
+/* A process whose first sample came just before its exec, read from /proc
+ * after it: the mappings and name are the next program's, so they go; a
+ * snapshot read before the exec keeps them. */
+Test(proc_table, snapshot_read_after_exec_is_discarded, .init = fake_proc, .fini = remove_proc)
+{
+	struct proc_table *t = proc_table__new(root, 16);
+	struct kiln_event ev = event(KILN_EVENT_NEW, 4242, 7);
+	struct proc_snapshot *s;
+	struct proc_stats st;
+
+	proc_table__on_event(t, &ev);
+	ev = event(KILN_EVENT_NEW, 4242, 8);
+	proc_table__on_event(t, &ev);
+	s = proc_table__get(t, 7);
+	cr_assert_eq(s->nmaps, 4);
+	cr_assert_str_eq(s->comm, "app-main");
+
+	ev = event(KILN_EVENT_EXEC, 4242, 7);
+	ev.time_ns = s->taken_ns - 1;
+	proc_table__on_event(t, &ev);
+	cr_assert(s->ended);
+	cr_assert_eq(s->nmaps, 0);
+	cr_assert_null(proc_snapshot__find(s, 0x55d0c0a01234));
+	cr_assert_str_eq(s->comm, "thread-7");
+
+	s = proc_table__get(t, 8);
+	ev = event(KILN_EVENT_EXEC, 4242, 8);
+	ev.time_ns = s->taken_ns + 1;
+	proc_table__on_event(t, &ev);
+	cr_assert(s->ended);
+	cr_assert_eq(s->nmaps, 4);
+	cr_assert_str_eq(s->comm, "app-main");
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.read_after_exec, 1);
+	proc_table__free(t);
+}
+
 Test(proc_table, vanished_process_and_full_table, .init = fake_proc, .fini = remove_proc)
 {
 	struct proc_table *t = proc_table__new(root, 16);

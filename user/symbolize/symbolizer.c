@@ -163,19 +163,29 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* The mapping of ip; a live process whose snapshot lacks it is read again
+ * (at most every REFRESH_MIN_NS). */
+static const struct proc_mapping *find_mapping(struct symbolizer *sym,
+					       struct proc_snapshot *snap, uint64_t ip)
+{
+	const struct proc_mapping *m = snap ? proc_snapshot__find(snap, ip) : NULL;
+
+	if (!m && snap && !snap->ended && monotonic_ns() - snap->taken_ns > REFRESH_MIN_NS &&
+	    proc_table__refresh(sym->procs, snap) == 0)
+		m = proc_snapshot__find(snap, ip);
+	return m;
+}
+
 static void user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint64_t ip,
 		       uint64_t lookup_ip, uint64_t count, struct frame *f)
 {
-	const struct proc_mapping *m = snap ? proc_snapshot__find(snap, lookup_ip) : NULL;
+	const struct proc_mapping *m = find_mapping(sym, snap, lookup_ip);
 	const struct symtab *st = NULL;
 	const struct sym *s = NULL;
 	uint64_t off, vaddr = 0;
 
 	*f = (struct frame){ .kind = FRAME_USER, .addr = ip, .name = "[unknown]" };
 	sym->stats.user_frames += count;
-	if (!m && snap && !snap->ended && monotonic_ns() - snap->taken_ns > REFRESH_MIN_NS &&
-	    proc_table__refresh(sym->procs, snap) == 0)
-		m = proc_snapshot__find(snap, lookup_ip);
 	if (!m)
 		return;
 	off = lookup_ip - m->start + m->pgoff;
@@ -217,6 +227,17 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	/* Stacks come innermost first. Every frame but the innermost holds a
 	 * return address, which may already be past the end of the calling
 	 * function: look up the byte before it. */
+	/* A return address outside every mapping means the frame-pointer walk
+	 * left the stack (a caller built without frame pointers): what lies
+	 * beyond it is noise, shown as one [unknown] caller. */
+	for (uint32_t i = 1; i < un; i++) {
+		if (!find_mapping(sym, snap, uips[i] - 1)) {
+			user_frame(sym, snap, uips[i], uips[i] - 1, count, &frames[n++]);
+			sym->stats.user_stacks_cut += count;
+			un = i;
+			break;
+		}
+	}
 	for (uint32_t i = un; i-- > 0;)
 		user_frame(sym, snap, uips[i], i ? uips[i] - 1 : uips[i], count, &frames[n++]);
 	for (uint32_t i = kn; i-- > 0;)

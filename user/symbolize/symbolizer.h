@@ -21,6 +21,9 @@ struct symbolizer_stats {
 	/* Frames weighted by their sample counts. */
 	uint64_t kernel_frames, kernel_resolved;
 	uint64_t user_frames, user_resolved;
+	/* Samples whose user stack was cut at a return address outside every
+	 * mapping (the callers beyond it shown as one [unknown] frame). */
+	uint64_t user_stacks_cut;
 	uint64_t symtab_loads, symtab_failures;
 };
 
