@@ -3,8 +3,10 @@
 # make            build build/kiln
 # make deps       install the Debian build dependencies (idempotent)
 # make run        build, then run the agent: profiles into ./profiles/ until Ctrl-C
-# make test       build, then run unit, fuzz corpus replays, e2e (needs root),
-#                 view/diff, browser and deploy tests
+# make test       build, then run every suite (unit, fuzz corpus replays, e2e
+#                 (needs root), view/diff, browser, deploy, the test receiver's
+#                 self-test), whatever fails, then one line per suite and the
+#                 total passed, failed and skipped; fails if anything failed
 # make bench      side-by-side benchmark against perf record and bpftrace
 # make soak       the agent for SOAK_SECONDS (default 3600) under process churn,
 #                 a token rotation and a receiver outage: flat RSS, no profile
@@ -120,7 +122,8 @@ WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
-.PHONY: all deps run test unit e2e test-view test-browser test-deploy manifests bench soak \
+.PHONY: all deps run test unit e2e e2e-record e2e-agent test-view test-browser test-deploy \
+	test-receiver manifests bench soak \
 	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale
 
 all: $(OUT)/kiln
@@ -212,33 +215,29 @@ run: deps
 	$(if $(RUN_SECONDS),timeout -s INT $(RUN_SECONDS)) ./$(OUT)/kiln agent --output-dir profiles \
 		|| [ $$? = 124 ]
 
-# SANITIZE=1: ASan and LeakSanitizer write their reports into
-# $(OUT)/sanitizer/ and any report fails the step. Criterion runs each test
-# in a forked worker and ignores the worker's exit status once the test has
-# passed, so a leak report on stderr alone would go unnoticed. UBSan errors
-# abort the process (-fno-sanitize-recover; gcc's UBSan ignores log_path),
-# which fails the test that ran it.
+# Every suite runs through tests/suite.sh, which records its counts in
+# $(RESULTS)/ for the summary of make test. SANITIZE=1: ASan and
+# LeakSanitizer write their reports into $(OUT)/sanitizer/ and suite.sh
+# counts any report as a failure of the suite that made it. Criterion runs
+# each test in a forked worker and ignores the worker's exit status once the
+# test has passed, so a leak report on stderr alone would go unnoticed.
+# UBSan errors abort the process (-fno-sanitize-recover; gcc's UBSan ignores
+# log_path), which fails the test that ran it.
+RESULTS    := $(OUT)/test-results
 ifeq ($(SANITIZE),1)
 SAN_DIR    := $(abspath $(OUT))/sanitizer
-SAN_ENV    := ASAN_OPTIONS=log_path=$(SAN_DIR)/asan:detect_leaks=1 \
+SAN_ENV    := KILN_SAN_DIR=$(SAN_DIR) ASAN_OPTIONS=log_path=$(SAN_DIR)/asan:detect_leaks=1 \
 	UBSAN_OPTIONS=print_stacktrace=1
-san_start  = @rm -rf $(SAN_DIR) && mkdir -p $(SAN_DIR)
-san_check  = @if ls $(SAN_DIR)/* >/dev/null 2>&1; then cat $(SAN_DIR)/*; \
-	echo "FAIL $(1): sanitizer reports in $(SAN_DIR)/"; exit 1; \
-	else echo "PASS $(1): no ASan or LeakSanitizer report"; fi
 endif
+SUITE       = $(SAN_ENV) tests/suite.sh $(RESULTS)
 
 unit: $(OUT)/unit_tests
-	$(san_start)
-	$(SAN_ENV) ./$(OUT)/unit_tests --jobs=2
-	$(call san_check,unit tests)
+	$(SUITE) unit tests/unit/run.sh ./$(OUT)/unit_tests
 
 # Every fuzz target once on each file of its corpus (seeds and the crashes
 # found so far), with the build's compiler and sanitizers.
 fuzz-replay: $(addprefix $(OUT)/fuzz-replay/,$(FUZZ_TARGETS))
-	$(san_start)
-	$(SAN_ENV) tests/fuzz/run.sh replay $(OUT) $(FUZZ_TARGETS)
-	$(call san_check,fuzz corpus replay)
+	$(SUITE) fuzz-replay tests/fuzz/run.sh replay $(OUT) $(FUZZ_TARGETS)
 
 # Each fuzz target for FUZZ_SECONDS under libFuzzer + ASan + UBSan (clang,
 # in build-fuzz/); new inputs go to build-fuzz/corpus/, crashes to
@@ -249,40 +248,40 @@ fuzz:
 		$(addprefix build-fuzz/fuzz/,$(FUZZ_TARGETS))
 	tests/fuzz/run.sh fuzz build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-e2e: $(OUT)/kiln workloads
-	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
-	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/agent.sh
+e2e: e2e-record e2e-agent
+
+e2e-record: $(OUT)/kiln workloads
+	$(SUITE) e2e-record env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
+
+e2e-agent: $(OUT)/kiln workloads
+	$(SUITE) e2e-agent env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/agent.sh
 
 # kiln view / kiln diff on real files; no root needed.
 test-view: $(OUT)/kiln
-	KILN=$(OUT)/kiln tests/view/run.sh
+	$(SUITE) view env KILN=$(OUT)/kiln tests/view/run.sh
 
 # The HTML pages in headless Chromium; screenshots land in $(OUT)/browser.
 test-browser: $(OUT)/kiln
-	KILN=$(OUT)/kiln OUT_DIR=$(OUT)/browser tests/browser/run.sh
+	$(SUITE) browser env KILN=$(OUT)/kiln OUT_DIR=$(OUT)/browser tests/browser/run.sh
 
-# With SANITIZE=1 (ASan + UBSan, build-asan/): the unit tests, the corpus
-# replays, the record and agent end-to-end tests and the view tests.
+# The test receiver against its own protocol rules (the e2e tests trust it).
+test-receiver:
+	$(SUITE) receiver tests/receiver/selftest.sh
+
+# Every suite runs, whatever failed before it; then one line per suite and
+# the total, and the verdict. With SANITIZE=1 (ASan + UBSan, build-asan/):
+# the unit tests, the corpus replays, the record and agent end-to-end tests
+# and the view tests.
+# The suites are named after their targets, less "test-".
+TEST_TARGETS := unit fuzz-replay e2e-record e2e-agent test-view
+ifneq ($(SANITIZE),1)
+TEST_TARGETS += test-browser test-deploy test-receiver
+endif
 test: deps
 	$(MAKE) all $(OUT)/unit_tests workloads
-	$(MAKE) unit
-	$(MAKE) fuzz-replay
-ifeq ($(SANITIZE),1)
-	$(san_start)
-	$(SAN_ENV) KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
-	$(call san_check,e2e record tests)
-	$(san_start)
-	$(SAN_ENV) KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/agent.sh
-	$(call san_check,e2e agent tests)
-	$(san_start)
-	$(SAN_ENV) $(MAKE) test-view
-	$(call san_check,view tests)
-else
-	$(MAKE) e2e
-	$(MAKE) test-view
-	$(MAKE) test-browser
-	$(MAKE) test-deploy
-endif
+	@rm -rf $(RESULTS)
+	-$(MAKE) -k $(TEST_TARGETS)
+	@tests/summary.sh $(RESULTS) $(patsubst test-%,%,$(TEST_TARGETS))
 
 # The agent for SOAK_SECONDS (default 1 h) under process churn, a token
 # rotation and a receiver outage: flat RSS, no profile lost, no error logged
@@ -330,7 +329,7 @@ $(OUT)/helmrender: tests/deploy/helmrender/main.go
 # Offline: chart renders, schema, yamllint, the committed manifest, the
 # image's libraries, the unit, make install.
 test-deploy: $(OUT)/kiln $(OUT)/helmrender
-	KILN=$(OUT)/kiln HELMRENDER=$(OUT)/helmrender tests/deploy/run.sh
+	$(SUITE) deploy env KILN=$(OUT)/kiln HELMRENDER=$(OUT)/helmrender tests/deploy/run.sh
 
 # deploy/kubernetes/kiln.yaml: the chart with its default values.
 MANIFEST   ?= deploy/kubernetes/kiln.yaml

@@ -19,7 +19,6 @@
 #define EEXIST 17
 #define ENOMEM 12
 #define EFAULT 14
-#define PROT_EXEC 0x4
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -65,7 +64,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
-	__type(value, struct kiln_instance);
+	__type(value, __u32);
 	__uint(max_entries, 1);
 } instances SEC(".maps");
 
@@ -121,32 +120,22 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
 }
 
 /* The instance of the sampled process; the first sample of a process (or
- * the first after its exec) allocates one and tells user space, and so does
- * the first sample after the process mapped new code (ld.so loading the
- * libraries, dlopen): user space reads the mappings again while the process
- * is known to be alive, so a process that is gone by the drain still has
- * them all. */
+ * the first after its exec) allocates one and tells user space. */
 static __always_inline __u32 instance_of(__u32 tgid, struct task_struct *task)
 {
-	struct kiln_instance *found = bpf_map_lookup_elem(&instances, &tgid);
-	struct kiln_instance fresh = {};
+	__u32 *found = bpf_map_lookup_elem(&instances, &tgid);
+	__u32 fresh;
 
-	if (found) {
-		/* Two CPUs may both see the flag: a second read is harmless. */
-		if (found->maps_changed) {
-			found->maps_changed = 0;
-			send_event(KILN_EVENT_MAPS, task, found->id);
-		}
-		return found->id;
-	}
-	fresh.id = __sync_fetch_and_add(&next_instance, 1) + 1;
+	if (found)
+		return *found;
+	fresh = __sync_fetch_and_add(&next_instance, 1) + 1;
 	if (bpf_map_update_elem(&instances, &tgid, &fresh, BPF_NOEXIST) == 0) {
-		send_event(KILN_EVENT_NEW, task, fresh.id);
-		return fresh.id;
+		send_event(KILN_EVENT_NEW, task, fresh);
+		return fresh;
 	}
 	/* Another CPU registered this process first: use its instance. */
 	found = bpf_map_lookup_elem(&instances, &tgid);
-	return found ? found->id : fresh.id;
+	return found ? *found : fresh;
 }
 
 /* True while execve replaces the program: the new mm is installed (and the
@@ -208,9 +197,11 @@ int kiln_sample(struct bpf_perf_event_data *ctx)
 	key.kstack = id < 0 ? -1 : id;
 
 	key.ustack = -1;
-	if (!(task->flags & PF_KTHREAD) && tid != 0 && user_regs_stale(task)) {
+	if (task->flags & PF_KTHREAD || tid == 0) {
+		/* no user stack */
+	} else if (user_regs_stale(task)) {
 		count_event(KILN_EV_EXEC_USER_SKIPPED);
-	} else if (!(task->flags & PF_KTHREAD) && tid != 0) {
+	} else {
 		id = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
 		drop = stack_drop(id);
 		if (drop) {
@@ -264,11 +255,11 @@ int BPF_PROG(kiln_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
 	__u32 tgid = p->tgid;
-	struct kiln_instance *found = bpf_map_lookup_elem(&instances, &tgid);
+	__u32 *found = bpf_map_lookup_elem(&instances, &tgid);
 
 	if (!found)
 		return 0;
-	send_event(KILN_EVENT_EXEC, p, found->id);
+	send_event(KILN_EVENT_EXEC, p, *found);
 	bpf_map_delete_elem(&instances, &tgid);
 	return 0;
 }
@@ -277,7 +268,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(kiln_exit, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
-	struct kiln_instance *found;
+	__u32 *found;
 
 	/* Only the last thread of the group ends the process. */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
@@ -287,24 +278,7 @@ int BPF_PROG(kiln_exit, struct task_struct *p)
 	found = bpf_map_lookup_elem(&instances, &tgid);
 	if (!found)
 		return 0;
-	send_event(KILN_EVENT_EXIT, p, found->id);
+	send_event(KILN_EVENT_EXIT, p, *found);
 	bpf_map_delete_elem(&instances, &tgid);
-	return 0;
-}
-
-/* New executable code in a process kiln has sampled: its next sample asks
- * user space to read the mappings again (see instance_of). Only a flag here:
- * a process that maps code but is never sampled again costs nothing more. */
-SEC("tracepoint/syscalls/sys_enter_mmap")
-int kiln_mmap(struct trace_event_raw_sys_enter *ctx)
-{
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct kiln_instance *found;
-
-	if (!(ctx->args[2] & PROT_EXEC))
-		return 0;
-	found = bpf_map_lookup_elem(&instances, &tgid);
-	if (found && !found->maps_changed)
-		found->maps_changed = 1;
 	return 0;
 }

@@ -808,10 +808,15 @@ static int run(struct agent *a)
 		if (a->sender)
 			sender__stats(a->sender, &ss);
 		/* One line that accounts for every sample and profile. */
-		pr_info("agent: stopped samples=%" PRIu64 " intervals=%" PRIu64 " profiles=%" PRIu64
+		const struct pipeline_totals *t = pipeline__totals(a->pipe);
+
+		pr_info("agent: stopped drained=%" PRIu64 " filtered=%" PRIu64
+			" label_sets_full=%" PRIu64 " out_of_memory=%" PRIu64 " samples=%" PRIu64
+			" intervals=%" PRIu64 " profiles=%" PRIu64
 			" sent=%" PRIu64 " rejected=%" PRIu64 " dropped_full=%" PRIu64
 			" dropped_shutdown=%" PRIu64 " encode_failed=%" PRIu64,
-			pipeline__totals(a->pipe)->profiled, a->snap.intervals, a->snap.profiles_built,
+			t->drained, t->filtered, t->label_sets_full, t->add_failures,
+			t->profiled, a->snap.intervals, a->snap.profiles_built,
 			ss.profiles_sent, ss.profiles_rejected, ss.profiles_dropped_full,
 			ss.profiles_dropped_shutdown, a->snap.encode_failures);
 	}

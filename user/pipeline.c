@@ -92,6 +92,7 @@ int pipeline__poll(struct pipeline *p, int timeout_ms)
 {
 	int err = sampler__poll(p->sampler, timeout_ms);
 
+	proc_table__refresh_young(p->procs);
 	return err < 0 ? err : 0;
 }
 

@@ -47,7 +47,8 @@ struct pipeline *pipeline__open(const struct pipeline_opts *opts, int *status);
 int pipeline__filter_add(struct pipeline *p, pid_t pid, uint8_t flags);
 /* Opens the perf events; sampling starts. 0 or -errno (logged). */
 int pipeline__attach(struct pipeline *p);
-/* Handles lifecycle events for up to timeout_ms. 0 or -errno. */
+/* Handles lifecycle events for up to timeout_ms, re-reads young process
+ * snapshots. 0 or -errno. */
 int pipeline__poll(struct pipeline *p, int timeout_ms);
 /* Frees the symbol tables unused for cache_ttl_ns and, when tables were
  * freed or loaded since the last drain, hands the heap's free pages back to

@@ -481,14 +481,16 @@ static void summary(struct record *r, double seconds)
 	}
 	fprintf(f, "{\"seconds\": %.3f, \"frequency\": %u, \"cpus\": %u, \"drains\": %" PRIu64
 		", \"drained\": %" PRIu64 ", \"profiled\": %" PRIu64 ", \"filtered\": %" PRIu64
+		", \"label_sets_full\": %" PRIu64 ", \"add_failures\": %" PRIu64
 		", \"invariant_failures\": %" PRIu64 ",\n \"outcomes\": {",
 		seconds, r->o.sampler.frequency, sampler__cpus(smp), t->drains, t->drained,
-		t->profiled, t->filtered, t->invariant_failures);
+		t->profiled, t->filtered, t->label_sets_full, t->add_failures, t->invariant_failures);
 	for (int i = 0; i < KILN_OUTCOME_COUNT; i++)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", kiln_outcome_names[i], t->outcomes[i]);
 	fprintf(f, "},\n \"events_sent\": %" PRIu64 ", \"events_dropped\": %" PRIu64
 		", \"processes\": %" PRIu64 ", \"snapshot_failures\": %" PRIu64
-		", \"process_table_full\": %" PRIu64 ", \"snapshots_after_exec\": %" PRIu64 ",\n \"kernel_frames\": %" PRIu64
+		", \"process_table_full\": %" PRIu64 ", \"snapshots_after_exec\": %" PRIu64
+		", \"snapshot_refreshes\": %" PRIu64 ",\n \"kernel_frames\": %" PRIu64
 		", \"kernel_resolved\": %" PRIu64 ", \"user_frames\": %" PRIu64
 		", \"user_resolved\": %" PRIu64 ", \"user_stacks_cut\": %" PRIu64
 		", \"exec_user_skipped\": %" PRIu64 ", \"symbol_cache_bytes\": %zu"
@@ -497,7 +499,7 @@ static void summary(struct record *r, double seconds)
 		", \"bpf_run_ns\": %" PRIu64 ", \"max_rss_kb\": %ld, \"cpu_user_ms\": %.1f"
 		", \"cpu_sys_ms\": %.1f}\n",
 		ev[KILN_EV_SENT], ev[KILN_EV_DROPPED], ps.snapshots, ps.snapshot_failures,
-		ps.table_full, ps.read_after_exec, ss.kernel_frames, ss.kernel_resolved, ss.user_frames,
+		ps.table_full, ps.read_after_exec, ps.refreshes, ss.kernel_frames, ss.kernel_resolved, ss.user_frames,
 		ss.user_resolved, ss.user_stacks_cut, ev[KILN_EV_EXEC_USER_SKIPPED], cs.bytes, t->drain_ns_max, t->drain_ns_sum,
 		profile_set__count(pipeline__label_sets_seen(r->pipe)), run_cnt, run_ns,
 		ru.ru_maxrss, ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,

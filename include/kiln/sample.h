@@ -55,15 +55,6 @@ enum kiln_event_type {
 	KILN_EVENT_NEW = 1,     /* first sample of a process not seen before */
 	KILN_EVENT_EXEC = 2,
 	KILN_EVENT_EXIT = 3,
-	KILN_EVENT_MAPS = 4,    /* a sampled process mapped new code since its
-				 * snapshot (mmap with PROT_EXEC) */
-};
-
-/* Value of the instances map: the process's instance, and whether it mapped
- * executable code since user space last read its mappings. */
-struct kiln_instance {
-	__u32 id;
-	__u32 maps_changed;
 };
 
 struct kiln_event {

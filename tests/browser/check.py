@@ -8,7 +8,7 @@ the same program at growing node counts, to check the file grows linearly.
 The page exposes window.kiln (state, drawn frames); clicks, typing and
 hovering go through the DevTools protocol as real input events, and colours
 are read back from the canvas pixels. Prints PASS/FAIL lines, measurements,
-and "N passed, N failed" last; saves a screenshot of every page in OUT_DIR.
+and "N passed, N failed, 0 skipped" last; saves a screenshot of every page in OUT_DIR.
 """
 
 import os
@@ -20,6 +20,7 @@ import time
 from cdp import Browser, CDPError
 
 passed = failed = 0
+EXPECTED = 15  # results main() must report, the one on the count aside
 
 
 def result(ok, name, detail):
@@ -318,7 +319,11 @@ def main():
     finally:
         b.close()
     print("screenshots in %s: %s" % (out, " ".join(sorted(f for f in os.listdir(out) if f.endswith(".png")))))
-    print("%d passed, %d failed" % (passed, failed))
+    # a check that vanished (an exception swallowed, a branch skipped)
+    # must not pass unseen
+    result(passed + failed == EXPECTED, "results",
+           "%d results, %d expected" % (passed + failed, EXPECTED))
+    print("%d passed, %d failed, 0 skipped" % (passed, failed))
     sys.exit(1 if failed else 0)
 
 

@@ -6,8 +6,10 @@
 # manifest against the chart; the image's packages against ldd; the systemd
 # unit (systemd-analyze, and its ExecStart run for real with the unit's
 # capabilities); make install and uninstall. Needs root for the agent run.
-# Prints one line per test and "N passed, N failed" last.
+# Prints one line per test and "N passed, N failed, N skipped" last
+# (tests/lib.sh).
 set -u
+. "$(dirname "$0")/../lib.sh"
 
 KILN=$(realpath "${KILN:-build/kiln}")
 HELMRENDER=$(realpath "${HELMRENDER:-build/helmrender}")
@@ -17,12 +19,7 @@ CHART=$ROOT/helm/kiln
 PY=/usr/bin/python3     # Debian's, which has python3-yaml and python3-jsonschema
 NS=observability
 TMP=$(mktemp -d /tmp/kiln-deploy.XXXXXX)
-passed=0
-failed=0
 trap 'rm -rf "$TMP"' EXIT
-
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 
 "$KILN" agent --help >"$TMP/help.txt"
 
@@ -271,7 +268,7 @@ test_install() {
 test_unit_runs() {
 	local p=$TMP/prefix unit state caps exec envs pid n busy
 	if ! command -v systemd-analyze >/dev/null; then
-		echo "SKIP unit_runs: systemd-analyze is not installed"; return
+		fail unit_runs "systemd-analyze is not installed (make deps installs systemd)"; return
 	fi
 	make -s -C "$ROOT" install OUT="$(dirname "$KILN")" DESTDIR="$p" PREFIX="$p" >/dev/null 2>&1 ||
 		{ fail unit_runs "make install PREFIX=$p failed"; return; }
@@ -292,15 +289,12 @@ test_unit_runs() {
 		setpriv --no-new-privs --inh-caps -all --bounding-set "-all,$caps" -- $exec) \
 		2>"$TMP/unit.log" &
 	pid=$!
-	# something to sample, even on an idle host; stop once a profile is
-	# written (at most 20 s), plus one more interval
-	timeout 20 sh -c 'while :; do :; done' &
+	# something to sample, even on an idle host; stop once an interval's
+	# profile and page are written
+	timeout 120 sh -c 'while :; do :; done' &
 	busy=$!
-	for _ in $(seq 100); do
-		ls "$state/profiles" 2>/dev/null | grep -q '\.pb\.gz$' && break
-		sleep 0.2
-	done
-	sleep 1.5
+	wait_until 90 sh -c "ls '$state/profiles' 2>/dev/null | grep -q '\.pb\.gz\$' &&
+		[ -s '$state/profiles/latest.html' ]"
 	kill $busy 2>/dev/null
 	kill -TERM $pid
 	wait $pid || { fail unit_runs "the agent exited $?: $(grep -m2 level=error "$TMP/unit.log")"; return; }
@@ -314,22 +308,11 @@ test_unit_runs() {
 	fi
 }
 
-test_renders
-test_render_errors
-test_notes
-test_checker_fails
-test_yamllint
-test_schema
-test_values_documented
-test_manifest
-test_image_libraries
-test_unit_files
-test_install
+run_tests test_renders test_render_errors test_notes test_checker_fails test_yamllint test_schema \
+	test_values_documented test_manifest test_image_libraries test_unit_files test_install
 if [ "$(id -u)" -eq 0 ]; then
-	test_unit_runs
+	run_tests test_unit_runs
 else
-	echo "SKIP unit_runs: loading BPF needs root"
+	skip unit_runs "loading BPF needs root"
 fi
-
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish 20

@@ -1,19 +1,16 @@
 #!/bin/bash
 # End-to-end tests: the real kiln binary loads the real BPF program and
 # profiles real workloads (tests/workloads, built with frame pointers).
-# Needs root. Prints one line per test and "N passed, N failed" last.
+# Needs root. Prints one line per test and "N passed, N failed, N skipped"
+# last (tests/lib.sh).
 set -u
+. "$(dirname "$0")/../lib.sh"
 
 KILN=${KILN:-build/kiln}
 WORKLOADS=${WORKLOADS:-build/workloads}
 TMP=$(mktemp -d /tmp/kiln-e2e.XXXXXX)
 export HOME=$TMP GOCACHE=$TMP/gocache   # go tool pprof as root in CI
-passed=0
-failed=0
 trap 'rm -rf "$TMP"' EXIT
-
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 
 # json FILE KEY... : prints a value of the --stats file
 json() {
@@ -90,30 +87,42 @@ test_short_lived() {
 	fi
 }
 
+# Every sample accounted for, from the BPF program to the written file:
+# program runs == outcomes; sampled == drained; drained == profiled + each
+# named loss; profiled == the samples in the pprof, as go tool pprof reads it.
 test_conservation() {
-	local stats=$TMP/cons.json out=$TMP/cons.pb.gz load
+	local stats=$TMP/cons.json out=$TMP/cons.pb.gz load written
 	"$WORKLOADS/cpu_ratio" 9 & load=$!
 	"$KILN" record -q -d 7 -o "$out" --stats "$stats" 2>"$TMP/cons.err"
 	local rc=$?
 	wait $load
 	[ $rc -eq 0 ] || { fail conservation "kiln record failed: $(tail -1 "$TMP/cons.err")"; return; }
-	python3 - "$stats" <<'EOF'
+	written=$(pprof_samples "$out")
+	python3 - "$stats" "$written" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
+written = int(sys.argv[2])
 o = d["outcomes"]
 total = sum(o.values())
+losses = d["filtered"] + d["label_sets_full"] + d["add_failures"]
 problems = []
 if d["drains"] < 3: problems.append("only %d drains" % d["drains"])
 if d["invariant_failures"]: problems.append("%d drains lost count" % d["invariant_failures"])
 if d["drained"] != o["sampled"]: problems.append("drained %d != sampled %d" % (d["drained"], o["sampled"]))
 if d["bpf_run_cnt"] != total:
     problems.append("program ran %d times, outcomes sum to %d" % (d["bpf_run_cnt"], total))
+if d["profiled"] + losses != d["drained"]:
+    problems.append("profiled %d + filtered/label sets full/out of memory %d != drained %d"
+                    % (d["profiled"], losses, d["drained"]))
+if written != d["profiled"]:
+    problems.append("the pprof holds %d samples, %d were profiled" % (written, d["profiled"]))
 if d["drained"] < 500: problems.append("too few samples: %d" % d["drained"])
 print("; ".join(problems) if problems else
-      "%d drains, %d samples drained == sampled, %d invocations == outcomes" % (d["drains"], d["drained"], total))
+      "%d invocations == outcomes, %d sampled == drained == %d profiled + %d lost == %d in the pprof"
+      % (total, d["drained"], d["profiled"], losses, written))
 sys.exit(1 if problems else 0)
 EOF
-	if [ $? -eq 0 ]; then pass "conservation over several drains of a busy host"; else fail conservation "see above"; fi
+	if [ $? -eq 0 ]; then pass "conservation from the BPF program to the written profile"; else fail conservation "see above"; fi
 }
 
 test_pid_filter() {
@@ -160,19 +169,11 @@ test_html() {
 	pass "record -o FILE.html writes the flame graph page"
 }
 
+TESTS="test_cli test_ratio test_kernel_frames test_short_lived test_pid_filter test_conservation
+	test_html"
 if [ "$(id -u)" -ne 0 ]; then
-	echo "e2e tests load BPF programs: run them as root (sudo make test)"
-	echo "0 passed, 1 failed"
-	exit 1
+	skip_all "$(wc -w <<<"$TESTS")" "loading BPF programs needs root (sudo make test)"
+else
+	run_tests $TESTS
 fi
-
-test_cli
-test_ratio
-test_kernel_frames
-test_short_lived
-test_pid_filter
-test_conservation
-test_html
-
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish "$(wc -w <<<"$TESTS")"

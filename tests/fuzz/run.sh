@@ -40,7 +40,12 @@ replay)
 	mkdir -p "$out/fuzz-replay"
 	for t in "$@"; do
 		log=$out/fuzz-replay/$t.log
-		if "$out/fuzz-replay/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1; then
+		n=$(find "tests/fuzz/corpus/$t" -type f 2>/dev/null | wc -l)
+		if [ "$n" = 0 ]; then
+			# a replay of nothing proves nothing
+			printf 'FAIL fuzz replay %-12s no input in tests/fuzz/corpus/%s/\n' "$t" "$t"
+			failed=$((failed + 1))
+		elif "$out/fuzz-replay/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1; then
 			printf 'PASS fuzz replay %-12s %s\n' "$t" "$(tail -1 "$log")"
 		else
 			printf 'FAIL fuzz replay %-12s (exit %d); the input and the report:\n' "$t" $?
@@ -49,6 +54,7 @@ replay)
 			failed=$((failed + 1))
 		fi
 	done
+	echo "$(($# - failed)) passed, $failed failed, 0 skipped"
 	;;
 fuzz)
 	printf '%-12s %12s %8s %9s %8s %7s  %s\n' target execs seconds exec/s corpus cov result

@@ -2,20 +2,16 @@
 # kiln view and kiln diff from the command line: real files in, real files
 # out, read back by go tool pprof where it applies; bad input gives one
 # line and a clean exit. No root needed. Prints one line per test and
-# "N passed, N failed" last.
+# "N passed, N failed, N skipped" last (tests/lib.sh).
 set -u
+. "$(dirname "$0")/../lib.sh"
 
 KILN=${KILN:-build/kiln}
 KILN=$(realpath "$KILN")
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TMP=$(mktemp -d /tmp/kiln-view.XXXXXX)
 export HOME=$TMP GOCACHE=$TMP/gocache GOFLAGS=
-passed=0
-failed=0
 trap 'rm -rf "$TMP"' EXIT
-
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 
 cd "$TMP" || exit 1
 cat >base.folded <<'X'
@@ -185,21 +181,16 @@ test_usage() {
 	expect bad_points 2 "^kiln diff: invalid value 'lots' for --fail-on-regression" \
 		"$KILN" diff --fail-on-regression lots base.folded new.folded && n=$((n + 1))
 	expect bad_max 2 "^kiln view: invalid value '1' for --max-nodes" "$KILN" view --max-nodes 1 new.folded && n=$((n + 1))
-	"$KILN" view --help | grep -q '^Usage: kiln view' && "$KILN" diff --help | grep -q -- '--fail-on-regression' &&
-		"$KILN" --help | grep -q '^  diff' && n=$((n + 1))
+	if "$KILN" view --help | grep -q '^Usage: kiln view' && "$KILN" diff --help | grep -q -- '--fail-on-regression' &&
+		"$KILN" --help | grep -q '^  diff'; then
+		n=$((n + 1))
+	else
+		fail usage_help "kiln view --help, kiln diff --help or kiln --help lacks its usage"
+	fi
 	[ $n -eq 7 ] && pass "usage errors exit 2 with one line; --help"
 }
 
-test_html
-test_convert
-test_merge
-test_go_pprof
-test_diff_text
-test_regression
-test_diff_html
-test_bad_input
-test_empty
-test_usage
-
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+TESTS="test_html test_convert test_merge test_go_pprof test_diff_text test_regression
+	test_diff_html test_bad_input test_empty test_usage"
+run_tests $TESTS
+finish "$(wc -w <<<"$TESTS")"

@@ -421,12 +421,6 @@ void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev)
 	case KILN_EVENT_NEW:
 		snapshot_take(t, ev);
 		break;
-	case KILN_EVENT_MAPS:
-		/* Read while the process is alive: it may be gone by the drain. */
-		s = u64map__get(&t->snapshots, ev->instance);
-		if (s)
-			proc_table__refresh(t, s);
-		break;
 	case KILN_EVENT_EXEC:
 		s = u64map__get(&t->snapshots, ev->instance);
 		/* Its first sample came just before the exec, and /proc was read
@@ -498,6 +492,35 @@ static struct proc_snapshot **snapshot_list(struct proc_table *t, size_t *n)
 	u64map__each(&t->snapshots, collect, &w);
 	*n = w.n;
 	return w.list;
+}
+
+struct young_walk {
+	struct proc_table *t;
+	uint64_t now;
+};
+
+static void refresh_if_due(uint64_t key, void *val, void *ctx)
+{
+	static const uint64_t ages_ms[] = { 50, 250, 1000 };
+	struct young_walk *w = ctx;
+	struct proc_snapshot *s = val;
+
+	(void)key;
+	if (s->ended || s->refreshes >= sizeof(ages_ms) / sizeof(ages_ms[0]))
+		return;
+	if (w->now - s->taken_ns >= ages_ms[s->refreshes] * 1000000ull) {
+		s->refreshes++;
+		proc_table__refresh(w->t, s);
+	}
+}
+
+/* Refreshing never adds or removes snapshots, so the map is walked in place
+ * (this runs at every poll: no copy). */
+void proc_table__refresh_young(struct proc_table *t)
+{
+	struct young_walk w = { .t = t, .now = monotonic_ns() };
+
+	u64map__each(&t->snapshots, refresh_if_due, &w);
 }
 
 void proc_table__drained(struct proc_table *t)

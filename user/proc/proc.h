@@ -43,6 +43,7 @@ struct proc_snapshot {
 	struct proc_mapping *maps; /* executable mappings, sorted by start */
 	size_t nmaps;
 	uint64_t taken_ns;      /* CLOCK_MONOTONIC of the last maps read */
+	unsigned refreshes;
 	bool ended;             /* exited or exec'd: frozen */
 	uint64_t ended_drain;   /* drains completed when it ended */
 };
@@ -64,6 +65,9 @@ struct proc_table *proc_table__new(const char *proc_root, size_t max_processes);
 void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev);
 /* The snapshot of instance, or NULL. */
 struct proc_snapshot *proc_table__get(struct proc_table *t, uint32_t instance);
+/* Snapshot taken at first sight may predate the dynamic loader's work:
+ * re-reads young live snapshots (at about 50 ms, 250 ms and 1 s of age). */
+void proc_table__refresh_young(struct proc_table *t);
 /* Re-reads the mappings of a live snapshot (e.g. after dlopen). 0, or
  * -ESRCH when the process is gone or is another program now. */
 int proc_table__refresh(struct proc_table *t, struct proc_snapshot *snap);

@@ -49,7 +49,6 @@ struct sampler {
 	void *event_ctx;
 	struct bpf_link **links;
 	unsigned nlinks;
-	struct bpf_link *mmap_link;     /* NULL when the tracepoint is missing */
 	unsigned ncpus;         /* possible CPUs, for per-CPU values */
 	unsigned online;
 	unsigned *cpu_ids;       /* online CPUs */
@@ -189,8 +188,6 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 				 roundup_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : 1u << 20));
 	if (!opts->filter)
 		bpf_program__set_autoload(s->skel->progs.kiln_fork, false);
-	/* Attached by hand: a kernel without syscall tracepoints still samples. */
-	bpf_program__set_autoattach(s->skel->progs.kiln_mmap, false);
 
 	*err = sampler_bpf__load(s->skel);
 	if (*err) {
@@ -251,10 +248,6 @@ int sampler__attach(struct sampler *s, event_fn on_event, void *ctx)
 		pr_error("cannot attach the process lifecycle tracepoints: %s", strerror(-err));
 		return err;
 	}
-	s->mmap_link = bpf_program__attach(s->skel->progs.kiln_mmap);
-	if (!s->mmap_link)
-		pr_warn("cannot attach to syscalls:sys_enter_mmap (%s): code a process maps after its first sample is named only while the process lives (CONFIG_FTRACE_SYSCALLS)",
-			strerror(errno));
 	for (unsigned i = 0; i < s->online; i++) {
 		unsigned cpu = s->cpu_ids[i];
 		struct bpf_link *link;
@@ -491,8 +484,6 @@ void sampler__stop(struct sampler *s)
 	for (unsigned i = 0; i < s->nlinks; i++)
 		bpf_link__destroy(s->links[i]);
 	s->nlinks = 0;
-	bpf_link__destroy(s->mmap_link);
-	s->mmap_link = NULL;
 }
 
 void sampler__destroy(struct sampler *s)
