@@ -88,7 +88,7 @@ static void server_start(void)
 	size_t n = 0;
 	uint64_t end;
 
-	hang_guard(90);
+	hang_guard(3 * UNIT_WAIT_S);
 	cr_assert(python3_on_path(), "python3 is not on PATH: the pod watcher tests run "
 		  "tests/kube/fake_apiserver.py with it (apt-get install python3, or make deps)");
 	cr_assert_eq(access(SERVER_SCRIPT, R_OK), 0,
@@ -201,7 +201,7 @@ static json_t *server_call(const char *path, const char *post)
 	curl_easy_setopt(c, CURLOPT_URL, full);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)UNIT_WAIT_S);   /* a hang guard */
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	if (post)
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, post);
@@ -486,7 +486,7 @@ Test(kube, over_long_line_is_bounded)
 	char *text = malloc(n + 64);
 	uint64_t relists;
 
-	hang_guard(120);
+	hang_guard(4 * UNIT_WAIT_S);
 	synced_and_watching();
 	relists = stats().relists;
 	strcpy(text, "{\"op\":\"raw\",\"data\":\"");
@@ -565,7 +565,7 @@ Test(kube_config, start_names_what_is_missing)
 	struct pods *p = pods__new(10);
 	struct kube_opts opts = { .api_url = "http://127.0.0.1:1" };
 
-	hang_guard(60);
+	hang_guard(2 * UNIT_WAIT_S);
 	cr_assert_not_null(mkdtemp(d));
 	cr_assert_null(kube__start(&opts, p));
 	cr_assert_eq(errno, EINVAL, "no node name");
