@@ -152,31 +152,83 @@ Test(config, help, .init = clean_env)
 	cr_assert_eq(parse(&o, 4, argv), 1);
 }
 
-static void check_error(int argc, char **argv, const char *what)
+/* config__parse's status, with what it wrote to stderr in msg. */
+static int parse_stderr(struct opts *o, int argc, char **argv, char *msg, size_t size)
+{
+	FILE *tmp = tmpfile();
+	int saved, status;
+	size_t len;
+
+	cr_assert_not_null(tmp);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	cr_assert_geq(saved, 0);
+	cr_assert_geq(dup2(fileno(tmp), STDERR_FILENO), 0);
+	status = parse(o, argc, argv);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	len = fread(msg, 1, size - 1, tmp);
+	msg[len] = '\0';
+	fclose(tmp);
+	return status;
+}
+
+/* argv is refused (status 2) with one line "kiln test: ..." naming source
+ * (the flag, variable or file:line) and, when not NULL, the bad value as
+ * given. */
+static void check_error(int argc, char **argv, const char *source, const char *value)
 {
 	struct opts o;
+	char msg[1024], quoted[256];
+	int status = parse_stderr(&o, argc, argv, msg, sizeof(msg));
 
-	cr_assert_eq(parse(&o, argc, argv), 2, "accepted: %s", what);
+	cr_assert_eq(status, 2, "accepted, status %d: %s %s", status, source,
+		     value ? value : "");
+	cr_assert(!strncmp(msg, "kiln test: ", 11), "not the command's message: '%s'", msg);
+	cr_assert(strchr(msg, '\n') == msg + strlen(msg) - 1, "not one line: '%s'", msg);
+	cr_assert_not_null(strstr(msg, source), "'%s' does not name %s", msg, source);
+	if (value) {
+		snprintf(quoted, sizeof(quoted), "'%s'", value);
+		cr_assert_not_null(strstr(msg, quoted), "'%s' does not show %s", msg, quoted);
+	}
 }
 
 Test(config, errors_name_the_source, .init = clean_env)
 {
 	char *bad_flag[] = { "agent", "--frequency", "5000" };
-	char *unknown[] = { "agent", "--nope" };
+	char *bad_short[] = { "agent", "-F", "0" };
+	char *twice[] = { "agent", "--frequency", "5", "--frequency=5000" };
+	char *unknown[] = { "agent", "--nope=1" };
 	char *missing[] = { "agent", "--server" };
 	char *choice[] = { "agent", "--log-format", "xml" };
 	char *boolean[] = { "agent", "--tls-insecure-skip-verify=maybe" };
+	char *size[] = { "agent", "--queue-max-bytes", "12Q" };
 	char *stray[] = { "agent", "stray" };
 	char *none[] = { "agent" };
 
-	check_error(3, bad_flag, "frequency out of range");
-	check_error(2, unknown, "unknown flag");
-	check_error(2, missing, "missing value");
-	check_error(3, choice, "bad choice");
-	check_error(2, boolean, "bad bool");
-	check_error(2, stray, "stray argument");
+	check_error(3, bad_flag, "for --frequency:", "5000");
+	check_error(3, bad_short, "for --frequency:", "0");
+	check_error(4, twice, "for --frequency:", "5000");
+	check_error(2, unknown, "unknown option '--nope'", NULL);
+	check_error(2, missing, "--server needs a value", NULL);
+	check_error(3, choice, "for --log-format:", "xml");
+	check_error(2, boolean, "for --tls-insecure-skip-verify:", "maybe");
+	check_error(3, size, "for --queue-max-bytes:", "12Q");
+	check_error(2, stray, "unexpected argument", "stray");
 	setenv("KILN_INTERVAL", "0.5", 1);
-	check_error(1, none, "env out of range");
+	check_error(1, none, "for KILN_INTERVAL:", "0.5");
+	unsetenv("KILN_INTERVAL");
+	setenv("KILN_TLS_INSECURE_SKIP_VERIFY", "perhaps", 1);
+	check_error(1, none, "for KILN_TLS_INSECURE_SKIP_VERIFY:", "perhaps");
+	/* A flag beats the bad variable: no error. */
+	{
+		char *flag[] = { "agent", "--tls-insecure-skip-verify=false" };
+		struct opts o;
+
+		cr_assert_eq(parse(&o, 2, flag), 0);
+	}
 }
 
 Test(config, durations, .init = clean_env)
@@ -199,30 +251,49 @@ Test(config, durations, .init = clean_env)
 	cr_assert_float_eq(o.ttl, 45.0, 1e-9);
 	cr_assert_eq(parse(&o, 3, never), 0);
 	cr_assert_float_eq(o.ttl, 0.0, 1e-9);
-	check_error(3, too_long, "duration beyond the bound");
-	check_error(3, bad_unit, "unknown unit");
+	check_error(3, too_long, "for --cache-ttl:", "25h");
+	check_error(3, bad_unit, "for --cache-ttl:", "10d");
+	remove_tmp(path);
+}
+
+/* check_error for a config file holding text: the message names
+ * file:line, with "(key)" for a bad value. */
+static void check_file_error(const char *text, const char *line_key, const char *value)
+{
+	char *path = write_tmp(text);
+	char *argv[] = { "agent", "-c", path };
+	char source[128];
+
+	snprintf(source, sizeof(source), "%s:%s", path, line_key);
+	check_error(3, argv, source, value);
 	remove_tmp(path);
 }
 
 Test(config, file_errors, .init = clean_env)
 {
-	struct opts o;
-	char *bad_line = write_tmp("frequency 5\n");
-	char *bad_key = write_tmp("nope = 1\n");
-	char *bad_val = write_tmp("\n\ninterval = soon\n");
-	char *a1[] = { "agent", "-c", bad_line };
-	char *a2[] = { "agent", "-c", bad_key };
-	char *a3[] = { "agent", "-c", "/nonexistent/kiln.conf" };
+	char *missing[] = { "agent", "-c", "/nonexistent/kiln.conf" };
+	char *none[] = { "agent" };
 
-	char *a4[] = { "agent", "-c", bad_val };
+	check_file_error("frequency 5\n", "1: want 'key = value'", "frequency 5");
+	check_file_error("# settings\n\nnope = 1\n", "3: unknown setting", "nope");
+	check_file_error("frequency = 5\nconfig = /etc/other\n", "2: unknown setting", "config");
+	check_file_error("\n\ninterval = soon\n", "3 (interval)", "soon");
+	/* The value used is the last one: its line is named. */
+	check_file_error("frequency = 5\n# again\nfrequency = 5000\n", "3 (frequency)", "5000");
+	check_file_error("log-format = \"xml\"\n", "1 (log-format)", "xml");
+	check_error(3, missing, "--config /nonexistent/kiln.conf: No such file", NULL);
+	setenv("KILN_CONFIG", "/nonexistent/kiln.conf", 1);
+	check_error(1, none, "KILN_CONFIG /nonexistent/kiln.conf: No such file", NULL);
+	/* A file named by the environment names its own lines. */
+	{
+		char *path = write_tmp("frequency = 0\n");
+		char source[128];
 
-	cr_assert_eq(parse(&o, 3, a1), 2);
-	cr_assert_eq(parse(&o, 3, a2), 2);
-	cr_assert_eq(parse(&o, 3, a3), 2);
-	cr_assert_eq(parse(&o, 3, a4), 2);
-	remove_tmp(bad_line);
-	remove_tmp(bad_key);
-	remove_tmp(bad_val);
+		setenv("KILN_CONFIG", path, 1);
+		snprintf(source, sizeof(source), "for %s:1 (frequency):", path);
+		check_error(1, none, source, "0");
+		remove_tmp(path);
+	}
 }
 
 Test(config, messages, .init = cr_redirect_stderr)

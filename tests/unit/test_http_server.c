@@ -5,15 +5,17 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/http_server.h"
+#include "unit_helpers.h"
 
 /* What an agent would share with the handlers: written by its threads,
  * read on the server's thread, so atomics. */
@@ -128,7 +130,7 @@ static void fetch(const char *host, uint16_t port, const char *method, const cha
 	snprintf(url, sizeof(url), "http://%s:%u%s", host, port, path);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)UNIT_WAIT_S);   /* a hang guard */
 	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
@@ -178,7 +180,9 @@ static void setup(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-TestSuite(metrics_http, .init = setup, .timeout = 20);
+/* Criterion's timeout only turns a hang into a failure: longer than any
+ * POLL_UNTIL or curl request (UNIT_WAIT_S) a test makes. */
+TestSuite(metrics_http, .init = setup, .timeout = 4 * UNIT_WAIT_S);
 
 Test(metrics_http, serves_metrics_health_ready_and_errors)
 {
@@ -391,7 +395,8 @@ Test(metrics_http, all_interfaces_and_ipv6_loopback)
 
 	s = http_server__start("[::1]:0", NULL, NULL);
 	if (!s && (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT))
-		cr_skip_test("no IPv6 loopback on this host");
+		cr_skip_test("no IPv6 loopback on this host (binding [::1]: %s); the IPv4 and "
+			     "wildcard parts passed", strerror(errno));
 	cr_assert_not_null(s, "start '[::1]:0': %s", strerror(errno));
 	fetch("[::1]", http_server__port(s), "GET", "/ready", &r);
 	cr_assert_eq(r.status, 200);
@@ -413,7 +418,7 @@ Test(metrics_http, keeps_connections_alive)
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/metrics", http_server__port(s));
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)UNIT_WAIT_S);
 	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	for (int i = 0; i < 3; i++) {
@@ -430,77 +435,171 @@ Test(metrics_http, keeps_connections_alive)
 	http_server__stop(s);
 }
 
-static double now_s(void)
+/* A raw client connection to s on 127.0.0.1. */
+static int raw_connect(struct http_server *s)
 {
-	struct timespec ts;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	cr_assert_geq(fd, 0, "socket: %s", strerror(errno));
+	sin.sin_port = htons(http_server__port(s));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0, "connect: %s",
+		     strerror(errno));
+	return fd;
 }
 
-/* Idle and half-sent connections must not hold the stop up. */
+static void send_all(int fd, const char *text)
+{
+	size_t len = strlen(text);
+
+	cr_assert_eq(send(fd, text, len, MSG_NOSIGNAL), (ssize_t)len, "send: %s", strerror(errno));
+}
+
+static const char healthz_request[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+
+/* True once fd has what the server sent so far (up to size - 1 bytes, in
+ * buf, NUL-terminated) ending in the /healthz answer's body. */
+static bool got_healthz(int fd, char *buf, size_t size, size_t *len)
+{
+	ssize_t r = recv(fd, buf + *len, size - 1 - *len, MSG_DONTWAIT);
+
+	if (r > 0)
+		*len += (size_t)r;
+	buf[*len] = '\0';
+	return *len >= 5 && strstr(buf, "\r\n\r\nok\n");
+}
+
+/* Sends GET /healthz on fd and reads the whole answer: the server has
+ * been through its loop since the request was sent. */
+static void healthz_roundtrip(int fd)
+{
+	char buf[1024];
+	size_t len = 0;
+
+	send_all(fd, healthz_request);
+	POLL_UNTIL(got_healthz(fd, buf, sizeof(buf), &len), "no answer to GET /healthz (got '%s')",
+		   buf);
+	cr_assert(!strncmp(buf, "HTTP/1.1 200 ", 13), "answer '%s'", buf);
+}
+
+/* True when the server has closed fd (end of file or reset). */
+static bool closed_by_peer(int fd)
+{
+	char c;
+	ssize_t r = recv(fd, &c, 1, MSG_DONTWAIT);
+
+	return r == 0 || (r < 0 && (errno == ECONNRESET || errno == EPIPE));
+}
+
+/* A client that keeps its request half-sent and busy: one header byte
+ * every 20 ms, so the server's idle timeout never closes it. */
+struct trickler {
+	int fd;
+	atomic_bool quit;
+	atomic_uint bytes;
+};
+
+static void *trickle(void *arg)
+{
+	struct trickler *t = arg;
+
+	while (!atomic_load(&t->quit) && send(t->fd, "a", 1, MSG_NOSIGNAL) == 1) {
+		atomic_fetch_add(&t->bytes, 1);
+		usleep(20 * 1000);
+	}
+	return NULL;
+}
+
+struct stopper {
+	struct http_server *s;
+	atomic_bool done;
+};
+
+static void *stop_server(void *arg)
+{
+	struct stopper *st = arg;
+
+	http_server__stop(st->s);
+	atomic_store(&st->done, true);
+	return NULL;
+}
+
+/* Idle and half-sent connections must not hold the stop up: one client
+ * keeps its request alive for as long as the server reads it, so a stop
+ * that waited for connections to end would never return; the hang guard
+ * (UNIT_WAIT_S) fails the test then. Every client sees its connection
+ * closed by the server. */
 Test(metrics_http, stop_is_prompt_with_open_connections)
 {
 	struct http_server *s = http_server__start("127.0.0.1:0", NULL, NULL);
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	static const char partial[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+	struct trickler t = { .fd = -1 };
+	struct stopper st = { 0 };
+	pthread_t tt, stt;
 	int fds[3];
-	double t0;
 
 	cr_assert_not_null(s);
-	sin.sin_port = htons(http_server__port(s));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	for (int i = 0; i < 3; i++) {
-		fds[i] = socket(AF_INET, SOCK_STREAM, 0);
-		cr_assert_geq(fds[i], 0);
-		cr_assert_eq(connect(fds[i], (struct sockaddr *)&sin, sizeof(sin)), 0);
-	}
-	cr_assert_eq(write(fds[1], partial, sizeof(partial) - 1), (ssize_t)sizeof(partial) - 1);
+	atomic_init(&t.quit, false);
+	atomic_init(&t.bytes, 0);
+	atomic_init(&st.done, false);
+	st.s = s;
+	for (int i = 0; i < 3; i++)
+		fds[i] = raw_connect(s);
+	send_all(fds[1], "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: ");
+	t.fd = fds[1];
+	cr_assert_eq(pthread_create(&tt, NULL, trickle, &t), 0);
+	/* Served after the three were accepted (the accept queue is FIFO). */
 	expect(s, "GET", "/healthz", 200, TEXT, "ok\n");
-	usleep(50 * 1000);
-	t0 = now_s();
-	http_server__stop(s);
-	cr_assert_lt(now_s() - t0, 1.0, "stop took %.3f s", now_s() - t0);
+	POLL_UNTIL(atomic_load(&t.bytes) >= 2, "the half-sent request never grew");
+
+	cr_assert_eq(pthread_create(&stt, NULL, stop_server, &st), 0);
+	POLL_UNTIL(atomic_load(&st.done),
+		   "http_server__stop never returned with an idle, a busy half-sent and an "
+		   "unused connection open");
+	pthread_join(stt, NULL);
+	for (int i = 0; i < 3; i++)
+		POLL_UNTIL(closed_by_peer(fds[i]), "connection %d still open after the stop", i);
+	atomic_store(&t.quit, true);
+	pthread_join(tt, NULL);
 	for (int i = 0; i < 3; i++)
 		close(fds[i]);
 }
 
 /* Past HTTP_SERVER_MAX_CONNECTIONS the server stops accepting; a slot
- * freed, the waiting client is served. */
+ * freed, the waiting client is served. No timeout decides: the held
+ * connections' own requests, answered after the extra client's request was
+ * sent, show the server went round its loop without serving it. */
 Test(metrics_http, connection_limit_is_enforced)
 {
 	struct http_server *s = http_server__start("127.0.0.1:0", NULL, NULL);
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	int fds[HTTP_SERVER_MAX_CONNECTIONS];
-	CURL *c = curl_easy_init();
-	char url[64];
-	struct reply r;
-	CURLcode rc;
+	int fds[HTTP_SERVER_MAX_CONNECTIONS], extra;
+	const int last = HTTP_SERVER_MAX_CONNECTIONS - 1;
+	char buf[1024];
+	size_t len = 0;
 
 	cr_assert_not_null(s);
-	sin.sin_port = htons(http_server__port(s));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	for (int i = 0; i < HTTP_SERVER_MAX_CONNECTIONS; i++) {
-		fds[i] = socket(AF_INET, SOCK_STREAM, 0);
-		cr_assert_eq(connect(fds[i], (struct sockaddr *)&sin, sizeof(sin)), 0);
-	}
-	usleep(200 * 1000); /* let the server accept them all */
+	for (int i = 0; i < HTTP_SERVER_MAX_CONNECTIONS; i++)
+		fds[i] = raw_connect(s);
+	/* The last answered: all of them were accepted (FIFO). */
+	healthz_roundtrip(fds[last]);
 
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u/healthz", http_server__port(s));
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 500L);
-	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	memset(&r, 0, sizeof(r));
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
-	rc = curl_easy_perform(c);
-	cr_assert_eq(rc, CURLE_OPERATION_TIMEDOUT, "served past the limit: %s",
-		     curl_easy_strerror(rc));
-	curl_easy_cleanup(c);
+	extra = raw_connect(s);
+	send_all(extra, healthz_request);
+	for (int round = 0; round < 5; round++) {
+		healthz_roundtrip(fds[last]);
+		cr_assert_not(got_healthz(extra, buf, sizeof(buf), &len),
+			      "served past the limit of %d connections (round %d): '%s'",
+			      HTTP_SERVER_MAX_CONNECTIONS, round, buf);
+		cr_assert_eq(len, 0, "the extra client got '%s' past the limit", buf);
+		cr_assert_not(closed_by_peer(extra), "the extra client was turned away, not kept "
+			      "waiting");
+	}
 
 	close(fds[0]);
-	expect(s, "GET", "/healthz", 200, TEXT, "ok\n");
+	POLL_UNTIL(got_healthz(extra, buf, sizeof(buf), &len),
+		   "the waiting client was not served once a slot was free (got '%s')", buf);
+	cr_assert(!strncmp(buf, "HTTP/1.1 200 ", 13), "answer '%s'", buf);
+	close(extra);
 	for (int i = 1; i < HTTP_SERVER_MAX_CONNECTIONS; i++)
 		close(fds[i]);
 	http_server__stop(s);
@@ -515,13 +614,15 @@ Test(metrics_http, output_parses_with_prometheus_client)
 	struct http_server *s;
 	int rc;
 
-	if (system("/usr/bin/python3 -c 'import prometheus_client.parser' 2>/dev/null") != 0)
-		cr_skip_test("/usr/bin/python3 has no prometheus_client "
-			     "(apt-get install python3-prometheus-client)");
+	/* python3-prometheus-client is a test dependency (TEST_DEPS): its
+	 * absence fails the test. */
+	rc = system("/usr/bin/python3 -c 'import prometheus_client.parser' 2>/dev/null");
+	cr_assert_eq(rc, 0, "/usr/bin/python3 has no prometheus_client "
+		     "(apt-get install python3-prometheus-client, or make deps)");
 	snprintf(script, sizeof(script), "%.*scheck_prom_text.py",
 		 dir_end ? (int)(dir_end - __FILE__ + 1) : 0, __FILE__);
-	if (access(script, R_OK) != 0)
-		cr_skip_test("%s not found: run from the source tree", script);
+	cr_assert_eq(access(script, R_OK), 0, "%s not found: run the unit tests from the "
+		     "repository root", script);
 
 	agent_init(&a);
 	s = http_server__start("127.0.0.1:0", &handlers, &a);

@@ -1,7 +1,9 @@
 /* The pod watcher against tests/kube/fake_apiserver.py, a local server
  * that speaks the Kubernetes list/watch protocol: the real kube__start
  * thread, real HTTP, the server's request log as the witness. Conditions
- * are polled (up to 20 s each); nothing asserts on elapsed time. An
+ * are polled (POLL_UNTIL: up to UNIT_WAIT_S each); nothing asserts on
+ * elapsed time. python3 is a test dependency (the Makefile's TEST_DEPS):
+ * without it these tests fail, they are not skipped. An
  * alarm() per test only turns a hang into a failure (Criterion's own
  * .timeout leaks in its runner under ASan when tests run in parallel). */
 #include <criterion/criterion.h>
@@ -21,6 +23,7 @@
 #include "core/clock.h"
 #include "metadata/kube.h"
 #include "metadata/pods.h"
+#include "unit_helpers.h"
 
 #define SERVER_SCRIPT "tests/kube/fake_apiserver.py"
 #define NODE "node-a"
@@ -29,19 +32,6 @@
 #define CID_NEW "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
 #define CID_MISSED "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
 #define CID_LATE "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
-#define WAIT_NS (20ull * 1000000000ull)
-
-/* Polls cond every 20 ms for up to 20 s. */
-#define WAIT_UNTIL(cond, ...)                                                   \
-	do {                                                                    \
-		uint64_t wait_end_ = monotonic_ns() + WAIT_NS;                  \
-		while (!(cond)) {                                               \
-			if (monotonic_ns() > wait_end_)                         \
-				cr_assert_fail(__VA_ARGS__);                    \
-			usleep(20000);                                          \
-		}                                                               \
-	} while (0)
-
 static pid_t server_pid;
 static char dir[64], token_path[128], url[64];
 static struct pods *pods;
@@ -98,9 +88,9 @@ static void server_start(void)
 	size_t n = 0;
 	uint64_t end;
 
-	hang_guard(90);
-	if (!python3_on_path())
-		cr_skip_test("python3 is not on PATH: the pod watcher integration tests need it");
+	hang_guard(3 * UNIT_WAIT_S);
+	cr_assert(python3_on_path(), "python3 is not on PATH: the pod watcher tests run "
+		  "tests/kube/fake_apiserver.py with it (apt-get install python3, or make deps)");
 	cr_assert_eq(access(SERVER_SCRIPT, R_OK), 0,
 		     "%s not found: run the unit tests from the repository root", SERVER_SCRIPT);
 	strcpy(dir, "/tmp/kiln-kube-XXXXXX");
@@ -125,7 +115,7 @@ static void server_start(void)
 		_exit(127);
 	}
 	close(fds[1]);
-	end = monotonic_ns() + WAIT_NS;
+	end = unit_deadline();
 	while (n < sizeof(line) - 1 && !memchr(line, '\n', n)) {
 		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
 		ssize_t r;
@@ -211,7 +201,7 @@ static json_t *server_call(const char *path, const char *post)
 	curl_easy_setopt(c, CURLOPT_URL, full);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)UNIT_WAIT_S);   /* a hang guard */
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	if (post)
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, post);
@@ -310,8 +300,8 @@ static void pod_op(const char *op, const char *uid, const char *name, const char
 static void synced_and_watching(void)
 {
 	kube_start();
-	WAIT_UNTIL(stats().synced, "the first list never completed");
-	WAIT_UNTIL(live_watches() >= 1, "no watch after the list");
+	POLL_UNTIL(stats().synced, "the first list never completed");
+	POLL_UNTIL(live_watches() >= 1, "no watch after the list");
 }
 
 TestSuite(kube, .init = server_start, .fini = server_stop);
@@ -343,16 +333,16 @@ Test(kube, list_then_watch_keeps_the_index_current)
 	json_decref(log);
 
 	pod_op("add", "uid-new", "batch", NODE, CID_NEW, "batch", false);
-	WAIT_UNTIL(has_container(CID_NEW), "ADDED pod never indexed");
+	POLL_UNTIL(has_container(CID_NEW), "ADDED pod never indexed");
 	pod_op("modify", "uid-web", "web", NODE, CID_WEB, "web-v2", false);
-	WAIT_UNTIL(label_is(CID_WEB, "web-v2"), "MODIFIED label never seen");
+	POLL_UNTIL(label_is(CID_WEB, "web-v2"), "MODIFIED label never seen");
 	control("{\"op\":\"delete\",\"uid\":\"uid-new\"}");
-	WAIT_UNTIL(!has_container(CID_NEW), "DELETED pod still indexed");
+	POLL_UNTIL(!has_container(CID_NEW), "DELETED pod still indexed");
 	/* Another node's pod is never sent; the later pod proves the stream
 	 * got past it. */
 	pod_op("add", "uid-far", "far", "node-b", CID_MISSED, "far", false);
 	pod_op("add", "uid-late", "late", NODE, CID_LATE, "late", false);
-	WAIT_UNTIL(has_container(CID_LATE), "ADDED pod never indexed");
+	POLL_UNTIL(has_container(CID_LATE), "ADDED pod never indexed");
 	cr_assert_not(has_container(CID_MISSED));
 
 	s = stats();
@@ -368,17 +358,17 @@ Test(kube, watch_end_resumes_from_the_bookmark)
 {
 	synced_and_watching();
 	control("{\"op\":\"bookmark\",\"rv\":5000}");
-	WAIT_UNTIL(stats().bookmarks >= 1, "BOOKMARK never counted");
+	POLL_UNTIL(stats().bookmarks >= 1, "BOOKMARK never counted");
 	cr_assert_eq(requests("watch", 0, NULL, "5000"), 0);
 	control("{\"op\":\"end_watches\"}");
-	WAIT_UNTIL(requests("watch", 200, "token-1", "5000") == 1,
+	POLL_UNTIL(requests("watch", 200, "token-1", "5000") == 1,
 		   "no watch from the bookmark's resourceVersion 5000");
 	cr_assert_eq(requests("list", 0, NULL, NULL), 1, "a normal watch end must not relist");
 	cr_assert_eq(stats().relists, 0);
 	cr_assert_eq(stats().errors, 0);
 	/* The resumed watch works. */
 	pod_op("add", "uid-new", "batch", NODE, CID_NEW, "batch", false);
-	WAIT_UNTIL(has_container(CID_NEW), "ADDED pod never indexed after the resumed watch");
+	POLL_UNTIL(has_container(CID_NEW), "ADDED pod never indexed after the resumed watch");
 }
 
 Test(kube, http_410_relists)
@@ -388,14 +378,14 @@ Test(kube, http_410_relists)
 	 * only a new list can bring the pod. */
 	pod_op("add", "uid-missed", "missed", NODE, CID_MISSED, "m", true);
 	control("{\"op\":\"expire\",\"mode\":\"http\"}");
-	WAIT_UNTIL(has_container(CID_MISSED), "no relist after HTTP 410");
+	POLL_UNTIL(has_container(CID_MISSED), "no relist after HTTP 410");
 	cr_assert_geq(requests("watch", 410, NULL, NULL), 1);
 	cr_assert_eq(requests("list", 200, NULL, "0"), 2);
 	cr_assert_eq(stats().relists, 1);
 	cr_assert_eq(pods__count(pods), 2);
-	WAIT_UNTIL(live_watches() >= 1, "no watch after the relist");
+	POLL_UNTIL(live_watches() >= 1, "no watch after the relist");
 	pod_op("add", "uid-new", "batch", NODE, CID_NEW, "batch", false);
-	WAIT_UNTIL(has_container(CID_NEW), "watch after the relist does not work");
+	POLL_UNTIL(has_container(CID_NEW), "watch after the relist does not work");
 }
 
 Test(kube, error_event_410_relists)
@@ -403,7 +393,7 @@ Test(kube, error_event_410_relists)
 	synced_and_watching();
 	pod_op("add", "uid-missed", "missed", NODE, CID_MISSED, "m", true);
 	control("{\"op\":\"expire\",\"mode\":\"event\"}");
-	WAIT_UNTIL(has_container(CID_MISSED), "no relist after an ERROR 410 event");
+	POLL_UNTIL(has_container(CID_MISSED), "no relist after an ERROR 410 event");
 	cr_assert_eq(requests("watch", 410, NULL, NULL), 0);
 	cr_assert_eq(requests("list", 200, NULL, "0"), 2);
 	cr_assert_eq(stats().relists, 1);
@@ -419,13 +409,13 @@ Test(kube, unauthorized_rereads_the_rotated_token)
 	cr_assert_eq(s.token_reads, 1);
 	write_text(token_path, "token-2");
 	control("[{\"op\":\"token\",\"token\":\"token-2\"},{\"op\":\"end_watches\"}]");
-	WAIT_UNTIL(requests(NULL, 200, "token-2", NULL) >= 1, "the rotated token was never used");
+	POLL_UNTIL(requests(NULL, 200, "token-2", NULL) >= 1, "the rotated token was never used");
 	cr_assert_geq(requests(NULL, 401, "token-1", NULL), 1);
 	s = stats();
 	cr_assert_geq(s.unauthorized, 1);
 	cr_assert_geq(s.token_reads, 2);
 	pod_op("add", "uid-new", "batch", NODE, CID_NEW, "batch", false);
-	WAIT_UNTIL(has_container(CID_NEW), "watch with the new token does not work");
+	POLL_UNTIL(has_container(CID_NEW), "watch with the new token does not work");
 }
 
 Test(kube, server_errors_back_off_and_recover)
@@ -433,19 +423,19 @@ Test(kube, server_errors_back_off_and_recover)
 	synced_and_watching();
 	control("[{\"op\":\"fail\",\"kind\":\"watch\",\"status\":500,\"count\":2},"
 		"{\"op\":\"end_watches\"}]");
-	WAIT_UNTIL(requests("watch", 200, NULL, NULL) >= 2, "no watch after two 500s");
+	POLL_UNTIL(requests("watch", 200, NULL, NULL) >= 2, "no watch after two 500s");
 	cr_assert_eq(requests("watch", 500, NULL, NULL), 2);
 	cr_assert_eq(stats().errors, 2);
 	cr_assert_eq(requests("list", 0, NULL, NULL), 1, "a 500 on a watch resumes, no relist");
 	pod_op("add", "uid-new", "batch", NODE, CID_NEW, "batch", false);
-	WAIT_UNTIL(has_container(CID_NEW), "watch after recovery does not work");
+	POLL_UNTIL(has_container(CID_NEW), "watch after recovery does not work");
 }
 
 Test(kube, failed_first_list_is_retried)
 {
 	control("{\"op\":\"fail\",\"kind\":\"list\",\"status\":503,\"count\":1}");
 	kube_start();
-	WAIT_UNTIL(stats().synced, "the list was not retried");
+	POLL_UNTIL(stats().synced, "the list was not retried");
 	cr_assert_eq(requests("list", 503, NULL, NULL), 1);
 	cr_assert_eq(requests("list", 200, NULL, NULL), 1);
 	cr_assert_eq(stats().errors, 1);
@@ -461,17 +451,17 @@ Test(kube, malformed_and_truncated_lines)
 	/* A line that is not JSON: an event was lost, so list again. */
 	pod_op("add", "uid-missed", "missed", NODE, CID_MISSED, "m", true);
 	control("{\"op\":\"raw\",\"data\":\"{\\\"type\\\":\\\"ADDED\\\",\\\"object\\\":{\\n\"}");
-	WAIT_UNTIL(has_container(CID_MISSED), "no relist after a line that is not JSON");
+	POLL_UNTIL(has_container(CID_MISSED), "no relist after a line that is not JSON");
 	s = stats();
 	cr_assert_geq(s.bad_objects, 1);
 	cr_assert_eq(s.relists, 1);
 
 	/* A well-formed event with an unusable pod: counted, the watch goes on. */
-	WAIT_UNTIL(live_watches() >= 1, "no watch after the relist");
+	POLL_UNTIL(live_watches() >= 1, "no watch after the relist");
 	control("{\"op\":\"raw\",\"data\":\"{\\\"type\\\":\\\"ADDED\\\",\\\"object\\\":{\\\"metadata\\\":{}}}\\n"
 		"{\\\"type\\\":\\\"SURPRISE\\\",\\\"object\\\":{}}\\n\"}");
 	pod_op("add", "uid-new", "batch", NODE, CID_NEW, "batch", false);
-	WAIT_UNTIL(has_container(CID_NEW), "the watch stopped after an unusable pod");
+	POLL_UNTIL(has_container(CID_NEW), "the watch stopped after an unusable pod");
 	s = stats();
 	cr_assert_eq(s.bad_objects, 3);
 	cr_assert_eq(s.relists, 1);
@@ -479,14 +469,14 @@ Test(kube, malformed_and_truncated_lines)
 	/* The stream ends inside a line: list again. */
 	relists = s.relists;
 	control("[{\"op\":\"raw\",\"data\":\"{\\\"type\\\":\\\"DELE\"},{\"op\":\"end_watches\"}]");
-	WAIT_UNTIL(stats().relists > relists, "no relist after a truncated stream");
-	WAIT_UNTIL(stats().synced && live_watches() >= 1, "no watch after the relist");
+	POLL_UNTIL(stats().relists > relists, "no relist after a truncated stream");
+	POLL_UNTIL(stats().synced && live_watches() >= 1, "no watch after the relist");
 	cr_assert(has_container(CID_NEW));
 
 	/* The connection drops mid-stream: watch again, nothing lost. */
 	control("{\"op\":\"drop_watches\"}");
 	pod_op("add", "uid-late", "late", NODE, CID_LATE, "late", false);
-	WAIT_UNTIL(has_container(CID_LATE), "no recovery after a dropped connection");
+	POLL_UNTIL(has_container(CID_LATE), "no recovery after a dropped connection");
 }
 
 Test(kube, over_long_line_is_bounded)
@@ -496,7 +486,7 @@ Test(kube, over_long_line_is_bounded)
 	char *text = malloc(n + 64);
 	uint64_t relists;
 
-	hang_guard(120);
+	hang_guard(4 * UNIT_WAIT_S);
 	synced_and_watching();
 	relists = stats().relists;
 	strcpy(text, "{\"op\":\"raw\",\"data\":\"");
@@ -504,30 +494,31 @@ Test(kube, over_long_line_is_bounded)
 	strcpy(text + strlen("{\"op\":\"raw\",\"data\":\"") + n, "\"}");
 	control(text);
 	free(text);
-	WAIT_UNTIL(stats().relists > relists, "no relist after an over-long line");
+	POLL_UNTIL(stats().relists > relists, "no relist after an over-long line");
 	cr_assert_geq(stats().bad_objects, 1);
-	WAIT_UNTIL(live_watches() >= 1, "no watch after the relist");
+	POLL_UNTIL(live_watches() >= 1, "no watch after the relist");
 	pod_op("add", "uid-new", "batch", NODE, CID_NEW, "batch", false);
-	WAIT_UNTIL(has_container(CID_NEW), "no recovery after an over-long line");
+	POLL_UNTIL(has_container(CID_NEW), "no recovery after an over-long line");
 }
 
 /* kube__stop during a watch that would otherwise idle for 300 s: the
- * hang guard fails the test if the stop waits for the server. */
+ * hang guard, far below that, fails the test if the stop waits for the
+ * server. */
 Test(kube, stop_interrupts_an_idle_watch)
 {
-	hang_guard(30);
 	synced_and_watching();
+	hang_guard(2 * UNIT_WAIT_S);
 	kube__stop(kube);
 	kube = NULL;
-	WAIT_UNTIL(live_watches() == 0, "the watch connection stayed open after kube__stop");
+	POLL_UNTIL(live_watches() == 0, "the watch connection stayed open after kube__stop");
 }
 
 Test(kube, stop_interrupts_a_backoff)
 {
-	hang_guard(30);
 	control("{\"op\":\"fail\",\"kind\":\"list\",\"status\":500,\"count\":1000}");
 	kube_start();
-	WAIT_UNTIL(stats().errors >= 3, "no retries of a failing list");
+	POLL_UNTIL(stats().errors >= 3, "no retries of a failing list");
+	hang_guard(2 * UNIT_WAIT_S);
 	kube__stop(kube);
 	kube = NULL;
 }
@@ -574,7 +565,7 @@ Test(kube_config, start_names_what_is_missing)
 	struct pods *p = pods__new(10);
 	struct kube_opts opts = { .api_url = "http://127.0.0.1:1" };
 
-	hang_guard(60);
+	hang_guard(2 * UNIT_WAIT_S);
 	cr_assert_not_null(mkdtemp(d));
 	cr_assert_null(kube__start(&opts, p));
 	cr_assert_eq(errno, EINVAL, "no node name");
@@ -611,12 +602,8 @@ Test(kube_config, start_names_what_is_missing)
 		struct kube_stats s;
 
 		cr_assert_not_null(k);
-		for (uint64_t end = monotonic_ns() + WAIT_NS;; usleep(20000)) {
-			kube__stats(k, &s);
-			if (s.errors >= 1)
-				break;
-			cr_assert_lt(monotonic_ns(), end, "connection refused was not counted");
-		}
+		POLL_UNTIL((kube__stats(k, &s), s.errors >= 1),
+			   "the refused connection to be counted as an error");
 		cr_assert_not(s.synced);
 		kube__stop(k);
 	}

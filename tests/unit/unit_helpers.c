@@ -1,8 +1,23 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "core/clock.h"
 #include "unit_helpers.h"
+
+uint64_t unit_deadline(void)
+{
+	return monotonic_ns() + UNIT_WAIT_S * 1000000000ull;
+}
+
+bool unit_poll_pause(uint64_t deadline)
+{
+	if (monotonic_ns() > deadline)
+		return false;
+	usleep(10 * 1000);
+	return true;
+}
 
 char *folded_text(const struct profile *p)
 {

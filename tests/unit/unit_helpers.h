@@ -2,6 +2,9 @@
 #ifndef KILN_TESTS_UNIT_HELPERS_H
 #define KILN_TESTS_UNIT_HELPERS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "profile/profile.h"
 
 /* Folded output of p as a malloc'd string; asserts it was written. */
@@ -12,5 +15,28 @@ extern const struct read_limits test_limits;
 void read_text(struct profile *p, const char *text);
 /* A new profile of text (folded stacks). */
 struct profile *profile_of(const char *text);
+
+/* Waiting for a condition. Nothing in the unit tests asserts on elapsed
+ * time: a test polls for the state it needs and gives up only after
+ * UNIT_WAIT_S, a hang guard far beyond any loaded host's delay. */
+#define UNIT_WAIT_S 30
+#define UNIT_STR_(x) #x
+#define UNIT_STR(x) UNIT_STR_(x)
+/* The deadline of a wait starting now (CLOCK_MONOTONIC, ns). */
+uint64_t unit_deadline(void);
+/* Pauses a moment (10 ms) before the condition is polled again; false
+ * once the deadline has passed. */
+bool unit_poll_pause(uint64_t deadline);
+
+/* Polls cond until it holds, or fails the test with the printf-style
+ * message, which names what never happened ("no watch after the list"). */
+#define POLL_UNTIL(cond, ...)                                                   \
+	do {                                                                    \
+		uint64_t poll_end_ = unit_deadline();                           \
+		while (!(cond))                                                 \
+			if (!unit_poll_pause(poll_end_))                        \
+				cr_assert_fail("polled " UNIT_STR(UNIT_WAIT_S) \
+					       " s in vain: " __VA_ARGS__);     \
+	} while (0)
 
 #endif

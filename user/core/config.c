@@ -13,7 +13,7 @@ struct raw {
 	enum source src;
 	const char **vals;
 	size_t n;
-	int line;               /* SRC_FILE: line number */
+	int line;               /* SRC_FILE: line number of the last value */
 };
 
 struct parse_state {
@@ -22,6 +22,7 @@ struct parse_state {
 	size_t n;
 	struct raw *raw;
 	const char *file;
+	char file_from[128];    /* what named the file: --config, KILN_CONFIG */
 };
 
 /* Config-file text and copies of environment lists live until exit (the
@@ -60,6 +61,8 @@ static int add_value(struct raw *r, enum source src, const char *v, int line)
 		return -ENOMEM;
 	vals[r->n++] = v;
 	r->vals = vals;
+	/* The last value is the one used: an error names its line. */
+	r->line = line;
 	return 0;
 }
 
@@ -99,6 +102,12 @@ static void where(const struct parse_state *ps, const struct config_option *o,
 	default:
 		snprintf(buf, n, "the default of --%s", o->name);
 	}
+}
+
+static int out_of_memory(const struct parse_state *ps)
+{
+	fprintf(stderr, "kiln %s: out of memory while reading the options\n", ps->cmd);
+	return 2;
 }
 
 static int bad(const struct parse_state *ps, const struct config_option *o,
@@ -230,7 +239,8 @@ static int read_file(struct parse_state *ps)
 	int line = 0;
 
 	if (!f) {
-		fprintf(stderr, "kiln %s: --config %s: %s\n", ps->cmd, ps->file, strerror(errno));
+		fprintf(stderr, "kiln %s: %s %s: %s\n", ps->cmd, ps->file_from, ps->file,
+			strerror(errno));
 		return 2;
 	}
 	/* Bounded: a config file is small. */
@@ -241,14 +251,14 @@ static int read_file(struct parse_state *ps)
 			cap = cap ? cap * 2 : 8192;
 			if (cap > (1u << 20)) {
 				fclose(f);
-				fprintf(stderr, "kiln %s: --config %s: larger than 1 MiB\n", ps->cmd,
-					ps->file);
+				fprintf(stderr, "kiln %s: %s %s: larger than 1 MiB\n", ps->cmd,
+					ps->file_from, ps->file);
 				return 2;
 			}
 			grown = realloc(file_text, cap);
 			if (!grown) {
 				fclose(f);
-				return 2;
+				return out_of_memory(ps);
 			}
 			file_text = grown;
 		}
@@ -291,7 +301,7 @@ static int read_file(struct parse_state *ps)
 			return 2;
 		}
 		if (add_value(&ps->raw[o - ps->table], SRC_FILE, val, line))
-			return 2;
+			return out_of_memory(ps);
 	}
 	return 0;
 }
@@ -332,7 +342,7 @@ static int parse_flags(struct parse_state *ps, int argc, char **argv)
 			val = argv[++i];
 		}
 		if (add_value(&ps->raw[o - ps->table], SRC_FLAG, val, 0))
-			return 2;
+			return out_of_memory(ps);
 	}
 	return 0;
 }
@@ -362,12 +372,16 @@ int config__parse(const char *cmd, const struct config_option *table, size_t n,
 		if (!v || ps.raw[i].src == SRC_FLAG)
 			continue;
 		if (table[i].type == CONFIG_LIST ? env_list(&ps.raw[i], v) :
-		    add_value(&ps.raw[i], SRC_ENV, v, 0))
+		    add_value(&ps.raw[i], SRC_ENV, v, 0)) {
+			out_of_memory(&ps);
 			goto out;
+		}
 	}
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(table[i].name, "config") && ps.raw[i].n)
+		if (!strcmp(table[i].name, "config") && ps.raw[i].n) {
 			ps.file = ps.raw[i].vals[ps.raw[i].n - 1];
+			where(&ps, &table[i], &ps.raw[i], ps.file_from, sizeof(ps.file_from));
+		}
 	if (ps.file && *ps.file && read_file(&ps))
 		goto out;
 	for (size_t i = 0; i < n; i++)
