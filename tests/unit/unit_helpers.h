@@ -2,6 +2,9 @@
 #ifndef KILN_TESTS_UNIT_HELPERS_H
 #define KILN_TESTS_UNIT_HELPERS_H
 
+#include <stdbool.h>
+
+#include "metadata/metadata.h"
 #include "profile/profile.h"
 
 /* Folded output of p as a malloc'd string; asserts it was written. */
@@ -12,5 +15,18 @@ extern const struct read_limits test_limits;
 void read_text(struct profile *p, const char *text);
 /* A new profile of text (folded stacks). */
 struct profile *profile_of(const char *text);
+/* Sets *l to the canonical label set of the NULL-terminated name, value,
+ * name, value, ... arguments (sorted by name, as the metadata stage makes
+ * them). Release with labels__release. */
+void labels_of_pairs(struct labels *l, ...);
+/* The same from an array of n name, value pairs (pairs[2i], pairs[2i+1]). */
+void labels_of_array(struct labels *l, const char *const *pairs, size_t n);
+/* A fresh directory under /tmp (mkdtemp of "/tmp/kiln-<what>-XXXXXX"),
+ * written into path (at least 64 bytes). */
+void temp_dir(char *path, size_t size, const char *what);
+/* Removes dir and the regular files in it. */
+void remove_dir(const char *dir);
+/* Polls cond(ctx) every 5 ms for up to seconds; whether it became true. */
+bool wait_until(bool (*cond)(void *ctx), void *ctx, double seconds);
 
 #endif
