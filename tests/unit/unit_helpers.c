@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,7 +98,22 @@ void temp_dir(char *path, size_t size, const char *what)
 	cr_assert_not_null(mkdtemp(path), "mkdtemp %s", path);
 }
 
-void remove_dir(const char *dir)
+void write_under(const char *root, const char *sub, const char *name, const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, sub);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s/%s", root, sub, name);
+	f = fopen(path, "we");
+	cr_assert_not_null(f, "%s", path);
+	cr_assert_geq(fputs(text, f), 0);
+	cr_assert_eq(fclose(f), 0);
+}
+
+/* Removes dir and what is in it, one level of subdirectories deep. */
+static void remove_tree(const char *dir, int depth)
 {
 	char path[4096];
 	struct dirent *de;
@@ -109,10 +125,16 @@ void remove_dir(const char *dir)
 		if (de->d_name[0] == '.' && (!de->d_name[1] || !strcmp(de->d_name, "..")))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		unlink(path);
+		if (unlink(path) && depth > 0)
+			remove_tree(path, depth - 1);
 	}
 	closedir(d);
 	rmdir(dir);
+}
+
+void remove_dir(const char *dir)
+{
+	remove_tree(dir, 1);
 }
 
 bool wait_until(bool (*cond)(void *ctx), void *ctx, double seconds)

@@ -24,7 +24,9 @@ void labels_of_array(struct labels *l, const char *const *pairs, size_t n);
 /* A fresh directory under /tmp (mkdtemp of "/tmp/kiln-<what>-XXXXXX"),
  * written into path (at least 64 bytes). */
 void temp_dir(char *path, size_t size, const char *what);
-/* Removes dir and the regular files in it. */
+/* Writes text to root/sub/name, creating root/sub. */
+void write_under(const char *root, const char *sub, const char *name, const char *text);
+/* Removes dir and its files, with one level of subdirectories. */
 void remove_dir(const char *dir);
 /* Polls cond(ctx) every 5 ms for up to seconds; whether it became true. */
 bool wait_until(bool (*cond)(void *ctx), void *ctx, double seconds);
