@@ -337,6 +337,8 @@ static void parse_key(const char *name, struct key *k)
 		trim_copy(k->tags[k->ntags][0], 1024, s, kl);
 		cr_assert(all_of(k->tags[k->ntags][0], "_."), "the server refuses tag key '%s' (name %s)",
 			  k->tags[k->ntags][0], name);
+		/* A __name__ tag would replace the application name. */
+		cr_assert_str_neq(k->tags[k->ntags][0], "__name__", "__name__ as a tag in %s", name);
 		s += kl + 1;
 		vl = strcspn(s, ",}");
 		cr_assert(s[vl], "value without end in %s", name);
