@@ -368,6 +368,16 @@ static void ingest(const struct labels *l, struct query *q, struct key *k)
 	free(url);
 }
 
+/* ingest() of the label set of n name, value pairs. */
+static void ingest_pairs(struct query *q, struct key *k, size_t n, const char *const *pairs)
+{
+	struct labels l = { 0 };
+
+	labels_of_array(&l, pairs, n);
+	ingest(&l, q, k);
+	labels__release(&l);
+}
+
 Test(pyroscope_ingest, parameters)
 {
 	struct labels l = { 0 };
@@ -413,18 +423,16 @@ Test(pyroscope_ingest, special_characters_in_values)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct labels l = { 0 };
+		const char *pairs[] = { "service_name", "svc", "team", cases[i][0], "zone", "z1" };
 		struct query q;
 		struct key k;
 
-		labels_of_pairs(&l, "service_name", "svc", "team", cases[i][0], "zone", "z1", NULL);
-		ingest(&l, &q, &k);
+		ingest_pairs(&q, &k, 3, pairs);
 		cr_assert_str_eq(k.app, "svc.cpu", "value '%s': app '%s'", cases[i][0], k.app);
 		cr_assert_eq(k.ntags, 2, "value '%s' gave %d tags: %s", cases[i][0], k.ntags, q.name);
 		cr_assert_str_eq(k.tags[0][0], "team");
 		cr_assert_str_eq(tag(&k, "team"), cases[i][1], "value '%s'", cases[i][0]);
 		cr_assert_str_eq(tag(&k, "zone"), "z1", "value '%s'", cases[i][0]);
-		labels__release(&l);
 	}
 }
 
@@ -441,29 +449,21 @@ Test(pyroscope_ingest, service_names_the_server_accepts)
 		{ "", "unknown.cpu" },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct labels l = { 0 };
-		struct query q;
-		struct key k;
+	static const char *const no_service[] = { "node", "n1" };
+	struct query q;
+	struct key k;
 
-		labels_of_pairs(&l, "service_name", cases[i][0], "node", "n1", NULL);
-		ingest(&l, &q, &k);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *pairs[] = { "service_name", cases[i][0], "node", "n1" };
+
+		ingest_pairs(&q, &k, 2, pairs);
 		cr_assert_str_eq(k.app, cases[i][1], "service_name '%s'", cases[i][0]);
 		cr_assert_eq(k.ntags, 1);
 		cr_assert_str_eq(tag(&k, "node"), "n1");
-		labels__release(&l);
 	}
-	/* No service_name at all. */
-	{
-		struct labels l = { 0 };
-		struct query q;
-		struct key k;
-
-		labels_of_pairs(&l, "node", "n1", NULL);
-		ingest(&l, &q, &k);
-		cr_assert_str_eq(k.app, "unknown.cpu");
-		labels__release(&l);
-	}
+	ingest_pairs(&q, &k, 1, no_service);
+	cr_assert_str_eq(k.app, "unknown.cpu");
+	cr_assert_str_eq(tag(&k, "node"), "n1");
 }
 
 Test(pyroscope_ingest, tag_names_and_order)

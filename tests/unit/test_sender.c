@@ -272,6 +272,14 @@ static bool arrived(void *ctx)
 	return server_count(&srv.arrived) >= *(size_t *)ctx;
 }
 
+/* The server got exactly these bodies, in this order. */
+static void expect_bodies(size_t n, const char *const *bodies)
+{
+	cr_assert_eq(server_count(&srv.nseen), n);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_str_eq(srv.seen[i].body, bodies[i], "request %zu", i);
+}
+
 static struct sender_stats settle(struct sender *s, uint64_t profiles)
 {
 	struct until u = { s, profiles };
@@ -302,10 +310,7 @@ Test(sender, delivers_in_order)
 	cr_assert_eq(st.queue_bytes, 0);
 	cr_assert_eq(st.last_status, 200);
 	cr_assert_neq(st.last_success_unix_ns, 0);
-	cr_assert_eq(server_count(&srv.nseen), 3);
-	cr_assert_str_eq(srv.seen[0].body, "first");
-	cr_assert_str_eq(srv.seen[1].body, "second");
-	cr_assert_str_eq(srv.seen[2].body, "third");
+	expect_bodies(3, (const char *const[]){ "first", "second", "third" });
 	cr_assert_str_eq(srv.seen[0].content_type, "application/proto");
 	sender__free(s);
 }
@@ -356,9 +361,7 @@ Test(sender, refusals_are_dropped_and_counted_once)
 	cr_assert_eq(st.attempts_failed, 4);
 	cr_assert_eq(st.retries, 0, "a refused request was sent again");
 	/* Each request went exactly once. */
-	cr_assert_eq(server_count(&srv.nseen), 5);
-	cr_assert_str_eq(srv.seen[0].body, "a");
-	cr_assert_str_eq(srv.seen[4].body, "e");
+	expect_bodies(5, (const char *const[]){ "a", "b", "c", "d", "e" });
 	sender__free(s);
 }
 
@@ -411,10 +414,7 @@ Test(sender, full_queue_drops_the_oldest_waiting_request)
 	st = settle(s, 1101);
 	cr_assert_eq(st.profiles_sent, 1101);
 	cr_assert_eq(st.profiles_dropped_full, 10);
-	cr_assert_eq(server_count(&srv.nseen), 3);
-	cr_assert_str_eq(srv.seen[0].body, "req-0-head");
-	cr_assert_str_eq(srv.seen[1].body, "req-2-keep");
-	cr_assert_str_eq(srv.seen[2].body, "req-3-keep");
+	expect_bodies(3, (const char *const[]){ "req-0-head", "req-2-keep", "req-3-keep" });
 	sender__free(s);
 }
 
@@ -430,6 +430,6 @@ Test(sender, shutdown_delivers_what_is_queued)
 	sender__stats(s, &st);
 	cr_assert_eq(st.profiles_sent, 2);
 	cr_assert_eq(st.profiles_dropped_shutdown, 0);
-	cr_assert_eq(server_count(&srv.nseen), 2);
+	expect_bodies(2, (const char *const[]){ "one", "two" });
 	sender__free(s);
 }
