@@ -119,7 +119,7 @@ Test(pyroscope_push, label_names_are_sanitized)
 Test(pyroscope_push, sizes_and_bounds)
 {
 	struct labels l = { 0 };
-	char names[40][8], values[40][8], longname[2001];
+	char names[40][16], values[40][16], longname[2001];
 	Push__V1__PushRequest *req;
 	uint8_t *big = malloc(1 << 20);
 	const char *a[80];
