@@ -234,40 +234,6 @@ struct encoded {
 	size_t len;
 };
 
-static void file_name(char *buf, size_t n, uint64_t start_s, const struct labels *l,
-		      unsigned dup)
-{
-	const char *svc = labels__get(l, "service_name");
-	size_t pos = (size_t)snprintf(buf, n, "%" PRIu64 "-", start_s);
-
-	file__append_safe_name(buf, n, &pos, svc && *svc ? svc : "unknown", 16);
-	if (dup)
-		pos += (size_t)snprintf(buf + pos, n - pos, "-%u", dup + 1);
-	snprintf(buf + pos, n - pos, ".pb.gz");
-}
-
-struct blob {
-	const uint8_t *data;
-	size_t len;
-};
-
-static int fill_blob(FILE *f, void *ctx)
-{
-	const struct blob *b = ctx;
-
-	return fwrite(b->data, 1, b->len, f) == b->len ? 0 : -EIO;
-}
-
-static int fill_folded(FILE *f, void *ctx)
-{
-	struct profile_set *set = ctx;
-	int err = 0;
-
-	for (size_t i = 0; i < profile_set__count(set) && !err; i++)
-		err = folded__write(profile_set__entry(set, i)->profile, f);
-	return err;
-}
-
 struct page {
 	const struct profile *profile;
 	struct html_meta meta;
@@ -307,22 +273,16 @@ static void write_latest_html(struct agent *a, const struct encoded *enc, size_t
 static void write_files(struct agent *a, struct profile_set *set, struct encoded *enc,
 			size_t n, uint64_t start_s)
 {
-	char name[512], prev[512] = "";
-	unsigned dup = 0;
+	struct files_profile *p = calloc(n, sizeof(*p));
 
-	for (size_t i = 0; i < n; i++) {
-		struct blob b = { enc[i].pprof, enc[i].len };
-
-		/* Label sets sharing a service_name get -2, -3, ... */
-		file_name(name, sizeof(name), start_s, &enc[i].e->labels, 0);
-		dup = strcmp(name, prev) == 0 ? dup + 1 : 0;
-		snprintf(prev, sizeof(prev), "%s", name);
-		if (dup)
-			file_name(name, sizeof(name), start_s, &enc[i].e->labels, dup);
-		files__write(a->files, name, fill_blob, &b);
+	if (!p) {
+		pr_error("files: out of memory, interval %" PRIu64 " not written", start_s);
+		return;
 	}
-	snprintf(name, sizeof(name), "%" PRIu64 "-all.folded", start_s);
-	files__write(a->files, name, fill_folded, set);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (struct files_profile){ &enc[i].e->labels, enc[i].pprof, enc[i].len };
+	files__write_interval(a->files, start_s, p, n, set);
+	free(p);
 	write_latest_html(a, enc, n);
 }
 

@@ -25,40 +25,71 @@ struct pipeline {
 	struct pipeline_totals t;
 };
 
+/* Everything but the sampler; p->o set. 0, or -1 with *status. */
+static int open_stages(struct pipeline *p, const char *proc_root, int *status)
+{
+	const struct pipeline_opts *opts = &p->o;
+
+	p->procs = proc_table__new(proc_root, opts->max_processes);
+	p->sym = p->procs ? symbolizer__new(opts->cache_bytes, opts->cache_ttl_ns, p->procs) : NULL;
+	p->current = profile_set__new(opts->max_label_sets);
+	p->seen = opts->track_label_sets ? profile_set__new(MAX_SEEN_LABEL_SETS) : NULL;
+	p->frames = calloc(SYMBOLIZER_MAX_FRAMES, sizeof(*p->frames));
+	if (!p->procs || !p->sym || !p->current || (opts->track_label_sets && !p->seen) ||
+	    !p->frames) {
+		pr_error("out of memory");
+		*status = 1;
+		return -1;
+	}
+	p->md = metadata__new(&opts->metadata);
+	if (!p->md) {
+		/* metadata__new said why; EINVAL: a bad tag or label option */
+		*status = errno == EINVAL ? 2 : 1;
+		return -1;
+	}
+	return 0;
+}
+
 struct pipeline *pipeline__open(const struct pipeline_opts *opts, int *status)
 {
 	struct pipeline *p = calloc(1, sizeof(*p));
 	int err;
 
 	*status = 1;
-	if (!p)
-		goto nomem;
+	if (!p) {
+		pr_error("out of memory");
+		return NULL;
+	}
 	p->o = *opts;
 	p->sampler = sampler__open(&opts->sampler, &err);
 	if (!p->sampler) {
 		*status = 2;
 		goto fail;
 	}
-	p->procs = proc_table__new("/proc", opts->max_processes);
-	p->sym = p->procs ? symbolizer__new(opts->cache_bytes, opts->cache_ttl_ns, p->procs) : NULL;
-	p->current = profile_set__new(opts->max_label_sets);
-	p->seen = opts->track_label_sets ? profile_set__new(MAX_SEEN_LABEL_SETS) : NULL;
-	p->frames = calloc(SYMBOLIZER_MAX_FRAMES, sizeof(*p->frames));
-	if (!p->procs || !p->sym || !p->current || (opts->track_label_sets && !p->seen) ||
-	    !p->frames)
-		goto nomem;
-	p->md = metadata__new(&opts->metadata);
-	if (!p->md) {
-		/* metadata__new said why; EINVAL: a bad tag or label option */
-		*status = errno == EINVAL ? 2 : 1;
+	if (open_stages(p, "/proc", status))
 		goto fail;
-	}
 	return p;
-nomem:
-	pr_error("out of memory");
 fail:
 	pipeline__free(p);
 	return NULL;
+}
+
+struct pipeline *pipeline__new(const struct pipeline_opts *opts, const char *proc_root,
+			       int *status)
+{
+	struct pipeline *p = calloc(1, sizeof(*p));
+
+	*status = 1;
+	if (!p) {
+		pr_error("out of memory");
+		return NULL;
+	}
+	p->o = *opts;
+	if (open_stages(p, proc_root, status)) {
+		pipeline__free(p);
+		return NULL;
+	}
+	return p;
 }
 
 int pipeline__filter_add(struct pipeline *p, pid_t pid, uint8_t flags)
@@ -127,9 +158,8 @@ static const struct labels *group_key(struct pipeline *p)
 	return &p->group;
 }
 
-static void on_sample(const struct drained_sample *d, void *ctx)
+void pipeline__add_sample(struct pipeline *p, const struct drained_sample *d)
 {
-	struct pipeline *p = ctx;
 	struct proc_snapshot *snap = d->key->instance ?
 		proc_table__get(p->procs, d->key->instance) : NULL;
 	const struct labels *key;
@@ -165,6 +195,30 @@ static void on_sample(const struct drained_sample *d, void *ctx)
 		p->t.profiled += d->count;
 }
 
+static void on_sample(const struct drained_sample *d, void *ctx)
+{
+	pipeline__add_sample(ctx, d);
+}
+
+void pipeline__account_drain(struct pipeline *p, const struct drain_stats *st, int err)
+{
+	for (int i = 0; i < KILN_OUTCOME_COUNT; i++)
+		p->t.outcomes[i] += st->outcomes[i];
+	p->t.drained += st->drained;
+	p->t.drains++;
+	p->t.drain_ns_last = st->duration_ns;
+	p->t.drain_ns_sum += st->duration_ns;
+	if (st->duration_ns > p->t.drain_ns_max)
+		p->t.drain_ns_max = st->duration_ns;
+	/* Conservation: every sample counted by BPF was drained, once. */
+	if (!err && st->drained != st->outcomes[KILN_SAMPLED]) {
+		p->t.invariant_failures++;
+		pr_warn("drain %" PRIu64 ": drained %" PRIu64 " samples but the sampler counted %" PRIu64,
+			p->t.drains, st->drained, st->outcomes[KILN_SAMPLED]);
+	}
+	proc_table__drained(p->procs);
+}
+
 int pipeline__drain(struct pipeline *p)
 {
 	struct drain_stats st;
@@ -177,22 +231,7 @@ int pipeline__drain(struct pipeline *p)
 	if (symbolizer__age(p->sym, monotonic_ns()))
 		malloc_trim(0);
 	err = sampler__drain(p->sampler, on_sample, p, &st);
-
-	for (int i = 0; i < KILN_OUTCOME_COUNT; i++)
-		p->t.outcomes[i] += st.outcomes[i];
-	p->t.drained += st.drained;
-	p->t.drains++;
-	p->t.drain_ns_last = st.duration_ns;
-	p->t.drain_ns_sum += st.duration_ns;
-	if (st.duration_ns > p->t.drain_ns_max)
-		p->t.drain_ns_max = st.duration_ns;
-	/* Conservation: every sample counted by BPF was drained, once. */
-	if (!err && st.drained != st.outcomes[KILN_SAMPLED]) {
-		p->t.invariant_failures++;
-		pr_warn("drain %" PRIu64 ": drained %" PRIu64 " samples but the sampler counted %" PRIu64,
-			p->t.drains, st.drained, st.outcomes[KILN_SAMPLED]);
-	}
-	proc_table__drained(p->procs);
+	pipeline__account_drain(p, &st, err);
 	return err;
 }
 

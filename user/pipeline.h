@@ -43,6 +43,20 @@ struct pipeline;
 /* Opens the sampler and every stage; logs why and returns NULL + *status
  * (2: this host cannot run kiln, 1: other) on failure. */
 struct pipeline *pipeline__open(const struct pipeline_opts *opts, int *status);
+/* Every stage but the sampler, the process table reading proc_root: for
+ * feeding samples without BPF (unit tests). Only pipeline__add_sample,
+ * pipeline__account_drain, pipeline__take and the getters apply (the
+ * sampler's functions and pipeline__drain need pipeline__open's). */
+struct pipeline *pipeline__new(const struct pipeline_opts *opts, const char *proc_root,
+			       int *status);
+/* What a drain does with each sample the sampler hands over: labels
+ * (filtered or routed to its label set's profile), symbols, added; each
+ * count lands in exactly one of profiled, filtered, label_sets_full and
+ * add_failures. */
+void pipeline__add_sample(struct pipeline *p, const struct drained_sample *d);
+/* What a drain does after its samples: adds the sampler's stats to the
+ * totals, checks drained == sampled, lets the process table reap. */
+void pipeline__account_drain(struct pipeline *p, const struct drain_stats *st, int err);
 /* For record -p / COMMAND: profile only these pids. */
 int pipeline__filter_add(struct pipeline *p, pid_t pid, uint8_t flags);
 /* Opens the perf events; sampling starts. 0 or -errno (logged). */

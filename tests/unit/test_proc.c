@@ -11,6 +11,7 @@
 #include "core/parse.h"
 #include "core/u64map.h"
 #include "proc/proc.h"
+#include "unit_helpers.h"
 
 static const char maps_text[] =
 	"55d0c0a00000-55d0c0a01000 r--p 00000000 08:01 1234 /usr/bin/app\n"
@@ -59,16 +60,7 @@ static char root[64];
 
 static void write_file(const char *pid, const char *name, const char *text)
 {
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, pid);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/%s/%s", root, pid, name);
-	f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	fclose(f);
+	write_under(root, pid, name, text);
 }
 
 static void fake_proc(void)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "metadata/metadata.h"
 #include "profile/profile.h"
 
 /* Folded output of p as a malloc'd string; asserts it was written. */
@@ -15,6 +16,19 @@ extern const struct read_limits test_limits;
 void read_text(struct profile *p, const char *text);
 /* A new profile of text (folded stacks). */
 struct profile *profile_of(const char *text);
+/* Sets *l to the canonical label set of the NULL-terminated name, value,
+ * name, value, ... arguments (sorted by name, as the metadata stage makes
+ * them). Release with labels__release. */
+void labels_of_pairs(struct labels *l, ...);
+/* The same from an array of n name, value pairs (pairs[2i], pairs[2i+1]). */
+void labels_of_array(struct labels *l, const char *const *pairs, size_t n);
+/* A fresh directory under /tmp (mkdtemp of "/tmp/kiln-<what>-XXXXXX"),
+ * written into path (at least 64 bytes). */
+void temp_dir(char *path, size_t size, const char *what);
+/* Writes text to root/sub/name, creating root/sub. */
+void write_under(const char *root, const char *sub, const char *name, const char *text);
+/* Removes dir and its files, with one level of subdirectories. */
+void remove_dir(const char *dir);
 
 /* Waiting for a condition. Nothing in the unit tests asserts on elapsed
  * time: a test polls for the state it needs and gives up only after

@@ -1,7 +1,9 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -140,6 +142,61 @@ int files__write(struct files *fs, const char *name, int (*fill)(FILE *f, void *
 		pr_warn("%s: cannot write: %s", path, strerror(-err));
 	}
 	return err;
+}
+
+static void profile_name(char *buf, size_t n, uint64_t start_s, const struct labels *l,
+			 unsigned dup)
+{
+	const char *svc = labels__get(l, "service_name");
+	size_t pos = (size_t)snprintf(buf, n, "%" PRIu64 "-", start_s);
+
+	file__append_safe_name(buf, n, &pos, svc && *svc ? svc : "unknown", 16);
+	if (dup)
+		pos += (size_t)snprintf(buf + pos, n - pos, "-%u", dup + 1);
+	snprintf(buf + pos, n - pos, ".pb.gz");
+}
+
+struct blob {
+	const uint8_t *data;
+	size_t len;
+};
+
+static int fill_blob(FILE *f, void *ctx)
+{
+	const struct blob *b = ctx;
+
+	return fwrite(b->data, 1, b->len, f) == b->len ? 0 : -EIO;
+}
+
+static int fill_folded(FILE *f, void *ctx)
+{
+	struct profile_set *set = ctx;
+	int err = 0;
+
+	for (size_t i = 0; i < profile_set__count(set) && !err; i++)
+		err = folded__write(profile_set__entry(set, i)->profile, f);
+	return err;
+}
+
+void files__write_interval(struct files *fs, uint64_t start_s, const struct files_profile *p,
+			   size_t n, struct profile_set *set)
+{
+	char name[512], prev[512] = "";
+	unsigned dup = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct blob b = { p[i].pprof, p[i].len };
+
+		/* Label sets sharing a service_name get -2, -3, ... */
+		profile_name(name, sizeof(name), start_s, p[i].labels, 0);
+		dup = strcmp(name, prev) == 0 ? dup + 1 : 0;
+		snprintf(prev, sizeof(prev), "%s", name);
+		if (dup)
+			profile_name(name, sizeof(name), start_s, p[i].labels, dup);
+		files__write(fs, name, fill_blob, &b);
+	}
+	snprintf(name, sizeof(name), "%" PRIu64 "-all.folded", start_s);
+	files__write(fs, name, fill_folded, set);
 }
 
 void files__stats(const struct files *fs, struct files_stats *out)

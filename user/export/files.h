@@ -6,8 +6,12 @@
 #ifndef KILN_EXPORT_FILES_H
 #define KILN_EXPORT_FILES_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "metadata/metadata.h"
+#include "profile/profile_set.h"
 
 struct files_stats {
 	uint64_t written, bytes_written, removed, errors;
@@ -24,6 +28,21 @@ struct files *files__new(const char *dir, uint64_t max_bytes);
  * counted). */
 int files__write(struct files *fs, const char *name, int (*fill)(FILE *f, void *ctx),
 		 void *ctx);
+/* One label set's encoded profile of an interval. */
+struct files_profile {
+	const struct labels *labels;
+	const uint8_t *pprof;           /* gzipped */
+	size_t len;
+};
+
+/* Writes one interval: each profile as `<start_s>-<service_name>.pb.gz`
+ * (the name file-name safe, at most 16 bytes short of the buffer,
+ * "unknown" without one), profiles in a row with the same file name
+ * numbered -2, -3, ... (give them sorted by service_name); then
+ * `<start_s>-all.folded`, the folded stacks of every profile of set.
+ * Failures are logged and counted per file. */
+void files__write_interval(struct files *fs, uint64_t start_s, const struct files_profile *p,
+			   size_t n, struct profile_set *set);
 void files__stats(const struct files *fs, struct files_stats *out);
 void files__free(struct files *fs);
 

@@ -124,7 +124,24 @@ out:
 	return err;
 }
 
-/* The ingest name syntax reserves ',', '=', '{' and '}' inside the braces. */
+/* Pyroscope parses the ingest name with no escape mechanism (its segment
+ * key parser): the application name runs to the first '{' and may hold
+ * only [A-Za-z0-9_./-] (anything else: HTTP 400); a tag key runs to '=';
+ * a tag value runs to ',' or '}'. So the service name keeps those
+ * characters only, and tag names and values lose ',', '=', '{' and '}';
+ * what is dropped becomes '_' (one per UTF-8 character in the name). */
+static void append_app_name(char *buf, size_t n, size_t *pos, const char *s)
+{
+	for (; *s && *pos + 1 < n; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c & 0xc0) == 0x80) /* continuation byte: already replaced */
+			continue;
+		buf[(*pos)++] = isascii(c) && (isalnum(c) || strchr("_./-", c)) ? (char)c : '_';
+	}
+	buf[*pos] = '\0';
+}
+
 static void append_clean(char *buf, size_t n, size_t *pos, const char *s)
 {
 	for (; *s && *pos + 1 < n; s++)
@@ -142,7 +159,7 @@ int pyroscope__ingest_url(const char *server, const struct labels *l, int64_t fr
 	char *escaped;
 	int len;
 
-	append_clean(name, sizeof(name), &pos, service && *service ? service : "unknown");
+	append_app_name(name, sizeof(name), &pos, service && *service ? service : "unknown");
 	pos += (size_t)snprintf(name + pos, sizeof(name) - pos, ".cpu{");
 	/* service_name travels as the name's prefix; the others as tags. */
 	for (size_t i = 1, first = 1; i < nl; i++) {

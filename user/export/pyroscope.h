@@ -25,7 +25,10 @@ struct pyroscope_series {
 int pyroscope__push_request(const struct pyroscope_series *s, size_t n, uint8_t **out,
 			    size_t *len);
 /* The /ingest URL for one label set's pprof covering [from, until) unix
- * seconds, sampled at hz. *out is malloc'd. 0 or -errno. */
+ * seconds, sampled at hz: name=<service_name>.cpu{k=v,...}, percent-encoded.
+ * Pyroscope's name parser has no escapes: the service name keeps only
+ * [A-Za-z0-9_./-], tag values lose ',', '=', '{' and '}' (each becomes
+ * '_'). *out is malloc'd. 0 or -errno. */
 int pyroscope__ingest_url(const char *server, const struct labels *l, int64_t from,
 			  int64_t until, unsigned hz, char **out);
 /* Sanitizes a label name in place to [a-zA-Z_][a-zA-Z0-9_]*: other

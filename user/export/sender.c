@@ -114,28 +114,36 @@ void sender__enqueue(struct sender *s, char *url, const char *content_type, uint
 	pthread_mutex_unlock(&s->lock);
 }
 
-static double backoff_seconds(unsigned failures, double retry_after)
+double sender__backoff(unsigned failures, double retry_after, uint32_t r)
 {
 	double b = BACKOFF_MIN * (double)(1u << (failures > 6 ? 5 : failures - 1));
-	uint32_t r = 0;
 
 	if (b > BACKOFF_MAX)
 		b = BACKOFF_MAX;
 	/* Full jitter over the upper half: agents restarted together spread out. */
-	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-		r = (uint32_t)monotonic_ns();
 	b = b / 2 + (b / 2) * (r / (double)UINT32_MAX);
 	if (retry_after > 0)
 		b = retry_after < BACKOFF_MAX ? retry_after : BACKOFF_MAX;
 	return b;
 }
 
-static bool retryable(int err, long status)
+static double backoff_seconds(unsigned failures, double retry_after)
 {
-	if (err)
-		return true;
-	return status == 401 || status == 403 || status == 408 || status == 429 ||
-	       status >= 500;
+	uint32_t r = 0;
+
+	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+		r = (uint32_t)monotonic_ns();
+	return sender__backoff(failures, retry_after, r);
+}
+
+enum sender_verdict sender__classify(int err, long status)
+{
+	if (!err && status >= 200 && status < 300)
+		return SENDER_DELIVERED;
+	if (err || status == 401 || status == 403 || status == 408 || status == 429 ||
+	    status >= 500)
+		return SENDER_RETRY;
+	return SENDER_REFUSED;
 }
 
 /* Waits until seconds pass, shutdown's deadline, or abort; lock held. */
@@ -162,7 +170,9 @@ static void wait_locked(struct sender *s, double seconds)
 
 static void outcome(struct sender *s, struct item *it, int err, const struct http_result *res)
 {
-	if (!err && res->status >= 200 && res->status < 300) {
+	enum sender_verdict v = sender__classify(err, res->status);
+
+	if (v == SENDER_DELIVERED) {
 		struct timespec now;
 
 		clock_gettime(CLOCK_REALTIME, &now);
@@ -177,7 +187,7 @@ static void outcome(struct sender *s, struct item *it, int err, const struct htt
 		return;
 	}
 	s->st.attempts_failed++;
-	if (retryable(err, res->status)) {
+	if (v == SENDER_RETRY) {
 		double wait = backoff_seconds(++s->failures, res->retry_after);
 
 		/* The first failure of a streak is a warning; the rest debug. */

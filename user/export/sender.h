@@ -42,4 +42,18 @@ void sender__shutdown(struct sender *s, double timeout);
 /* Stops (if not yet) and frees. NULL is fine. */
 void sender__free(struct sender *s);
 
+enum sender_verdict {
+	SENDER_DELIVERED,               /* 2xx: counted as sent, freed */
+	SENDER_RETRY,                   /* kept at the head, sent again after a backoff */
+	SENDER_REFUSED,                 /* dropped and counted in profiles_rejected */
+};
+
+/* The decision after one attempt: err is http_client__post's (-errno: no
+ * HTTP response), status the response's. */
+enum sender_verdict sender__classify(int err, long status);
+/* Seconds to wait after the failures-th failure in a row (>= 1): doubling
+ * from 1 s to 30 s, jittered by r (uniform 32-bit) over the upper half;
+ * the server's Retry-After (> 0) instead when given, at most 30 s. */
+double sender__backoff(unsigned failures, double retry_after, uint32_t r);
+
 #endif
