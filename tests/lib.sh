@@ -42,11 +42,11 @@ wait_until() {
 	done
 }
 
-# skip_all N REASON: the whole script cannot run here (N results it would
-# have reported).
+# skip_all REASON TEST...: the whole script cannot run here.
 skip_all() {
-	local i
-	for i in $(seq "$1"); do skip "test $i" "$2"; done
+	local reason=$1 t
+	shift
+	for t in "$@"; do skip "$t" "$reason"; done
 }
 
 finish() {

@@ -615,7 +615,7 @@ TESTS="test_push test_ingest test_files test_down_then_up test_503_then_ok test_
 # all tests, or those named on the command line (e.g. test_push)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" != 0 ]; then
-	skip_all "$(wc -w <<<"$TESTS")" "loading BPF programs needs root (sudo make test)"
+	skip_all "loading BPF programs needs root (sudo make test)" $TESTS
 elif ! $PY -c 'import google.protobuf' 2>/dev/null; then
 	fail setup "the receiver needs Debian's python3-protobuf (make deps)"
 else

@@ -172,7 +172,7 @@ test_html() {
 TESTS="test_cli test_ratio test_kernel_frames test_short_lived test_pid_filter test_conservation
 	test_html"
 if [ "$(id -u)" -ne 0 ]; then
-	skip_all "$(wc -w <<<"$TESTS")" "loading BPF programs needs root (sudo make test)"
+	skip_all "loading BPF programs needs root (sudo make test)" $TESTS
 else
 	run_tests $TESTS
 fi
