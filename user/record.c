@@ -545,6 +545,11 @@ static int run(struct record *r)
 		if (r->stats_fd < 0)
 			pr_warn("cannot enable BPF run-time statistics: %s", strerror(-r->stats_fd));
 	}
+	/* The window starts before the first perf event is opened: attaching
+	 * also reads kallsyms (hundreds of ms on a slow guest) while samples
+	 * are already being taken, and they belong to the window. */
+	clock_gettime(CLOCK_REALTIME, &wall);
+	start = monotonic_ns();
 	if (pipeline__attach(r->pipe))
 		return 2;
 	sigaction(SIGINT, &sa, NULL);
@@ -555,8 +560,6 @@ static int run(struct record *r)
 		close(go_fd);
 	}
 
-	clock_gettime(CLOCK_REALTIME, &wall);
-	start = monotonic_ns();
 	next_drain = start + DRAIN_INTERVAL_NS;
 	next_status = start + 1000000000ull;
 	deadline = r->o.duration > 0 ? start + (uint64_t)(r->o.duration * 1e9) : UINT64_MAX;
@@ -566,9 +569,15 @@ static int run(struct record *r)
 			r->o.command ? r->o.command[0] : r->o.npids ? "the given pids" : "every CPU",
 			r->o.sampler.frequency, r->o.duration > 0 ? "" : "; Ctrl-C stops");
 	while (!stop_requested) {
-		uint64_t now;
+		uint64_t now = monotonic_ns();
+		int timeout = POLL_MS;
 
-		err = pipeline__poll(r->pipe, POLL_MS);
+		/* Wake at the deadline, not up to POLL_MS after it. */
+		if (deadline != UINT64_MAX)
+			timeout = now >= deadline ? 0 :
+				deadline - now < POLL_MS * 1000000ull ?
+				(int)((deadline - now + 999999) / 1000000) : POLL_MS;
+		err = pipeline__poll(r->pipe, timeout);
 		if (err < 0) {
 			pr_error("reading process events failed: %s", strerror(-err));
 			break;
@@ -591,12 +600,13 @@ static int run(struct record *r)
 			next_status = now + 1000000000ull;
 		}
 	}
-	/* Stop sampling first: the last drain then holds every sample. */
+	/* Stop sampling first: the last drain then holds every sample. The
+	 * window ends here, not after the drain. */
 	pipeline__stop(r->pipe);
+	elapsed = monotonic_ns() - start;
 	pipeline__drain(r->pipe);
 	if (tty)
 		fprintf(stderr, "\r\033[K");
-	elapsed = monotonic_ns() - start;
 	r->profiles = pipeline__take(r->pipe);
 	if (!r->profiles) {
 		pr_error("out of memory");
