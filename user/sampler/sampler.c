@@ -131,7 +131,7 @@ static void explain_load_error(int err)
 		pr_error("the kernel could not allocate the BPF maps (%s): lower --stack-entries / --counts-entries, or raise the locked-memory limit (ulimit -l unlimited) on kernels before 5.11",
 			 strerror(-err));
 	else
-		pr_error("the kernel rejected the BPF program (%s): kiln needs Linux 5.12 or newer with BTF; run with -v to see the verifier's log",
+		pr_error("the kernel rejected the BPF program (%s): kiln needs Linux 5.11 or newer with BTF; run with -v to see the verifier's log",
 			 strerror(-err));
 }
 
@@ -169,6 +169,11 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 		counts = 1024;
 	s->stack_buckets = roundup_pow2(stacks);
 
+	/* Refuse a kernel that lacks something before anything is loaded. */
+	if (sampler__probe()) {
+		*err = -EOPNOTSUPP;
+		goto fail;
+	}
 	s->skel = sampler_bpf__open();
 	if (!s->skel) {
 		*err = -errno;

@@ -44,6 +44,11 @@ typedef void (*event_fn)(const struct kiln_event *ev, void *ctx);
 
 struct sampler;
 
+/* Probes every kernel feature the sampler uses (kernel BTF at
+ * /sys/kernel/btf/vmlinux, program and map types, helpers, tp_btf). 0, or
+ * -1 after logging one line naming the first one missing and the Linux
+ * release that added it. sampler__open runs it before loading anything. */
+int sampler__probe(void);
 /* Opens and loads the BPF object sized from opts. NULL and *err
  * (-errno) on failure, after logging one sentence saying why. */
 struct sampler *sampler__open(const struct sampler_opts *opts, int *err);
