@@ -17,6 +17,8 @@
 # make install    binary, man page kiln(8), systemd unit, /etc/default/kiln
 #                 (PREFIX=/usr/local DESTDIR=); make uninstall reverses it
 # make test-deploy  the Helm chart, manifests, image and unit, offline
+# make test-kernels  the BPF checks on this host's kernel and on Debian's 6.1
+#                 kernels under qemu (tests/kernels/; KERNELS=host narrows it)
 # make manifests  regenerate deploy/kubernetes/kiln.yaml from helm/kiln
 # V=1 shows the commands; SANITIZE=1 builds with ASan + UBSan in build-asan/
 # (make test SANITIZE=1: unit, corpus replays, e2e and view tests;
@@ -59,6 +61,9 @@ TEST_DEPS  := golang-go python3 binutils g++ xz-utils util-linux curl python3-pr
 	golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev yamllint python3-yaml \
 	python3-jsonschema systemd
 BENCH_DEPS := linux-perf bpftrace time
+# make test-kernels: qemu for the guests, busybox for their initramfs.
+KERNEL_TEST_DEPS := qemu-system-x86 qemu-system-arm busybox-static cpio binutils
+TEST_DEPS  += $(KERNEL_TEST_DEPS)
 
 PKGS       := libbpf libelf zlib liblzma libprotobuf-c jansson libcurl libmicrohttpd
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -119,6 +124,7 @@ WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
+.PHONY: test-kernels
 .PHONY: all deps run test unit e2e test-view test-browser test-deploy manifests bench soak \
 	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale
 
@@ -260,6 +266,13 @@ test-view: $(OUT)/kiln
 test-browser: $(OUT)/kiln
 	KILN=$(OUT)/kiln OUT_DIR=$(OUT)/browser tests/browser/run.sh
 
+# The kernel matrix: tests/kernels/checks.sh on this host's kernel and, under
+# qemu, on the Debian kernels of tests/kernels/kernels.list (fetched into
+# build/kernels/). KERNELS="host 6.1-cloud-amd64" narrows it on purpose.
+test-kernels: $(OUT)/kiln workloads
+	KERNELS="$(KERNELS)" BUILD_amd64=$(abspath $(OUT)) CACHE=$(abspath $(OUT))/kernels \
+		tests/kernels/run.sh
+
 # With SANITIZE=1 (ASan + UBSan, build-asan/): the unit tests, the corpus
 # replays, the record and agent end-to-end tests and the view tests.
 test: deps
@@ -281,6 +294,7 @@ else
 	$(MAKE) test-view
 	$(MAKE) test-browser
 	$(MAKE) test-deploy
+	$(MAKE) test-kernels
 endif
 
 # The agent for SOAK_SECONDS (default 1 h) under process churn, a token
