@@ -86,7 +86,7 @@ check_short_lived() {
 	fi
 	total=$(folded_count "$out" '^short_lived;')
 	# in the workload's own code, named
-	work=$(folded_count "$out" '^short_lived;([^;]*;)*main;short_lived_work ')
+	work=$(folded_count "$out" '^short_lived;([^;]*;)*main;short_lived_work( |;)')
 	# leaf frame named (under TCG the dynamic loader's start-up takes a
 	# visible share; its frames have names too)
 	named=$(grep '^short_lived;' "$out" | awk '{ n = split($1, f, ";"); if (f[n] !~ /\+0x/) s += $NF }
@@ -97,7 +97,7 @@ check_short_lived() {
 		[ $((work * 2)) -ge "$total" ] && [ "${procs:-0}" -ge 10 ]; then
 		pass short_lived "$named/$total samples named ($work in short_lived_work), $procs processes"
 	else
-		fail short_lived "$named of $total samples named, $work in short_lived_work, ${procs:-?} processes seen (want 10); others: $(grep '^short_lived;' "$out" | grep -v ';main;short_lived_work ' | sort -t' ' -k2 -n | tail -n 3 | tr '\n' '|')"
+		fail short_lived "$named of $total samples named, $work in short_lived_work, ${procs:-?} processes seen (want 10); others: $(grep '^short_lived;' "$out" | grep -vE ';main;short_lived_work( |;)' | sort -t' ' -k2 -n | tail -n 3 | tr '\n' '|')"
 	fi
 }
 
