@@ -455,8 +455,10 @@ static void summary(struct record *r, double seconds)
 		fprintf(stderr, "%s%s %" PRIu64, i == KILN_DROP_STACK_COLLISION ? " (" : ", ",
 			kiln_outcome_names[i], t->outcomes[i]);
 	fprintf(stderr, "); not profiled: idle %" PRIu64 ", other processes %" PRIu64
-		", filtered by labels %" PRIu64 "; process events lost %" PRIu64 "\n",
-		t->outcomes[KILN_SKIP_IDLE], t->outcomes[KILN_SKIP_FILTERED], t->filtered,
+		", after the window %" PRIu64 ", filtered by labels %" PRIu64
+		"; process events lost %" PRIu64 "\n",
+		t->outcomes[KILN_SKIP_IDLE], t->outcomes[KILN_SKIP_FILTERED],
+		t->outcomes[KILN_SKIP_LATE], t->filtered,
 		ev[KILN_EV_DROPPED]);
 	fprintf(stderr, "kiln: frames symbolized %.1f%% (kernel %.1f%%, user %.1f%%)\n",
 		pct(ss.kernel_resolved + ss.user_resolved, ss.kernel_frames + ss.user_frames),
@@ -550,6 +552,10 @@ static int run(struct record *r)
 	 * are already being taken, and they belong to the window. */
 	clock_gettime(CLOCK_REALTIME, &wall);
 	start = monotonic_ns();
+	deadline = r->o.duration > 0 ? start + (uint64_t)(r->o.duration * 1e9) : UINT64_MAX;
+	/* Exact however long attaching (kallsyms) or stopping takes. */
+	if (deadline != UINT64_MAX)
+		sampler__set_window_end(pipeline__sampler(r->pipe), deadline);
 	if (pipeline__attach(r->pipe))
 		return 2;
 	sigaction(SIGINT, &sa, NULL);
@@ -562,7 +568,6 @@ static int run(struct record *r)
 
 	next_drain = start + DRAIN_INTERVAL_NS;
 	next_status = start + 1000000000ull;
-	deadline = r->o.duration > 0 ? start + (uint64_t)(r->o.duration * 1e9) : UINT64_MAX;
 	tty = isatty(STDERR_FILENO) && !r->o.quiet;
 	if (!r->o.quiet)
 		fprintf(stderr, "kiln: profiling %s at %u Hz%s\n",
@@ -603,7 +608,7 @@ static int run(struct record *r)
 	/* Stop sampling first: the last drain then holds every sample. The
 	 * window ends here, not after the drain. */
 	pipeline__stop(r->pipe);
-	elapsed = monotonic_ns() - start;
+	elapsed = (monotonic_ns() < deadline ? monotonic_ns() : deadline) - start;
 	pipeline__drain(r->pipe);
 	if (tty)
 		fprintf(stderr, "\r\033[K");

@@ -28,6 +28,7 @@ const char *const kiln_outcome_names[KILN_OUTCOME_COUNT] = {
 	[KILN_SAMPLED] = "sampled",
 	[KILN_SKIP_IDLE] = "idle",
 	[KILN_SKIP_FILTERED] = "filtered",
+	[KILN_SKIP_LATE] = "after_window",
 	[KILN_DROP_STACK_COLLISION] = "stack_collision",
 	[KILN_DROP_STACK_FULL] = "stack_map_full",
 	[KILN_DROP_STACK_ERROR] = "stack_error",
@@ -482,6 +483,11 @@ void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt)
 		return;
 	*run_ns = info.run_time_ns;
 	*run_cnt = info.run_cnt;
+}
+
+void sampler__set_window_end(struct sampler *s, uint64_t mono_ns)
+{
+	__atomic_store_n(&s->skel->bss->window_end_ns, mono_ns, __ATOMIC_SEQ_CST);
 }
 
 void sampler__stop(struct sampler *s)

@@ -63,6 +63,9 @@ int sampler__poll(struct sampler *s, int timeout_ms);
  * hands every sample of it to fn, then clears it. */
 int sampler__drain(struct sampler *s, sample_fn fn, void *ctx,
 		   struct drain_stats *st);
+/* Samples after mono_ns (CLOCK_MONOTONIC, as bpf_ktime_get_ns) are not
+ * counted (outcome KILN_SKIP_LATE); 0 counts them again. */
+void sampler__set_window_end(struct sampler *s, uint64_t mono_ns);
 /* Stops sampling (closes the perf events); a drain after it is final. */
 void sampler__stop(struct sampler *s);
 /* Cumulative lifecycle event counters (sent, dropped). */
