@@ -10,7 +10,9 @@
 # folder, made here), CHECK_HZ (sampling frequency, default 199).
 # Every kiln run profiles only its own workload (-p PID or -- COMMAND), so
 # other processes and other kiln instances on the host do not disturb it.
-# Durations are hang guards only: nothing asserts on wall-clock time.
+# Durations are hang guards only: nothing asserts on wall-clock time. A
+# record of a COMMAND runs until it exits (no -d): on a slow guest, loading
+# kiln takes seconds, and COMMAND starts only once sampling has.
 set -u
 
 KILN=${KILN:-build/kiln}
@@ -30,18 +32,21 @@ folded_count() {
 # Last line of a file, for failure reasons.
 last() { tail -n 1 "$1" 2>/dev/null | tr -d '\r'; }
 
+# user frames, the syscall entry, the read syscall, then /dev/zero's read
+# (on arm64 the leaf __arch_clear_user has no frame record, so its caller,
+# read_iter_zero, is not on the stack)
 case $(uname -m) in
-x86_64) SYSCALL_ENTRY='entry_SYSCALL_64[^;]*_\[k\];.*(ksys_read|__x64_sys_read)_\[k\]' ;;
-aarch64) SYSCALL_ENTRY='(el0t_64_sync|el0_svc)[^;]*_\[k\];.*(ksys_read|__arm64_sys_read)_\[k\]' ;;
-*) SYSCALL_ENTRY='_\[k\];.*ksys_read_\[k\]' ;;
+x86_64) SYSCALL_READ='entry_SYSCALL_64[^;]*_\[k\];.*(ksys_read|__x64_sys_read)_\[k\];.*read_(zero|iter_zero)' ;;
+aarch64) SYSCALL_READ='el0t_64_sync[^;]*_\[k\];.*(ksys_read|__arm64_sys_read)_\[k\];.*(read_(zero|iter_zero)|clear_user)' ;;
+*) SYSCALL_READ='_\[k\];.*ksys_read_\[k\];.*read_(zero|iter_zero)' ;;
 esac
 
 # (a) Shares: cpu_ratio burns 3:1 in hot_three/hot_one on every CPU. At
 # 199 Hz x 2 CPUs x 3 s (~1200 samples) the share's standard error is
-# ~1.3 points, so 5 points is ~4 sigma.
+# ~1.3 points, so 5 points is ~4 sigma; fewer than 400 samples fail.
 check_ratio() {
 	out=$T/ratio.folded
-	if ! "$KILN" record -q -F "$HZ" -d 3 -o "$out" -- "$WORKLOADS/cpu_ratio" 4 2>"$T/ratio.err"; then
+	if ! "$KILN" record -q -F "$HZ" -o "$out" -- "$WORKLOADS/cpu_ratio" 3 2>"$T/ratio.err"; then
 		fail ratio "kiln record failed: $(last "$T/ratio.err")"; return
 	fi
 	three=$(folded_count "$out" '^cpu_ratio;.*;hot_three;')
@@ -62,40 +67,40 @@ check_ratio() {
 # read(2) of /dev/zero.
 check_kernel_frames() {
 	out=$T/syscall.folded
-	if ! "$KILN" record -q -F "$HZ" -d 2 -o "$out" -- "$WORKLOADS/syscall_read" 3 2>"$T/syscall.err"; then
+	if ! "$KILN" record -q -F "$HZ" -o "$out" -- "$WORKLOADS/syscall_read" 2 2>"$T/syscall.err"; then
 		fail kernel_frames "kiln record failed: $(last "$T/syscall.err")"; return
 	fi
 	all=$(folded_count "$out" '^syscall_read;')
-	n=$(folded_count "$out" "^syscall_read;.*main;[^;]*read[^;]*;$SYSCALL_ENTRY;.*read_(zero|iter_zero)")
+	n=$(folded_count "$out" "^syscall_read;.*main;.*read[^;]*;$SYSCALL_READ")
 	# a quarter of the process's samples at least: it reads /dev/zero all the time
 	if [ "$n" -ge 50 ] && [ $((n * 4)) -ge "$all" ]; then
 		pass kernel_frames "$n/$all samples user->syscall->read_zero"
 	else
-		fail kernel_frames "$n of $all samples with user->syscall->read_zero stacks"
+		fail kernel_frames "$n of $all samples with user->syscall->read_zero stacks; top: $(sort -t' ' -k2 -n "$out" | tail -n 1)"
 	fi
 }
 
-# (c) Short-lived processes: 10 processes of 100 ms CPU each, started by a
+# (c) Short-lived processes: 10 processes of 400 ms CPU each, started by a
 # shell kiln follows (fork tracking), each exec'd and gone before the end.
 check_short_lived() {
 	out=$T/burst.folded
 	if ! "$KILN" record -q -F "$HZ" -o "$out" -- sh -c \
-		"for i in 1 2 3 4 5 6 7 8 9 10; do $WORKLOADS/short_lived 100 & done; wait" \
+		"for i in 1 2 3 4 5 6 7 8 9 10; do $WORKLOADS/short_lived 400 & done; wait" \
 		2>"$T/burst.err"; then
 		fail short_lived "kiln record failed: $(last "$T/burst.err")"; return
 	fi
 	total=$(folded_count "$out" '^short_lived;')
 	# in the workload's own code, named
 	work=$(folded_count "$out" '^short_lived;([^;]*;)*main;short_lived_work( |;)')
-	# leaf frame named (under TCG the dynamic loader's start-up takes a
-	# visible share; its frames have names too)
+	# leaf frame named, shown (under TCG the dynamic loader's start-up
+	# takes a visible share, and an arm64 guest has no debug file for it)
 	named=$(grep '^short_lived;' "$out" | awk '{ n = split($1, f, ";"); if (f[n] !~ /\+0x/) s += $NF }
 		END { print s + 0 }')
 	procs=$(sed -n 's/.* samples, \([0-9]*\) processes$/\1/p' "$T/burst.err")
-	# 1 s of CPU at HZ: expect ~HZ samples; half of it proves tracking works
-	if [ "$total" -ge $((HZ / 2)) ] && [ $((named * 100)) -ge $((total * 90)) ] &&
-		[ $((work * 2)) -ge "$total" ] && [ "${procs:-0}" -ge 10 ]; then
-		pass short_lived "$named/$total samples named ($work in short_lived_work), $procs processes"
+	# 4 s of CPU at HZ: expect ~4 HZ samples, HZ proves tracking works;
+	# most of them in the workload's own code, named
+	if [ "$total" -ge "$HZ" ] && [ $((work * 2)) -ge "$total" ] && [ "${procs:-0}" -ge 10 ]; then
+		pass short_lived "$work/$total samples in main;short_lived_work ($named with a named leaf), $procs processes"
 	else
 		fail short_lived "$named of $total samples named, $work in short_lived_work, ${procs:-?} processes seen (want 10); others: $(grep '^short_lived;' "$out" | grep -vE ';main;short_lived_work( |;)' | sort -t' ' -k2 -n | tail -n 3 | tr '\n' '|')"
 	fi
@@ -111,7 +116,7 @@ check_cgroup() {
 	cg=$v2/$unit
 	mkdir "$cg" || { fail cgroup "cannot create $cg"; return; }
 	out=$T/cg.folded
-	"$KILN" record -q -F "$HZ" -d 3 --group-by systemd_unit -o "$out" -- sh -c \
+	"$KILN" record -q -F "$HZ" --group-by systemd_unit -o "$out" -- sh -c \
 		"echo \$\$ > $cg/cgroup.procs && exec $WORKLOADS/short_lived 1000" 2>"$T/cg.err"
 	rc=$?
 	rmdir "$cg" 2>/dev/null

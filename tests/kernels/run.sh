@@ -50,7 +50,7 @@ selected() {
 fetch() {
 	local pkg=$1 arch=$2 deb dir
 	dir=$CACHE/$pkg
-	if [ ! -d "$dir/boot" ]; then
+	if [ ! -e "$dir/.unpacked" ]; then
 		deb=$(ls "$CACHE"/debs/"${pkg}"_*_"$arch".deb 2>/dev/null | tail -n 1)
 		if [ -z "$deb" ]; then
 			# apt-get download writes into the current folder
@@ -58,10 +58,14 @@ fetch() {
 				{ log "apt-get download $pkg:$arch: $(tail -n 1 "$CACHE/logs/$pkg.fetch")"; return 1; }
 			deb=$(ls "$CACHE"/debs/"${pkg}"_*_"$arch".deb | tail -n 1)
 		fi
+		rm -rf "$dir" "$dir.tmp" && mkdir -p "$dir"
+		dpkg-deb -x "$deb" "$dir.tmp" || return 1
+		# keep the kernel and its config, or busybox: no modules (config_ok),
+		# and no *.d folders for the Makefile's dependency scan of build/
+		[ -d "$dir.tmp/boot" ] && mv "$dir.tmp/boot" "$dir/"
+		[ -x "$dir.tmp/bin/busybox" ] && mv "$dir.tmp/bin" "$dir/"
 		rm -rf "$dir.tmp"
-		dpkg-deb -x "$deb" "$dir.tmp" && mv "$dir.tmp" "$dir" || return 1
-		# the modules are not needed (config_ok): keep the cache small
-		rm -rf "$dir/lib/modules" "$dir/usr/lib/modules"
+		touch "$dir/.unpacked"
 	fi
 	echo "$dir"
 }
@@ -148,7 +152,8 @@ echo "KCHECK-END"
 poweroff -f
 EOF
 	chmod +x "$st/init"
-	(cd "$st" && find . | cpio -o -H newc --quiet | gzip -1) >"$out"
+	(cd "$st" && find . | cpio -o -H newc --quiet | gzip -1) >"$out" || return 1
+	rm -rf "$st"
 }
 
 # boot ACCEL FLAVOUR KERNEL INITRD LOG: runs the guest until it powers off.
@@ -214,6 +219,7 @@ run_guest() {
 	# KVM when the host offers it for this guest; where /dev/kvm exists but
 	# does not work (nested virtualisation), qemu stops at once: then TCG.
 	local rc=1
+	rm -f "$logf" "$logf.kvm-failed"
 	if [ "$flavour" = pc ] && [ "$HOST_ARCH" = amd64 ] && [ -w /dev/kvm ]; then
 		{ boot kvm "$flavour" "$kernel" "$initrd" "$logf"; rc=$?; } 2>/dev/null
 		grep -q '^KCHECK-BEGIN' "$logf" || mv "$logf" "$logf.kvm-failed"
