@@ -5,8 +5,9 @@
 # make run        build, then run the agent: profiles into ./profiles/ until Ctrl-C
 # make test       build, then run every suite (unit, fuzz corpus replays, e2e
 #                 (needs root), view/diff, browser, deploy, the test receiver's
-#                 self-test), whatever fails, then one line per suite and the
-#                 total passed, failed and skipped; fails if anything failed
+#                 self-test, the kernel matrix), whatever fails, then one line
+#                 per suite and the total passed, failed and skipped; fails if
+#                 anything failed
 # make bench      side-by-side benchmark against perf record and bpftrace
 # make soak       the agent for SOAK_SECONDS (default 3600) under process churn,
 #                 a token rotation and a receiver outage: flat RSS, no profile
@@ -19,25 +20,47 @@
 # make install    binary, man page kiln(8), systemd unit, /etc/default/kiln
 #                 (PREFIX=/usr/local DESTDIR=); make uninstall reverses it
 # make test-deploy  the Helm chart, manifests, image and unit, offline
+# make test-kernels  the BPF checks on this host's kernel and on Debian's 6.1
+#                 kernels under qemu (tests/kernels/; KERNELS=host narrows it)
 # make manifests  regenerate deploy/kubernetes/kiln.yaml from helm/kiln
 # V=1 shows the commands; SANITIZE=1 builds with ASan + UBSan in build-asan/
 # (make test SANITIZE=1: unit, corpus replays, e2e and view tests;
 # any sanitizer report fails); EXTRA_CFLAGS / EXTRA_LDFLAGS are appended.
 
 SANITIZE   ?= 0
-# Sanitized builds get their own folder: SANITIZE=1 build-asan, fuzz build-fuzz.
-OUT        ?= $(if $(filter 1,$(SANITIZE)),build-asan,$(if $(filter fuzz,$(SANITIZE)),build-fuzz,build))
+# ARCH (x86 or arm64; x86_64, amd64 and aarch64 are understood), from the
+# command line or the environment, picks the target. A cross build
+# (make ARCH=arm64 on x86) uses the aarch64-linux-gnu- toolchain, the :arm64
+# libraries (make deps ARCH=arm64 installs both) and its own folder.
+HOST_ARCH  := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH       ?= $(HOST_ARCH)
+override ARCH := $(patsubst x86_64,x86,$(patsubst amd64,x86,$(patsubst aarch64,arm64,$(ARCH))))
+CROSS      := $(filter-out $(HOST_ARCH),$(ARCH))
+TRIPLET    := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,x86_64-linux-gnu)
+# Sanitized builds get their own folder: SANITIZE=1 build-asan, fuzz build-fuzz;
+# a cross build adds -<arch> (build-arm64).
+OUT        ?= $(if $(filter 1,$(SANITIZE)),build-asan,$(if $(filter fuzz,$(SANITIZE)),build-fuzz,build))$(if $(CROSS),-$(ARCH))
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 MANDIR     ?= $(PREFIX)/share/man
 CLANG      ?= clang
 CC         ?= gcc
+ifneq ($(CROSS),)
+CROSS_COMPILE ?= $(TRIPLET)-
+ifeq ($(origin CC),default)
+CC         := $(CROSS_COMPILE)gcc
+endif
+ifeq ($(origin AR),default)
+AR         := $(CROSS_COMPILE)ar
+endif
+endif
+# pkg-config of the target's libraries (the multiarch folder when crossing).
+PKG_CONFIG ?= $(if $(CROSS),PKG_CONFIG_LIBDIR=/usr/lib/$(TRIPLET)/pkgconfig:/usr/share/pkgconfig )pkg-config
 BPFTOOL    ?= bpftool
 VERSION    := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 GIT_REV    := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
-ARCH       := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VMLINUX_H  := vmlinux/$(ARCH)/vmlinux.h
 
 ifeq ($(V),1)
@@ -62,10 +85,16 @@ TEST_DEPS  := golang-go python3 binutils g++ xz-utils util-linux curl python3-pr
 	golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev yamllint python3-yaml \
 	python3-jsonschema systemd libc6-dbg
 BENCH_DEPS := linux-perf bpftrace time
+# make ARCH=arm64 on another host: the cross compiler and the :arm64 libraries.
+CROSS_DEPS := $(if $(CROSS),gcc-$(TRIPLET) libstdc++-12-dev-$(ARCH)-cross $(addsuffix :$(ARCH),libc6-dev libbpf-dev libelf-dev \
+	zlib1g-dev liblzma-dev libcurl4-openssl-dev libprotobuf-c-dev libjansson-dev libmicrohttpd-dev))
+# make test-kernels: qemu for the guests, busybox for their initramfs.
+KERNEL_TEST_DEPS := qemu-system-x86 qemu-system-arm busybox-static cpio binutils
+TEST_DEPS  += $(KERNEL_TEST_DEPS)
 
 PKGS       := libbpf libelf zlib liblzma libprotobuf-c jansson libcurl libmicrohttpd
-PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_CFLAGS  = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS    = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
 WARN       := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 \
 	-Wno-format-nonliteral
@@ -115,15 +144,17 @@ FUZZ_TARGETS ?= $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/replay.c,$(w
 FUZZ_SECONDS ?= 60
 FUZZ_DEPS  := libclang-rt-dev
 
-# Test workloads: clang, frame pointers everywhere, no tail calls, so the
-# expected call chains survive frame-pointer unwinding.
+# Test workloads: clang (a cross build: its gcc), frame pointers everywhere,
+# leaf functions included, no tail calls, so the expected call chains
+# survive frame-pointer unwinding.
+WL_CC      ?= $(if $(CROSS),$(CC),$(CLANG))
 WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	-fno-optimize-sibling-calls -fno-inline
 WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
 .PHONY: all deps run test unit e2e e2e-record e2e-agent test-view test-browser test-deploy \
-	test-receiver manifests bench soak \
+	test-receiver test-kernels manifests bench soak \
 	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale
 
 all: $(OUT)/kiln
@@ -177,7 +208,7 @@ $(OUT)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS)
 # The library the fuzz targets and replays link: only what they use.
 $(OUT)/libkiln.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 # libFuzzer binaries (SANITIZE=fuzz, clang) and corpus replays (any build).
 $(OUT)/fuzz/%: $(OUT)/tests/fuzz/%.o $(OUT)/libkiln.a
@@ -191,8 +222,8 @@ $(OUT)/fuzz-replay/%: $(OUT)/tests/fuzz/%.o $(OUT)/tests/fuzz/replay.o $(OUT)/li
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 $(OUT)/workloads/%: tests/workloads/%.c | $(OUT)/workloads
-	$(call msg,CLANG,$@)
-	$(Q)$(CLANG) $(WL_CFLAGS) -o $@ $< -lpthread
+	$(call msg,CC,$@)
+	$(Q)$(WL_CC) $(WL_CFLAGS) -o $@ $< -lpthread
 
 workloads: $(WORKLOADS)
 
@@ -200,7 +231,9 @@ $(OUT)/bpf $(OUT)/gen $(OUT)/workloads:
 	$(Q)mkdir -p $@
 
 deps:
-	@missing=$$(for p in $(BUILD_DEPS) $(TEST_DEPS) $(DEPS_EXTRA); do \
+	$(if $(CROSS),@dpkg --print-foreign-architectures | grep -qx $(ARCH) || \
+		{ dpkg --add-architecture $(ARCH) && apt-get update -qq; })
+	@missing=$$(for p in $(BUILD_DEPS) $(TEST_DEPS) $(CROSS_DEPS) $(DEPS_EXTRA); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing: $$missing"; \
@@ -268,14 +301,25 @@ test-browser: $(OUT)/kiln
 test-receiver:
 	$(SUITE) receiver tests/receiver/selftest.sh
 
+# The kernel matrix: tests/kernels/checks.sh on this host's kernel and, under
+# qemu, on the Debian kernels of tests/kernels/kernels.list (fetched into
+# build/kernels/). KERNELS="host 6.1-cloud-amd64" narrows it on purpose.
+# The arm64 lines boot make ARCH=arm64's build (build-arm64/).
+ARM64_KERNELS := $(shell awk '$$3 == "arm64" { print $$1 }' tests/kernels/kernels.list)
+test-kernels: $(OUT)/kiln workloads
+	$(if $(if $(KERNELS),$(filter $(ARM64_KERNELS),$(KERNELS)),$(ARM64_KERNELS)), \
+		$(MAKE) deps ARCH=arm64 && $(MAKE) ARCH=arm64 all workloads)
+	$(SUITE) kernels env KERNELS="$(KERNELS)" BUILD_amd64=$(abspath $(OUT)) \
+		BUILD_arm64=$(abspath build-arm64) CACHE=$(abspath $(OUT))/kernels tests/kernels/run.sh
+
 # Every suite runs, whatever failed before it; then one line per suite and
 # the total, and the verdict. With SANITIZE=1 (ASan + UBSan, build-asan/):
 # the unit tests, the corpus replays, the record and agent end-to-end tests
-# and the view tests.
+# and the view tests (the kernel matrix runs once, in the plain build).
 # The suites are named after their targets, less "test-".
 TEST_TARGETS := unit fuzz-replay e2e-record e2e-agent test-view
 ifneq ($(SANITIZE),1)
-TEST_TARGETS += test-browser test-deploy test-receiver
+TEST_TARGETS += test-browser test-deploy test-receiver test-kernels
 endif
 test: deps
 	$(MAKE) all $(OUT)/unit_tests workloads
@@ -316,8 +360,14 @@ valgrind:
 bench-scale: all workloads
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/bench/scale.sh
 
+# Only from a kernel of the target's architecture: this host's BTF never
+# overwrites another architecture's header.
 vmlinux:
+ifneq ($(CROSS),)
+	@echo "make vmlinux: this host is $(HOST_ARCH), so its BTF cannot make $(VMLINUX_H) (README: make vmlinux)"; exit 1
+else
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H)
+endif
 
 # The chart renderer the deploy tests and `make manifests` use: Go's
 # text/template + sprig from Debian, GOPATH mode (helm is not packaged).

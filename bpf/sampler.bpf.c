@@ -28,6 +28,9 @@ const volatile bool filter_enabled = false;
 
 /* Generation selected by user space (bit 0), and the instance counter. */
 volatile __u32 gen = 0;
+/* record -d: samples after this bpf_ktime_get_ns() are not counted, so the
+ * window is exact however late user space stops the perf events. 0: none. */
+volatile __u64 window_end_ns = 0;
 __u32 next_instance = 0;
 
 /* max_entries of every sized map is set by user space before load. */
@@ -181,6 +184,10 @@ int kiln_sample(struct bpf_perf_event_data *ctx)
 	}
 	if (filter_enabled && !bpf_map_lookup_elem(&filter, &tgid)) {
 		count_outcome(g, KILN_SKIP_FILTERED);
+		return 0;
+	}
+	if (window_end_ns && bpf_ktime_get_ns() > window_end_ns) {
+		count_outcome(g, KILN_SKIP_LATE);
 		return 0;
 	}
 

@@ -455,8 +455,10 @@ static void summary(struct record *r, double seconds)
 		fprintf(stderr, "%s%s %" PRIu64, i == KILN_DROP_STACK_COLLISION ? " (" : ", ",
 			kiln_outcome_names[i], t->outcomes[i]);
 	fprintf(stderr, "); not profiled: idle %" PRIu64 ", other processes %" PRIu64
-		", filtered by labels %" PRIu64 "; process events lost %" PRIu64 "\n",
-		t->outcomes[KILN_SKIP_IDLE], t->outcomes[KILN_SKIP_FILTERED], t->filtered,
+		", after the window %" PRIu64 ", filtered by labels %" PRIu64
+		"; process events lost %" PRIu64 "\n",
+		t->outcomes[KILN_SKIP_IDLE], t->outcomes[KILN_SKIP_FILTERED],
+		t->outcomes[KILN_SKIP_LATE], t->filtered,
 		ev[KILN_EV_DROPPED]);
 	fprintf(stderr, "kiln: frames symbolized %.1f%% (kernel %.1f%%, user %.1f%%); user stacks cut where the unwinder left the mappings %" PRIu64
 		", inside execve %" PRIu64 "\n",
@@ -550,6 +552,15 @@ static int run(struct record *r)
 		if (r->stats_fd < 0)
 			pr_warn("cannot enable BPF run-time statistics: %s", strerror(-r->stats_fd));
 	}
+	/* The window starts before the first perf event is opened: attaching
+	 * also reads kallsyms (hundreds of ms on a slow guest) while samples
+	 * are already being taken, and they belong to the window. */
+	clock_gettime(CLOCK_REALTIME, &wall);
+	start = monotonic_ns();
+	deadline = r->o.duration > 0 ? start + (uint64_t)(r->o.duration * 1e9) : UINT64_MAX;
+	/* Exact however long attaching (kallsyms) or stopping takes. */
+	if (deadline != UINT64_MAX)
+		sampler__set_window_end(pipeline__sampler(r->pipe), deadline);
 	if (pipeline__attach(r->pipe))
 		return 2;
 	sigaction(SIGINT, &sa, NULL);
@@ -560,20 +571,23 @@ static int run(struct record *r)
 		close(go_fd);
 	}
 
-	clock_gettime(CLOCK_REALTIME, &wall);
-	start = monotonic_ns();
 	next_drain = start + DRAIN_INTERVAL_NS;
 	next_status = start + 1000000000ull;
-	deadline = r->o.duration > 0 ? start + (uint64_t)(r->o.duration * 1e9) : UINT64_MAX;
 	tty = isatty(STDERR_FILENO) && !r->o.quiet;
 	if (!r->o.quiet)
 		fprintf(stderr, "kiln: profiling %s at %u Hz%s\n",
 			r->o.command ? r->o.command[0] : r->o.npids ? "the given pids" : "every CPU",
 			r->o.sampler.frequency, r->o.duration > 0 ? "" : "; Ctrl-C stops");
 	while (!stop_requested) {
-		uint64_t now;
+		uint64_t now = monotonic_ns();
+		int timeout = POLL_MS;
 
-		err = pipeline__poll(r->pipe, POLL_MS);
+		/* Wake at the deadline, not up to POLL_MS after it. */
+		if (deadline != UINT64_MAX)
+			timeout = now >= deadline ? 0 :
+				deadline - now < POLL_MS * 1000000ull ?
+				(int)((deadline - now + 999999) / 1000000) : POLL_MS;
+		err = pipeline__poll(r->pipe, timeout);
 		if (err < 0) {
 			pr_error("reading process events failed: %s", strerror(-err));
 			break;
@@ -596,12 +610,13 @@ static int run(struct record *r)
 			next_status = now + 1000000000ull;
 		}
 	}
-	/* Stop sampling first: the last drain then holds every sample. */
+	/* Stop sampling first: the last drain then holds every sample. The
+	 * window ends here, not after the drain. */
 	pipeline__stop(r->pipe);
+	elapsed = (monotonic_ns() < deadline ? monotonic_ns() : deadline) - start;
 	pipeline__drain(r->pipe);
 	if (tty)
 		fprintf(stderr, "\r\033[K");
-	elapsed = monotonic_ns() - start;
 	r->profiles = pipeline__take(r->pipe);
 	if (!r->profiles) {
 		pr_error("out of memory");

@@ -34,6 +34,7 @@ enum kiln_outcome {
 	KILN_SAMPLED = 0,       /* counted in counts[gen] */
 	KILN_SKIP_IDLE,         /* pid 0 and --include-idle not given */
 	KILN_SKIP_FILTERED,     /* not a profiled pid (record -p / COMMAND) */
+	KILN_SKIP_LATE,         /* after the end of record's window (-d) */
 	KILN_DROP_STACK_COLLISION, /* stack map bucket held another stack */
 	KILN_DROP_STACK_FULL,   /* stack map out of free entries */
 	KILN_DROP_STACK_ERROR,  /* bpf_get_stackid failed otherwise */

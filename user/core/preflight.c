@@ -71,10 +71,8 @@ int preflight__check(void)
 		pr_error("kiln needs root (or at least CAP_BPF and CAP_PERFMON): run it with sudo");
 		return -1;
 	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		pr_error("this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): kiln needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (Debian 11+, Ubuntu 20.10+, RHEL 8.2+ have it)");
-		return -1;
-	}
+	/* Kernel BTF and the BPF features are probed by the sampler before it
+	 * loads anything (sampler__probe), where --btf is known. */
 	if (read_int_file("/proc/sys/kernel/perf_event_paranoid", &paranoid) == 0 &&
 	    paranoid > 2 && !has_cap(caps, CAP_PERFMON) && !has_cap(caps, CAP_SYS_ADMIN)) {
 		pr_error("kernel.perf_event_paranoid is %d and kiln lacks CAP_PERFMON: run as root, or sysctl -w kernel.perf_event_paranoid=2",

@@ -28,6 +28,7 @@ const char *const kiln_outcome_names[KILN_OUTCOME_COUNT] = {
 	[KILN_SAMPLED] = "sampled",
 	[KILN_SKIP_IDLE] = "idle",
 	[KILN_SKIP_FILTERED] = "filtered",
+	[KILN_SKIP_LATE] = "after_window",
 	[KILN_DROP_STACK_COLLISION] = "stack_collision",
 	[KILN_DROP_STACK_FULL] = "stack_map_full",
 	[KILN_DROP_STACK_ERROR] = "stack_error",
@@ -131,7 +132,7 @@ static void explain_load_error(int err)
 		pr_error("the kernel could not allocate the BPF maps (%s): lower --stack-entries / --counts-entries, or raise the locked-memory limit (ulimit -l unlimited) on kernels before 5.11",
 			 strerror(-err));
 	else
-		pr_error("the kernel rejected the BPF program (%s): kiln needs Linux 5.12 or newer with BTF; run with -v to see the verifier's log",
+		pr_error("the kernel rejected the BPF program (%s): kiln needs Linux 5.11 or newer with BTF; run with -v to see the verifier's log",
 			 strerror(-err));
 }
 
@@ -169,6 +170,11 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 		counts = 1024;
 	s->stack_buckets = roundup_pow2(stacks);
 
+	/* Refuse a kernel that lacks something before anything is loaded. */
+	if (sampler__probe()) {
+		*err = -EOPNOTSUPP;
+		goto fail;
+	}
 	s->skel = sampler_bpf__open();
 	if (!s->skel) {
 		*err = -errno;
@@ -477,6 +483,11 @@ void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt)
 		return;
 	*run_ns = info.run_time_ns;
 	*run_cnt = info.run_cnt;
+}
+
+void sampler__set_window_end(struct sampler *s, uint64_t mono_ns)
+{
+	__atomic_store_n(&s->skel->bss->window_end_ns, mono_ns, __ATOMIC_SEQ_CST);
 }
 
 void sampler__stop(struct sampler *s)

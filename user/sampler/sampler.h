@@ -44,6 +44,11 @@ typedef void (*event_fn)(const struct kiln_event *ev, void *ctx);
 
 struct sampler;
 
+/* Probes every kernel feature the sampler uses (kernel BTF at
+ * /sys/kernel/btf/vmlinux, program and map types, helpers, tp_btf). 0, or
+ * -1 after logging one line naming the first one missing and the Linux
+ * release that added it. sampler__open runs it before loading anything. */
+int sampler__probe(void);
 /* Opens and loads the BPF object sized from opts. NULL and *err
  * (-errno) on failure, after logging one sentence saying why. */
 struct sampler *sampler__open(const struct sampler_opts *opts, int *err);
@@ -58,6 +63,9 @@ int sampler__poll(struct sampler *s, int timeout_ms);
  * hands every sample of it to fn, then clears it. */
 int sampler__drain(struct sampler *s, sample_fn fn, void *ctx,
 		   struct drain_stats *st);
+/* Samples after mono_ns (CLOCK_MONOTONIC, as bpf_ktime_get_ns) are not
+ * counted (outcome KILN_SKIP_LATE); 0 counts them again. */
+void sampler__set_window_end(struct sampler *s, uint64_t mono_ns);
 /* Stops sampling (closes the perf events); a drain after it is final. */
 void sampler__stop(struct sampler *s);
 /* Cumulative lifecycle event counters (sent, dropped). */

@@ -1,0 +1,206 @@
+#!/bin/sh
+# The BPF-side checks of the kernel matrix: the same script runs on the
+# host (tests/kernels/run.sh, kernel "host") and inside each qemu guest
+# (busybox sh: POSIX sh, busybox applets, no python, no go).
+#
+# Every check prints one line: "PASS name: figures" or "FAIL name: reason".
+# The first word of the figures is what run.sh shows in a kernel's summary.
+#
+# Environment: KILN, WORKLOADS (built test workloads), CHECK_TMP (scratch
+# folder, made here), CHECK_HZ (sampling frequency, default 199).
+# Every kiln run profiles only its own workload (-p PID or -- COMMAND), so
+# other processes and other kiln instances on the host do not disturb it.
+# Durations are hang guards only: nothing asserts on wall-clock time. A
+# record of a COMMAND runs until it exits (no -d): on a slow guest, loading
+# kiln takes seconds, and COMMAND starts only once sampling has.
+set -u
+
+KILN=${KILN:-build/kiln}
+WORKLOADS=${WORKLOADS:-build/workloads}
+T=${CHECK_TMP:-/tmp/kiln-kchecks.$$}
+HZ=${CHECK_HZ:-199}
+mkdir -p "$T" || exit 1
+
+pass() { echo "PASS $1: $2"; }
+fail() { echo "FAIL $1: $2"; }
+
+# Sum of the sample counts of the folded lines matching an extended regex.
+folded_count() {
+	grep -E "$2" "$1" 2>/dev/null | awk '{ s += $NF } END { print s + 0 }'
+}
+
+# Last line of a file, for failure reasons.
+last() { tail -n 1 "$1" 2>/dev/null | tr -d '\r'; }
+
+# user frames, the syscall entry, the read syscall, then /dev/zero's read
+# (on arm64 the leaf __arch_clear_user has no frame record, so its caller,
+# read_iter_zero, is not on the stack)
+case $(uname -m) in
+x86_64) SYSCALL_READ='entry_SYSCALL_64[^;]*_\[k\];.*(ksys_read|__x64_sys_read)_\[k\];.*read_(zero|iter_zero)' ;;
+aarch64) SYSCALL_READ='el0t_64_sync[^;]*_\[k\];.*(ksys_read|__arm64_sys_read)_\[k\];.*(read_(zero|iter_zero)|clear_user)' ;;
+*) SYSCALL_READ='_\[k\];.*ksys_read_\[k\];.*read_(zero|iter_zero)' ;;
+esac
+
+# (a) Shares: cpu_ratio burns 3:1 in hot_three/hot_one on every CPU. At
+# 199 Hz x 2 CPUs x 3 s (~1200 samples) the share's standard error is
+# ~1.3 points, so 5 points is ~4 sigma; fewer than 400 samples fail.
+check_ratio() {
+	out=$T/ratio.folded
+	if ! "$KILN" record -q -F "$HZ" -o "$out" -- "$WORKLOADS/cpu_ratio" 3 2>"$T/ratio.err"; then
+		fail ratio "kiln record failed: $(last "$T/ratio.err")"; return
+	fi
+	three=$(folded_count "$out" '^cpu_ratio;.*;hot_three;')
+	one=$(folded_count "$out" '^cpu_ratio;.*;hot_one;')
+	n=$((three + one))
+	if [ "$n" -lt 400 ]; then
+		fail ratio "only $n samples in hot_three/hot_one (need 400 for a 5-point test)"; return
+	fi
+	share=$(awk -v t="$three" -v n="$n" 'BEGIN { printf "%.1f", 100 * t / n }')
+	if awk -v s="$share" 'BEGIN { exit !(s >= 70 && s <= 80) }'; then
+		pass ratio "$share% hot_three of $n samples (3:1 within 5 points)"
+	else
+		fail ratio "hot_three $share% of $n samples, want 75 +- 5"
+	fi
+}
+
+# (b) Kernel frames under user frames: syscall_read spends its time in
+# read(2) of /dev/zero.
+check_kernel_frames() {
+	out=$T/syscall.folded
+	if ! "$KILN" record -q -F "$HZ" -o "$out" -- "$WORKLOADS/syscall_read" 2 2>"$T/syscall.err"; then
+		fail kernel_frames "kiln record failed: $(last "$T/syscall.err")"; return
+	fi
+	all=$(folded_count "$out" '^syscall_read;')
+	n=$(folded_count "$out" "^syscall_read;.*main;.*read[^;]*;$SYSCALL_READ")
+	# a quarter of the process's samples at least: it reads /dev/zero all the time
+	if [ "$n" -ge 50 ] && [ $((n * 4)) -ge "$all" ]; then
+		pass kernel_frames "$n/$all samples user->syscall->read_zero"
+	else
+		fail kernel_frames "$n of $all samples with user->syscall->read_zero stacks; top: $(sort -t' ' -k2 -n "$out" | tail -n 1)"
+	fi
+}
+
+# (c) Short-lived processes: 10 processes of 400 ms CPU each, started by a
+# shell kiln follows (fork tracking), each exec'd and gone before the end.
+check_short_lived() {
+	out=$T/burst.folded
+	if ! "$KILN" record -q -F "$HZ" -o "$out" -- sh -c \
+		"for i in 1 2 3 4 5 6 7 8 9 10; do $WORKLOADS/short_lived 400 & done; wait" \
+		2>"$T/burst.err"; then
+		fail short_lived "kiln record failed: $(last "$T/burst.err")"; return
+	fi
+	total=$(folded_count "$out" '^short_lived;')
+	# in the workload's own code, named
+	work=$(folded_count "$out" '^short_lived;([^;]*;)*main;short_lived_work( |;)')
+	# leaf frame named, shown (under TCG the dynamic loader's start-up
+	# takes a visible share, and an arm64 guest has no debug file for it)
+	named=$(grep '^short_lived;' "$out" | awk '{ n = split($1, f, ";"); if (f[n] !~ /\+0x/) s += $NF }
+		END { print s + 0 }')
+	procs=$(sed -n 's/.* samples, \([0-9]*\) processes$/\1/p' "$T/burst.err")
+	# 4 s of CPU at HZ: expect ~4 HZ samples, HZ proves tracking works;
+	# most of them in the workload's own code, named
+	if [ "$total" -ge "$HZ" ] && [ $((work * 2)) -ge "$total" ] && [ "${procs:-0}" -ge 10 ]; then
+		pass short_lived "$work/$total samples in main;short_lived_work ($named with a named leaf), $procs processes"
+	else
+		fail short_lived "$named of $total samples named, $work in short_lived_work, ${procs:-?} processes seen (want 10); others: $(grep '^short_lived;' "$out" | grep -vE ';main;short_lived_work( |;)' | sort -t' ' -k2 -n | tail -n 3 | tr '\n' '|')"
+	fi
+}
+
+# (d) cgroup identity: the shell moves itself into a child cgroup v2 named
+# like a systemd service, then execs the workload; its samples must carry
+# systemd_unit=<that name> (and service_name=<name without .service>).
+check_cgroup() {
+	v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$v2" ] || { fail cgroup "no cgroup v2 mount"; return; }
+	unit=kiln-kcheck-$$.service
+	cg=$v2/$unit
+	mkdir "$cg" || { fail cgroup "cannot create $cg"; return; }
+	out=$T/cg.folded
+	"$KILN" record -q -F "$HZ" --group-by systemd_unit -o "$out" -- sh -c \
+		"echo \$\$ > $cg/cgroup.procs && exec $WORKLOADS/short_lived 1000" 2>"$T/cg.err"
+	rc=$?
+	rmdir "$cg" 2>/dev/null
+	[ $rc -eq 0 ] || { fail cgroup "kiln record failed: $(last "$T/cg.err")"; return; }
+	f=$T/cg.$unit.folded
+	n=$(folded_count "$f" '^short_lived;')
+	if [ "$n" -ge $((HZ / 2)) ] && grep -q "service_name=${unit%.service} .*systemd_unit=$unit" "$T/cg.err"; then
+		pass cgroup "$n samples labelled systemd_unit=$unit"
+	else
+		fail cgroup "$n samples in $f; labels seen: $(grep -c 'samples ' "$T/cg.err") sets"
+	fi
+}
+
+# (e) The agent: two intervals of files, then a clean exit on SIGTERM.
+check_agent() {
+	d=$T/agent
+	rm -rf "$d"; mkdir -p "$d"
+	"$KILN" agent --output-dir "$d" --interval 2 --metrics-addr off >"$T/agent.log" 2>&1 &
+	pid=$!
+	"$WORKLOADS/cpu_ratio" 8 >/dev/null 2>&1 &
+	load=$!
+	i=0
+	# hang guard: 60 s (TCG is slow); normally two intervals take ~4 s
+	while [ "$(ls "$d" 2>/dev/null | grep -c -- '-all\.folded$')" -lt 2 ] && [ $i -lt 600 ]; do
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.1; i=$((i + 1))
+	done
+	kill -TERM $pid 2>/dev/null
+	wait $pid; rc=$?
+	kill $load 2>/dev/null; wait $load 2>/dev/null
+	n=$(ls "$d" | grep -c -- '-all\.folded$')
+	pb=$(ls "$d" | grep -c -- '\.pb\.gz$')
+	if [ "$n" -ge 2 ] && [ "$pb" -ge 2 ] && [ $rc -eq 0 ]; then
+		pass agent "$n intervals ($pb pprof files), exit 0 on SIGTERM"
+	else
+		fail agent "$n folded / $pb pprof files, exit status $rc: $(last "$T/agent.log")"
+	fi
+}
+
+# (f) Sample window: a spinner pinned to one CPU can be sampled at most
+# once per period of that CPU's timer, so a D s record at F Hz holds at most
+# D x F + 1 of its samples (samples from before the start or after the end
+# of the window would break it).
+check_window() {
+	taskset -c 0 "$WORKLOADS/short_lived" 60000 >/dev/null 2>&1 &
+	spin=$!
+	out=$T/window.folded
+	"$KILN" record -q -F 97 -d 2 -p $spin -o "$out" --stats "$T/window.json" 2>"$T/window.err"
+	rc=$?
+	kill $spin 2>/dev/null; wait $spin 2>/dev/null
+	[ $rc -eq 0 ] || { fail window "kiln record failed: $(last "$T/window.err")"; return; }
+	n=$(folded_count "$out" '^short_lived;')
+	max=$((2 * 97 + 1))
+	secs=$(sed -n 's/.*"seconds": \([0-9.]*\).*/\1/p' "$T/window.json")
+	if [ "$n" -le $max ] && [ "$n" -ge 48 ]; then
+		pass window "$n<=$max samples of one pinned thread in 2 s at 97 Hz (kiln's window $secs s)"
+	else
+		fail window "$n samples of one pinned thread in 2 s at 97 Hz (at most $max, at least 48; kiln's window $secs s)"
+	fi
+}
+
+# (g) Refusal: with /sys/kernel/btf/vmlinux hidden (an empty file bound
+# over it, in a mount namespace of its own so nothing else on the host sees
+# it), kiln says so in one line, exits non-zero and writes nothing.
+check_no_btf() {
+	: >"$T/empty"
+	out=$T/nobtf.folded
+	unshare -m sh -c "mount --bind '$T/empty' /sys/kernel/btf/vmlinux &&
+		exec '$KILN' record -q -d 1 -o '$out' -- true" >"$T/nobtf.out" 2>"$T/nobtf.err"
+	rc=$?
+	lines=$(cat "$T/nobtf.out" "$T/nobtf.err" | wc -l)
+	if [ $rc -ne 0 ] && [ "$lines" -eq 1 ] && [ ! -e "$out" ] &&
+		grep -q 'no BTF.*Linux 5\.4.*needs Linux 5\.11' "$T/nobtf.err"; then
+		pass no_btf "exit=$rc with one line: $(cat "$T/nobtf.err")"
+	else
+		fail no_btf "exit $rc, $lines lines, output $([ -e "$out" ] && echo written || echo absent): $(head -n 2 "$T/nobtf.err" | tr '\n' '|')"
+	fi
+}
+
+check_ratio
+check_kernel_frames
+check_short_lived
+check_cgroup
+check_agent
+check_window
+check_no_btf
+rm -rf "$T"

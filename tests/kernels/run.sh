@@ -1,0 +1,262 @@
+#!/bin/bash
+# The kernel matrix: runs tests/kernels/checks.sh on every kernel of
+# tests/kernels/kernels.list. "host" runs it here; every other line is a
+# Debian kernel package, fetched with apt-get download into $CACHE (never
+# installed, never /boot), unpacked with dpkg-deb -x and booted under qemu
+# (KVM when /dev/kvm works, TCG otherwise) with a small initramfs: busybox
+# (busybox-static), the freshly built kiln and its shared libraries, the
+# test workloads and the check script. The guest's init mounts what kiln
+# needs, runs the checks and powers off; its PASS/FAIL lines come back over
+# the serial console.
+#
+# Prints one line per kernel and "N passed, N failed, N skipped" last; exits
+# non-zero when a kernel fails. A kernel that cannot be fetched or booted
+# fails. KERNELS="host 6.1-cloud-amd64" narrows the list on purpose: the
+# kernels left out are counted as skipped.
+#
+# Environment: KERNELS (names, default all), CACHE (default build/kernels),
+# BUILD_amd64 / BUILD_arm64 (kiln build folders, default build and
+# build-arm64), BOOT_TIMEOUT (hang guard per guest, seconds, default 900).
+set -u
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+LIST=$ROOT/tests/kernels/kernels.list
+CHECKS=$ROOT/tests/kernels/checks.sh
+CACHE=${CACHE:-$ROOT/build/kernels}
+KERNELS=${KERNELS:-}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-900}
+BUILD_amd64=${BUILD_amd64:-$ROOT/build}
+BUILD_arm64=${BUILD_arm64:-$ROOT/build-arm64}
+HOST_ARCH=$(dpkg --print-architecture)
+# the checks the script runs: a kernel reporting fewer (one crashed) fails
+EXPECTED=$(grep -c '^check_[a-z_]*$' "$CHECKS")
+passed=0 failed=0 skipped=0
+
+# Kernel options kiln and the guest's init need, all built in (=y): the
+# initramfs carries no modules.
+NEEDED_CONFIG="BPF_SYSCALL BPF_EVENTS DEBUG_INFO_BTF PERF_EVENTS CGROUPS CGROUP_BPF
+	DEBUG_FS BLK_DEV_INITRD RD_GZIP DEVTMPFS TMPFS KALLSYMS"
+
+mkdir -p "$CACHE/debs" "$CACHE/logs" || exit 1
+
+log() { echo "$*" >&2; }
+
+# selected NAME: is this kernel in $KERNELS (or is $KERNELS empty)?
+selected() {
+	[ -z "$KERNELS" ] && return 0
+	case " $KERNELS " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# fetch PACKAGE ARCH: the unpacked package's folder, on stdout.
+fetch() {
+	local pkg=$1 arch=$2 deb dir
+	dir=$CACHE/$pkg
+	if [ ! -e "$dir/.unpacked" ]; then
+		deb=$(ls "$CACHE"/debs/"${pkg}"_*_"$arch".deb 2>/dev/null | tail -n 1)
+		if [ -z "$deb" ]; then
+			# apt-get download writes into the current folder
+			(cd "$CACHE/debs" && apt-get download -q "$pkg:$arch") >"$CACHE/logs/$pkg.fetch" 2>&1 ||
+				{ log "apt-get download $pkg:$arch: $(tail -n 1 "$CACHE/logs/$pkg.fetch")"; return 1; }
+			deb=$(ls "$CACHE"/debs/"${pkg}"_*_"$arch".deb | tail -n 1)
+		fi
+		rm -rf "$dir" "$dir.tmp" && mkdir -p "$dir"
+		dpkg-deb -x "$deb" "$dir.tmp" || return 1
+		# keep the kernel and its config, or busybox: no modules (config_ok),
+		# and no *.d folders for the Makefile's dependency scan of build/
+		[ -d "$dir.tmp/boot" ] && mv "$dir.tmp/boot" "$dir/"
+		[ -x "$dir.tmp/bin/busybox" ] && mv "$dir.tmp/bin" "$dir/"
+		rm -rf "$dir.tmp"
+		touch "$dir/.unpacked"
+	fi
+	echo "$dir"
+}
+
+# config_ok CONFIG: every NEEDED_CONFIG option built in, or says which not.
+config_ok() {
+	local opt missing=
+	for opt in $NEEDED_CONFIG; do
+		grep -q "^CONFIG_$opt=y" "$1" || missing="$missing $opt"
+	done
+	[ -z "$missing" ] && return 0
+	echo "not built in:$missing"
+	return 1
+}
+
+# libs BINARY...: the shared libraries the binaries load (and the loader).
+# ldd for this host's architecture; a cross build's NEEDED entries are
+# looked up in the multiarch folders of the cross packages instead.
+libs() {
+	local arch=$1; shift
+	if [ "$arch" = "$HOST_ARCH" ]; then
+		ldd "$@" | awk '/=> \// { print $3 } /^\t\/[^ ]*ld-linux/ { print $1 }' | sort -u
+		return
+	fi
+	local triplet=aarch64-linux-gnu todo=("$@") seen=" " f n p
+	while [ ${#todo[@]} -gt 0 ]; do
+		f=${todo[0]}; todo=("${todo[@]:1}")
+		for n in $(readelf -d "$f" 2>/dev/null | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'); do
+			case $seen in *" $n "*) continue ;; esac
+			seen="$seen$n "
+			for p in /lib/$triplet/$n /usr/lib/$triplet/$n; do
+				[ -e "$p" ] && { echo "$p"; todo+=("$p"); break; }
+			done
+		done
+	done | sort -u
+	echo /lib/ld-linux-aarch64.so.1
+}
+
+# initramfs ARCH OUT: busybox, kiln, libraries, workloads, checks, init.
+initramfs() {
+	local arch=$1 out=$2 build=BUILD_$1 st lib bb id dbg
+	build=${!build}
+	st=$CACHE/initramfs-$arch
+	rm -rf "$st" && mkdir -p "$st"/{bin,kiln,proc,sys,dev,tmp,etc} || return 1
+	if [ "$arch" = "$HOST_ARCH" ]; then
+		bb=/bin/busybox
+	else
+		bb=$(fetch busybox-static "$arch")/bin/busybox || return 1
+	fi
+	[ -x "$bb" ] || { log "no busybox for $arch (busybox-static)"; return 1; }
+	[ -x "$build/kiln" ] || { log "no $build/kiln: build it first"; return 1; }
+	cp "$bb" "$st/bin/busybox"
+	cp "$build/kiln" "$CHECKS" "$st/kiln/"
+	cp -r "$build/workloads" "$st/kiln/workloads"
+	for lib in $(libs "$arch" "$build/kiln" "$build"/workloads/*); do
+		mkdir -p "$st$(dirname "$lib")"
+		cp -L "$lib" "$st$lib"
+		# its debug file by build id (libc6-dbg), so libc frames get names
+		id=$(readelf -n "$lib" 2>/dev/null | awk '/Build ID/ { print $3 }')
+		dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+		if [ -n "$id" ] && [ -f "$dbg" ]; then
+			mkdir -p "$st${dbg%/*}" && cp "$dbg" "$st$dbg"
+		fi
+	done
+	cat >"$st/init" <<'EOF'
+#!/bin/busybox sh
+# PID 1 of the test guest: mount what kiln needs, run the checks, power off.
+/bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t devtmpfs dev /dev
+exec </dev/console >/dev/console 2>&1
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t bpf bpf /sys/fs/bpf
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+mount -t tmpfs tmp /tmp
+hostname kiln-guest
+echo "KCHECK-BEGIN $(uname -r) clock=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+KILN=/kiln/kiln WORKLOADS=/kiln/workloads CHECK_TMP=/tmp/checks sh /kiln/checks.sh
+echo "KCHECK-END"
+poweroff -f
+EOF
+	chmod +x "$st/init"
+	(cd "$st" && find . | cpio -o -H newc --quiet | gzip -1) >"$out" || return 1
+	rm -rf "$st"
+}
+
+# boot ACCEL FLAVOUR KERNEL INITRD LOG: runs the guest until it powers off.
+boot() {
+	local accel=$1 flavour=$2 kernel=$3 initrd=$4 logf=$5 qemu console machine cpu=max
+	case $flavour in
+	pc) qemu=qemu-system-x86_64 console=ttyS0 machine=pc ;;
+	virt) qemu=qemu-system-aarch64 console=ttyAMA0 machine=virt ;;
+	*) log "unknown qemu flavour $flavour"; return 1 ;;
+	esac
+	[ "$accel" = kvm ] && cpu=host
+	timeout -k 10 "$BOOT_TIMEOUT" $qemu -machine "$machine,accel=$accel" -cpu $cpu \
+		-smp 2 -m 1024 -no-reboot -display none -monitor none -serial stdio \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "console=$console panic=-1 quiet loglevel=3" </dev/null >"$logf" 2>&1
+}
+
+# report NAME RELEASE WHERE SECONDS CHECKLINES: the kernel's line.
+report() {
+	local name=$1 release=$2 where=$3 secs=$4 lines=$5 n nf figs
+	n=$(grep -c '^PASS ' <<<"$lines")
+	nf=$(grep -c '^FAIL ' <<<"$lines")
+	# the first word of each check's figures
+	figs=$(sed -n 's/^PASS \([a-z_]*\): \([^ ]*\).*/\1 \2/p' <<<"$lines" | paste -sd, - | sed 's/,/, /g')
+	if [ "$nf" -eq 0 ] && [ "$n" -eq "$EXPECTED" ]; then
+		echo "PASS kernel $release ($name, $where): $n checks ($figs) in $secs s"
+		passed=$((passed + 1))
+	else
+		echo "FAIL kernel $release ($name, $where): $nf of $EXPECTED checks failed, $((EXPECTED - n - nf)) did not report, in $secs s"
+		grep '^FAIL ' <<<"$lines" | sed 's/^/    /'
+		failed=$((failed + 1))
+	fi
+}
+
+# kernel_fail NAME WHY: a kernel that could not be fetched or booted.
+kernel_fail() {
+	echo "FAIL kernel $1: $2"
+	failed=$((failed + 1))
+}
+
+run_host() {
+	local name=$1 arch=$2 build=BUILD_$2 t0=$SECONDS lines
+	build=${!build}
+	[ "$arch" = "$HOST_ARCH" ] || { kernel_fail "$name" "host is $HOST_ARCH, not $arch"; return; }
+	lines=$(KILN=$build/kiln WORKLOADS=$build/workloads CHECK_TMP=$CACHE/host-checks \
+		timeout -k 10 "$BOOT_TIMEOUT" sh "$CHECKS" 2>&1 | tee "$CACHE/logs/$name.log" | grep -E '^(PASS|FAIL) ')
+	report "$name" "$(uname -r)" host $((SECONDS - t0)) "$lines"
+}
+
+run_guest() {
+	local name=$1 pkg=$2 arch=$3 flavour=$4 t0=$SECONDS dir kernel release why
+	local initrd=$CACHE/initramfs-$arch.cpio.gz logf=$CACHE/logs/$name.log lines where
+	dir=$(fetch "$pkg" "$arch") || { kernel_fail "$name" "cannot fetch $pkg:$arch"; return; }
+	kernel=$(ls "$dir"/boot/vmlinuz-* 2>/dev/null | head -n 1)
+	[ -n "$kernel" ] || { kernel_fail "$name" "no /boot/vmlinuz-* in $pkg"; return; }
+	release=${kernel##*/vmlinuz-}
+	why=$(config_ok "$dir/boot/config-$release") || { kernel_fail "$release ($name)" "$why"; return; }
+	# built once a run, from this run's kiln
+	if [ -z "${built[$arch]:-}" ]; then
+		initramfs "$arch" "$initrd" || { kernel_fail "$name" "cannot build the $arch initramfs"; return; }
+		built[$arch]=1
+	fi
+	# KVM when the host offers it for this guest; where /dev/kvm exists but
+	# does not work (nested virtualisation), qemu stops at once: then TCG.
+	local rc=1
+	rm -f "$logf" "$logf.kvm-failed"
+	if [ "$flavour" = pc ] && [ "$HOST_ARCH" = amd64 ] && [ -w /dev/kvm ]; then
+		{ boot kvm "$flavour" "$kernel" "$initrd" "$logf"; rc=$?; } 2>/dev/null
+		grep -q '^KCHECK-BEGIN' "$logf" || mv "$logf" "$logf.kvm-failed"
+	fi
+	if ! grep -qs '^KCHECK-BEGIN' "$logf"; then
+		boot tcg "$flavour" "$kernel" "$initrd" "$logf"; rc=$?
+	fi
+	if ! grep -q '^KCHECK-END' "$logf"; then
+		kernel_fail "$release ($name)" "the guest did not finish (qemu status $rc): $(tr -d '\r' <"$logf" | grep -v '^$' | tail -n 1) [$logf]"
+		return
+	fi
+	where=$(tr -d '\r' <"$logf" | sed -n 's/^KCHECK-BEGIN .* clock=\(.*\)/\1/p')
+	case $where in kvm-clock) where=kvm ;; *) where="tcg, $flavour" ;; esac
+	lines=$(tr -d '\r' <"$logf" | sed -n '/^KCHECK-BEGIN/,/^KCHECK-END/p' | grep -E '^(PASS|FAIL) ')
+	report "$name" "$release" "$where" $((SECONDS - t0)) "$lines"
+}
+
+declare -A built
+names=" "
+t_all=$SECONDS
+while read -r name pkg arch flavour _; do
+	case $name in ''|'#'*) continue ;; esac
+	names="$names$name "
+	if ! selected "$name"; then
+		skipped=$((skipped + 1)); continue
+	fi
+	if [ "$pkg" = host ]; then
+		run_host "$name" "$arch"
+	else
+		run_guest "$name" "$pkg" "$arch" "$flavour"
+	fi
+done <"$LIST"
+for k in $KERNELS; do
+	case $names in *" $k "*) ;; *) kernel_fail "$k" "not in tests/kernels/kernels.list" ;; esac
+done
+echo "kernel matrix: $((SECONDS - t_all)) s"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

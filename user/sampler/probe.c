@@ -1,0 +1,152 @@
+/* DESIGN: before the BPF object is opened, each kernel feature the sampler
+ * uses is probed, oldest first, with a tiny program or map the kernel either
+ * accepts or not (libbpf's probes), never from the kernel's version string
+ * (distributions backport). The first one missing ends the start-up with
+ * one line naming the feature and the Linux release that added it; nothing
+ * has been loaded or attached by then. The kernel versions are those of the
+ * upstream commits that introduced each feature. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "core/log.h"
+#include "sampler/sampler.h"
+
+/* What kiln needs, with the release that has everything below. */
+#define KILN_MIN_KERNEL "5.11"
+
+/* The BTF header's magic (include/uapi/linux/btf.h), and the header's
+ * fixed part: magic, version, flags, hdr_len, then four u32 offsets and
+ * lengths, of which type_len (the fourth u32 after hdr_len) must be > 0. */
+#define BTF_MAGIC_LE 0xeB9F
+
+struct btf_hdr_raw {
+	uint16_t magic;
+	uint8_t version;
+	uint8_t flags;
+	uint32_t hdr_len;
+	uint32_t type_off;
+	uint32_t type_len;
+	uint32_t str_off;
+	uint32_t str_len;
+};
+
+/* 1 when path holds BTF with types, 0 when not, -errno when unreadable. */
+static int btf_usable(const char *path)
+{
+	struct btf_hdr_raw h;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, &h, sizeof(h));
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	return n == (ssize_t)sizeof(h) && h.magic == BTF_MAGIC_LE && h.type_len > 0;
+}
+
+/* tp_btf: libbpf cannot probe BPF_PROG_TYPE_TRACING (it needs a target),
+ * so load "return 0" attached to the sched_process_exec tracepoint by its
+ * BTF id, as kiln's own program is. 1 accepted, 0 refused, -errno. */
+static int probe_tp_btf(const char *path)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = 0 },       /* r0 = 0 */
+		{ .code = 0x95 },                               /* exit */
+	};
+	struct btf *btf = btf__parse(path, NULL);
+	int id, fd;
+
+	if (!btf)
+		return -errno;
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_process_exec", BTF_KIND_TYPEDEF);
+	btf__free(btf);
+	if (id <= 0)
+		return 0;
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = BPF_TRACE_RAW_TP,
+		    .attach_btf_id = (uint32_t)id);
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, 2, &po);
+	if (fd < 0)
+		return errno == EPERM ? -EPERM : 0;
+	close(fd);
+	return 1;
+}
+
+enum probe_kind { PROBE_PROG, PROBE_MAP, PROBE_HELPER, PROBE_TP_BTF };
+
+struct feature {
+	enum probe_kind kind;
+	int type;                       /* prog or map type */
+	int helper;                     /* enum bpf_func_id, PROBE_HELPER */
+	const char *what;
+	const char *since;              /* first Linux release with it */
+};
+
+/* Oldest first: on an old kernel the first line names the oldest gap. */
+static const struct feature features[] = {
+	{ PROBE_PROG, BPF_PROG_TYPE_PERF_EVENT, 0, "BPF programs on perf events", "4.9" },
+	{ PROBE_MAP, BPF_MAP_TYPE_STACK_TRACE, 0, "BPF stack trace maps", "4.6" },
+	{ PROBE_HELPER, BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_stackid,
+	  "the bpf_get_stackid helper in perf event programs", "4.9" },
+	{ PROBE_MAP, BPF_MAP_TYPE_LRU_HASH, 0, "LRU hash maps", "4.10" },
+	{ PROBE_HELPER, BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_cgroup_id,
+	  "the bpf_get_current_cgroup_id helper", "4.18" },
+	{ PROBE_TP_BTF, 0, 0, "BTF-enabled tracepoints (tp_btf)", "5.5" },
+	{ PROBE_MAP, BPF_MAP_TYPE_RINGBUF, 0, "the BPF ring buffer", "5.8" },
+	{ PROBE_HELPER, BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_task_btf,
+	  "the bpf_get_current_task_btf helper", "5.11" },
+};
+
+static int probe_one(const struct feature *f, const char *btf_path)
+{
+	switch (f->kind) {
+	case PROBE_TP_BTF:
+		return probe_tp_btf(btf_path);
+	case PROBE_PROG:
+		return libbpf_probe_bpf_prog_type(f->type, NULL);
+	case PROBE_MAP:
+		return libbpf_probe_bpf_map_type(f->type, NULL);
+	case PROBE_HELPER:
+		return libbpf_probe_bpf_helper(f->type, f->helper, NULL);
+	}
+	return -EINVAL;
+}
+
+int sampler__probe(void)
+{
+	/* The kernel's own BTF: tp_btf programs and bpf_get_current_task_btf
+	 * need it inside the kernel, so a BTF file given on the side (libbpf's
+	 * btf_custom_path) could not stand in for it. */
+	const char *path = "/sys/kernel/btf/vmlinux";
+	int ok = btf_usable(path);
+
+	if (ok <= 0) {
+		pr_error("kiln cannot start: this kernel has no BTF (%s is %s; kernel BTF came with Linux 5.4, built with CONFIG_DEBUG_INFO_BTF=y): kiln needs Linux " KILN_MIN_KERNEL " or newer with BTF",
+			 path, ok < 0 ? "missing" : "empty or not BTF");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
+		int r = probe_one(&features[i], path);
+
+		if (r == 1)
+			continue;
+		if (r == 0)
+			pr_error("kiln cannot start: this kernel lacks %s (Linux %s): kiln needs Linux " KILN_MIN_KERNEL " or newer with BTF",
+				 features[i].what, features[i].since);
+		else
+			pr_error("kiln cannot start: cannot probe the kernel for %s (Linux %s): %s",
+				 features[i].what, features[i].since, strerror(-r));
+		return -1;
+	}
+	return 0;
+}
