@@ -3,6 +3,7 @@
     check_values.py schema CHART [VALUES...]   defaults + VALUES validate
     check_values.py comments CHART             a comment above every value
     check_values.py readme CHART README        README's table = the values
+                                               (helm/kiln/README.md, '## Chart values')
 
 Prints one line per problem; exits 1 if there is any.
 """
@@ -79,18 +80,21 @@ def leaves(d, prefix=""):
 
 
 def readme(chart, path):
-    """The README's chart-values table names every value, and only values."""
+    """The chart README's values table names every value, and only values."""
     values = load(f"{chart}/values.yaml")
     with open(path) as f:
         text = f.read()
-    section = text.split("### Chart values", 1)
-    if len(section) < 2:
-        return [f"{path}: no '### Chart values' section"]
-    documented = set(re.findall(r"^\| `([A-Za-z][\w.]*)` \|", section[1].split("\n## ", 1)[0], re.M))
+    # The section runs from its heading to the next heading of its level or above.
+    m = re.search(r"^(#{2,3}) Chart values[ \t]*$", text, re.M)
+    if not m:
+        return [f"{path}: no '## Chart values' section"]
+    end = re.search(rf"^#{{1,{len(m.group(1))}}} ", text[m.end():], re.M)
+    body = text[m.end():m.end() + end.start()] if end else text[m.end():]
+    documented = set(re.findall(r"^\| `([A-Za-z][\w.]*)` \|", body, re.M))
     paths = set(leaves(values))
-    out = [f"README: chart value {p} is not in the table" for p in sorted(paths)
+    out = [f"{path}: chart value {p} is not in the table" for p in sorted(paths)
            if not any(p == d or p.startswith(d + ".") for d in documented)]
-    out += [f"README: {d} is no chart value" for d in sorted(documented)
+    out += [f"{path}: {d} is no chart value" for d in sorted(documented)
             if not any(p == d or p.startswith(d + ".") for p in paths)]
     return out
 

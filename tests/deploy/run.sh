@@ -149,13 +149,13 @@ test_schema() {
 
 test_values_documented() {
 	local out
-	out=$($PY "$HERE/check_values.py" comments "$CHART"; $PY "$HERE/check_values.py" readme "$CHART" "$ROOT/README.md")
+	out=$($PY "$HERE/check_values.py" comments "$CHART"; $PY "$HERE/check_values.py" readme "$CHART" "$CHART/README.md")
 	if [ -n "$out" ]; then
 		fail values_documented "$(head -5 <<<"$out" | paste -sd '|')"
 	elif [ "$(sed -n 's/^appVersion: "\(.*\)"$/\1/p' "$CHART/Chart.yaml")" != "$(cat "$ROOT/VERSION")" ]; then
 		fail values_documented "Chart.yaml's appVersion is not VERSION ($(cat "$ROOT/VERSION"))"
 	else
-		pass "values: each one commented in values.yaml and in README's table; appVersion = VERSION"
+		pass "values: each one commented in values.yaml and in helm/kiln/README.md's table; appVersion = VERSION"
 	fi
 }
 

@@ -531,7 +531,7 @@ test_config() {
 	fi
 	# the README's option table names every flag and variable --help shows
 	"$KILN" agent --help | grep -oE '(--[a-z-]+|KILN_[A-Z_]+)' | sort -u >"$TMP/help-names"
-	out=$(while read -r name; do grep -qE -- "$name([^a-zA-Z_-]|$)" "$HERE/../../README.md" || echo "$name"; done <"$TMP/help-names")
+	out=$(while read -r name; do grep -qE -- "$name([^a-zA-Z_-]|$)" "$HERE/../../docs/options.md" || echo "$name"; done <"$TMP/help-names")
 	if [ -n "$out" ]; then
 		fail config "README lacks: $(echo $out)"; return
 	fi
