@@ -153,7 +153,7 @@ WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
-.PHONY: all deps run test unit e2e e2e-record e2e-agent test-view test-browser test-deploy \
+.PHONY: all deps run test unit e2e e2e-record e2e-agent test-view test-docs test-browser test-deploy \
 	test-receiver test-kernels manifests bench soak \
 	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale
 
@@ -293,6 +293,11 @@ e2e-agent: $(OUT)/kiln workloads
 test-view: $(OUT)/kiln
 	$(SUITE) view env KILN=$(OUT)/kiln tests/view/run.sh
 
+# The docs: every relative link and #anchor of README.md and docs/*.md
+# resolves, and README.md stays under 12 KiB; no build, no root needed.
+test-docs:
+	$(SUITE) docs python3 tests/docs/check_links.py
+
 # The HTML pages in headless Chromium; screenshots land in $(OUT)/browser.
 test-browser: $(OUT)/kiln
 	$(SUITE) browser env KILN=$(OUT)/kiln OUT_DIR=$(OUT)/browser tests/browser/run.sh
@@ -317,7 +322,7 @@ test-kernels: $(OUT)/kiln workloads
 # the unit tests, the corpus replays, the record and agent end-to-end tests
 # and the view tests (the kernel matrix runs once, in the plain build).
 # The suites are named after their targets, less "test-".
-TEST_TARGETS := unit fuzz-replay e2e-record e2e-agent test-view
+TEST_TARGETS := unit fuzz-replay e2e-record e2e-agent test-view test-docs
 ifneq ($(SANITIZE),1)
 TEST_TARGETS += test-browser test-deploy test-receiver test-kernels
 endif
@@ -364,7 +369,7 @@ bench-scale: all workloads
 # overwrites another architecture's header.
 vmlinux:
 ifneq ($(CROSS),)
-	@echo "make vmlinux: this host is $(HOST_ARCH), so its BTF cannot make $(VMLINUX_H) (README: make vmlinux)"; exit 1
+	@echo "make vmlinux: this host is $(HOST_ARCH), so its BTF cannot make $(VMLINUX_H) (docs/building.md: make vmlinux)"; exit 1
 else
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H)
 endif
