@@ -154,7 +154,7 @@ WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
 .PHONY: all deps run test unit e2e e2e-record e2e-agent test-view test-docs test-browser test-deploy \
-	test-receiver test-kernels manifests bench soak \
+	test-receiver test-kernels test-layers manifests bench soak \
 	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale
 
 all: $(OUT)/kiln
@@ -302,6 +302,11 @@ test-docs:
 test-browser: $(OUT)/kiln
 	$(SUITE) browser env KILN=$(OUT)/kiln OUT_DIR=$(OUT)/browser tests/browser/run.sh
 
+# The include graph of user/: arrows only from a stage to an earlier one on
+# the path of a sample, no circles (tests/layers/check.py).
+test-layers:
+	$(SUITE) layers tests/layers/check.py
+
 # The test receiver against its own protocol rules (the e2e tests trust it).
 test-receiver:
 	$(SUITE) receiver tests/receiver/selftest.sh
@@ -322,7 +327,7 @@ test-kernels: $(OUT)/kiln workloads
 # the unit tests, the corpus replays, the record and agent end-to-end tests
 # and the view tests (the kernel matrix runs once, in the plain build).
 # The suites are named after their targets, less "test-".
-TEST_TARGETS := unit fuzz-replay e2e-record e2e-agent test-view test-docs
+TEST_TARGETS := test-layers unit fuzz-replay e2e-record e2e-agent test-view test-docs
 ifneq ($(SANITIZE),1)
 TEST_TARGETS += test-browser test-deploy test-receiver test-kernels
 endif

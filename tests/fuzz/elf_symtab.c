@@ -1,5 +1,5 @@
 /* ELF symbols: symtab__load_mem (the vDSO path), and the same bytes as a
- * file (a memfd) through symtab__load_fd and elf_build_id, which read
+ * file (a memfd) through symtab__load_fd and elf__build_id, which read
  * lazily with pread and look for debug files by build id and debuglink
  * under a root that does not exist. */
 #include <errno.h>
@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "core/elf.h"
 #include "symbolize/elf_symtab.h"
 
 #define ROOT "/nonexistent-kiln-fuzz"
@@ -80,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	FUZZ_CHECK(ftruncate(memfd, 0) == 0);
 	FUZZ_CHECK(pwrite(memfd, data, size, 0) == (ssize_t)size);
-	err = elf_build_id(memfd, id, sizeof(id));
+	err = elf__build_id(memfd, id, sizeof(id));
 	FUZZ_CHECK(err <= 0);
 	FUZZ_CHECK(err ? id[0] == '\0' : hex_id(id) && id[0]);
 	st = symtab__load_fd(memfd, ROOT, ROOT "/usr/bin/prog");

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/elf.h"
 #include "symbolize/elf_symtab.h"
 
 static char dir[64];
@@ -503,7 +504,7 @@ Test(elf_symtab, vdso_from_memory)
 	if (symtab__build_id(st)[0]) {
 		int fd = open(in_dir(path, sizeof(path), "vdso.so"), O_RDONLY);
 
-		cr_assert_eq(elf_build_id(fd, id, sizeof(id)), 0);
+		cr_assert_eq(elf__build_id(fd, id, sizeof(id)), 0);
 		cr_assert_str_eq(id, symtab__build_id(st));
 		close(fd);
 	}
@@ -529,7 +530,7 @@ static void expect_invalid(const char *name)
 	errno = 0;
 	cr_assert_null(symtab__load_fd(fd, "", name), "%s loaded", name);
 	cr_assert_eq(errno, EINVAL, "%s: errno %d", name, errno);
-	cr_assert_eq(elf_build_id(fd, id, sizeof(id)), -EINVAL, "%s", name);
+	cr_assert_eq(elf__build_id(fd, id, sizeof(id)), -EINVAL, "%s", name);
 	close(fd);
 }
 
@@ -561,11 +562,11 @@ Test(elf_symtab, build_id_errors)
 	sh("cc -O1 -Wl,--build-id=none -o noid prog.c && "
 	   "cc -O1 -Wl,--build-id=sha1 -o withid prog.c");
 	fd = open_in_dir("noid");
-	cr_assert_eq(elf_build_id(fd, id, sizeof(id)), -ENOENT);
+	cr_assert_eq(elf__build_id(fd, id, sizeof(id)), -ENOENT);
 	close(fd);
 	fd = open_in_dir("withid");
-	cr_assert_eq(elf_build_id(fd, small, sizeof(small)), -ERANGE);
-	cr_assert_eq(elf_build_id(fd, id, sizeof(id)), 0);
+	cr_assert_eq(elf__build_id(fd, small, sizeof(small)), -ERANGE);
+	cr_assert_eq(elf__build_id(fd, id, sizeof(id)), 0);
 	cr_assert_eq(strlen(id), 40);
 	close(fd);
 	sh("readelf -n withid | grep -q 'Build ID: %s$'", id);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "metadata/metadata.h"
+#include "core/labels.h"
 #include "profile/profile_set.h"
 
 struct files_stats {

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "metadata/metadata.h"
+#include "core/labels.h"
 
 #define PYROSCOPE_PUSH_PATH "/push.v1.PusherService/Push"
 #define PYROSCOPE_PROFILE_NAME "process_cpu"

@@ -97,72 +97,6 @@ static const char *const builtin_names[] = {
 	"pod_uid", "systemd_unit",
 };
 
-/* ---- label sets ---- */
-
-const char *labels__get(const struct labels *l, const char *name)
-{
-	size_t pos = 0;
-	const char *n, *v;
-
-	while (labels__next(l, &pos, &n, &v))
-		if (strcmp(n, name) == 0)
-			return v;
-	return NULL;
-}
-
-bool labels__next(const struct labels *l, size_t *pos, const char **name,
-		  const char **value)
-{
-	size_t p = *pos;
-
-	if (!l->buf || p >= l->len)
-		return false;
-	*name = l->buf + p;
-	p += strlen(*name) + 1;
-	if (p >= l->len)
-		return false;
-	*value = l->buf + p;
-	*pos = p + strlen(*value) + 1;
-	return true;
-}
-
-static int labels_reserve(struct labels *l, size_t need)
-{
-	char *b;
-	size_t cap;
-
-	if (need <= l->cap)
-		return 0;
-	cap = l->cap ? l->cap : 256;
-	while (cap < need)
-		cap *= 2;
-	b = realloc(l->buf, cap);
-	if (!b)
-		return -ENOMEM;
-	l->buf = b;
-	l->cap = cap;
-	return 0;
-}
-
-int labels__copy(struct labels *dst, const struct labels *src)
-{
-	if (labels_reserve(dst, src->len))
-		return -ENOMEM;
-	if (src->len)
-		memcpy(dst->buf, src->buf, src->len);
-	dst->len = src->len;
-	dst->n = src->n;
-	return 0;
-}
-
-void labels__release(struct labels *l)
-{
-	if (!l)
-		return;
-	free(l->buf);
-	*l = (struct labels){ 0 };
-}
-
 /* Length of the valid UTF-8 sequence at s[0..n), or 0. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
@@ -281,7 +215,7 @@ static int builder_emit(struct builder *b, struct labels *out, struct metadata_s
 	}
 	out->len = 0;
 	out->n = 0;
-	if (labels_reserve(out, need))
+	if (labels__reserve(out, need))
 		return -ENOMEM;
 	for (size_t i = 0; i < b->n; i++) {
 		size_t nl = strlen(b->pairs[i].name) + 1;

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/labels.h"
 #include "kiln/sample.h"
 #include "proc/proc.h"
 
@@ -42,24 +43,6 @@ struct metadata_opts {
 	 * is, no watcher is started, not freed by metadata__free. */
 	struct pods *pods;
 };
-
-/* A canonical label set: pairs sorted by name, names unique, serialized as
- * "name\0value\0name\0value\0..." in buf[0..len). Equal label sets have
- * equal bytes, so buf/len can key a hash map. Caller-owned; reuse one
- * across calls, release with labels__release. */
-struct labels {
-	char *buf;
-	size_t len, cap;
-	size_t n;                       /* pairs */
-};
-
-/* The value of name, or NULL. */
-const char *labels__get(const struct labels *l, const char *name);
-/* Iterates pairs: start with *pos = 0; returns false at the end. */
-bool labels__next(const struct labels *l, size_t *pos, const char **name,
-		  const char **value);
-int labels__copy(struct labels *dst, const struct labels *src);
-void labels__release(struct labels *l);
 
 enum metadata_verdict {
 	METADATA_KEEP = 0,

@@ -13,7 +13,7 @@
 #include "core/log.h"
 #include "core/u64map.h"
 #include "proc/proc.h"
-#include "symbolize/elf_symtab.h"
+#include "core/elf.h"
 
 /* /proc/PID/maps of a large JVM is a few MiB; past this it is truncated. */
 #define MAPS_MAX_BYTES (16u << 20)
@@ -246,7 +246,7 @@ static struct binary *binary_get(struct proc_table *t, pid_t pid,
 	}
 	if (b->fd < 0)
 		pr_debug("pid %d: cannot open %s: %s", pid, b->path, strerror(errno));
-	if (b->fd >= 0 && elf_build_id(b->fd, b->build_id, sizeof(b->build_id)) == 0)
+	if (b->fd >= 0 && elf__build_id(b->fd, b->build_id, sizeof(b->build_id)) == 0)
 		snprintf(b->key, sizeof(b->key), "b:%s", b->build_id);
 	else
 		snprintf(b->key, sizeof(b->key), "i:%" PRIu64 ":%" PRIu64, dev, ino);

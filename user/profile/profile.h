@@ -8,22 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum frame_kind {
-	FRAME_ROOT = 0,         /* process name, the root of every stack */
-	FRAME_KERNEL,
-	FRAME_USER,
-};
-
-struct frame {
-	enum frame_kind kind;
-	const char *name;       /* function, "libfoo.so+0x1a2b", "[unknown]" or comm */
-	uint64_t addr;          /* runtime address; 0 for FRAME_ROOT */
-	/* Mapping (NULL file for none): kernel frames use "[kernel.kallsyms]"
-	 * or "[module]"; user frames the file's path, "[vdso]", ... */
-	const char *map_file;
-	const char *map_build_id; /* hex or NULL */
-	uint64_t map_start, map_limit, map_offset;
-};
+#include "core/frame.h"
 
 struct profile;
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "metadata/metadata.h"
+#include "core/labels.h"
 #include "profile/profile.h"
 
 struct profile_set_entry {

@@ -3,7 +3,6 @@
  * folded stacks, anything with binary bytes is a protobuf. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,31 +15,6 @@
 
 /* Bytes looked at to tell text from binary. */
 #define SNIFF_BYTES 4096
-
-int read_fail(struct read_info *info, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(info->why, sizeof(info->why), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
-int read_add(struct profile *p, const struct frame *frames, size_t n,
-	     uint64_t count, const struct read_limits *lim,
-	     struct read_info *info)
-{
-	int err = profile__add(p, frames, n, count);
-
-	if (err)
-		return read_fail(info, err, "cannot add a stack: %s", strerror(-err));
-	if (profile__nodes(p) > lim->max_nodes)
-		return read_fail(info, -E2BIG,
-				 "more than %zu distinct stack nodes (--max-nodes)",
-				 lim->max_nodes);
-	return 0;
-}
 
 /* Inflates gzip data into a malloc'd *out of at most max bytes. */
 static int gunzip(const uint8_t *in, size_t len, size_t max, uint8_t **out,

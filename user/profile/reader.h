@@ -1,6 +1,6 @@
 /* The input side of the profile module: profile__read (read.c) sniffs the
- * format and hands the bytes to one of these readers. Nothing outside
- * user/profile includes this header. */
+ * format and hands the bytes to one of these readers, which share the
+ * helpers of reader.c. Nothing outside user/profile includes this header. */
 #ifndef KILN_PROFILE_READER_H
 #define KILN_PROFILE_READER_H
 

@@ -14,7 +14,6 @@
 #include <gelf.h>
 #include <limits.h>
 #include <lzma.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/elf.h"
 #include "core/log.h"
 #include "symbolize/elf_symtab.h"
 
@@ -30,7 +30,6 @@
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 #define SYMTAB_MAX_SYMS		(10u * 1000 * 1000)
-#define BUILD_ID_MAX		64		/* bytes; sha1 ids are 20 */
 #define MINIDEBUG_MAX		(64u << 20)	/* decompressed .gnu_debugdata */
 #define XZ_MEMLIMIT		(64u << 20)
 #define IMAGE_MAX		(64u << 20)	/* symtab__load_mem */
@@ -48,7 +47,7 @@ struct symtab {
 	struct seg *segs;
 	size_t nsegs;
 	const char *source;
-	char build_id[2 * BUILD_ID_MAX + 1];
+	char build_id[2 * ELF_BUILD_ID_MAX + 1];
 };
 
 struct raw_sym {
@@ -67,20 +66,6 @@ struct loader {
 	size_t nraw, capraw;
 	Elf_Scn *symtab, *dynsym, *debugdata, *debuglink;
 };
-
-static pthread_once_t libelf_once = PTHREAD_ONCE_INIT;
-static bool libelf_ok;
-
-static void libelf_init(void)
-{
-	libelf_ok = elf_version(EV_CURRENT) != EV_NONE;
-}
-
-static int libelf_ready(void)
-{
-	pthread_once(&libelf_once, libelf_init);
-	return libelf_ok ? 0 : -ENOSYS;
-}
 
 static void loader_release(struct loader *ld)
 {
@@ -181,78 +166,6 @@ static int collect_syms(struct loader *ld, Elf *elf, Elf_Scn *scn)
 	return 0;
 }
 
-static void hex_encode(const unsigned char *p, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[p[i] >> 4];
-		out[2 * i + 1] = digits[p[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-/* Finds NT_GNU_BUILD_ID in one note data block; 0 or -ENOENT. */
-static int note_build_id(Elf_Data *data, char *hex, size_t hex_len)
-{
-	size_t off = 0, next, name_off, desc_off;
-	GElf_Nhdr nh;
-
-	while (off < data->d_size &&
-	       (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0 &&
-		    nh.n_descsz > 0 && nh.n_descsz <= BUILD_ID_MAX) {
-			if (hex_len < 2 * (size_t)nh.n_descsz + 1)
-				return -ERANGE;
-			hex_encode((const unsigned char *)data->d_buf + desc_off,
-				   nh.n_descsz, hex);
-			return 0;
-		}
-		off = next;
-	}
-	return -ENOENT;
-}
-
-/* Build id from PT_NOTE segments, else from SHT_NOTE sections. */
-static int read_build_id(Elf *elf, char *hex, size_t hex_len)
-{
-	size_t phnum = 0;
-	Elf_Scn *scn = NULL;
-	int err;
-
-	if (elf_getphdrnum(elf, &phnum) == 0) {
-		for (size_t i = 0; i < phnum; i++) {
-			GElf_Phdr ph;
-			Elf_Data *d;
-
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
-				continue;
-			d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
-						 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-			if (!d)
-				continue;
-			err = note_build_id(d, hex, hex_len);
-			if (err != -ENOENT)
-				return err;
-		}
-	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf)
-			continue;
-		err = note_build_id(d, hex, hex_len);
-		if (err != -ENOENT)
-			return err;
-	}
-	return -ENOENT;
-}
-
 static int read_segments(struct symtab *st, Elf *elf)
 {
 	size_t phnum, n = 0;
@@ -291,21 +204,6 @@ static int read_segments(struct symtab *st, Elf *elf)
 
 /* libelf quietly reports no program or section headers when the tables
  * lie past the end of the file; a truncated file is an error for us. */
-static int check_headers(Elf *elf)
-{
-	size_t phnum, shnum;
-	GElf_Ehdr eh;
-
-	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
-	    elf_getphdrnum(elf, &phnum) != 0 || elf_getshdrnum(elf, &shnum) != 0)
-		return -EINVAL;
-	if (eh.e_phnum != PN_XNUM && phnum != eh.e_phnum)
-		return -EINVAL;
-	if (eh.e_shoff != 0 && (shnum == 0 || (eh.e_shnum != 0 && shnum != eh.e_shnum)))
-		return -EINVAL;
-	return 0;
-}
-
 /* Remembers the sections a load may use. -EINVAL when any section header
  * cannot be read: the file is truncated or corrupt. */
 static int scan_sections(struct loader *ld)
@@ -397,7 +295,7 @@ static int file_crc32(int fd, uint32_t *out)
 static bool try_debug_file(struct loader *ld, const char *file, const struct stat *self,
 			   const char *want_id, uint32_t want_crc)
 {
-	char id[2 * BUILD_ID_MAX + 1];
+	char id[2 * ELF_BUILD_ID_MAX + 1];
 	struct stat sb;
 	uint32_t crc;
 	Elf *elf;
@@ -417,7 +315,7 @@ static bool try_debug_file(struct loader *ld, const char *file, const struct sta
 	if (!elf)
 		goto reject;
 	if (elf_kind(elf) != ELF_K_ELF ||
-	    (want_id && (read_build_id(elf, id, sizeof(id)) != 0 ||
+	    (want_id && (elf__read_build_id(elf, id, sizeof(id)) != 0 ||
 			 strcmp(id, want_id) != 0))) {
 		elf_end(elf);
 		goto reject;
@@ -699,13 +597,13 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 {
 	int err;
 
-	err = check_headers(ld->elf);
+	err = elf__check_headers(ld->elf);
 	if (err)
 		return err;
 	err = read_segments(st, ld->elf);
 	if (err)
 		return err;
-	err = read_build_id(ld->elf, st->build_id, sizeof(st->build_id));
+	err = elf__read_build_id(ld->elf, st->build_id, sizeof(st->build_id));
 	if (err && err != -ENOENT)
 		return err;
 	err = scan_sections(ld);
@@ -762,7 +660,7 @@ struct symtab *symtab__load_fd(int fd, const char *root, const char *path)
 	Elf *elf;
 	int err;
 
-	err = libelf_ready();
+	err = elf__ready();
 	if (err) {
 		errno = -err;
 		return NULL;
@@ -792,7 +690,7 @@ struct symtab *symtab__load_mem(const void *image, size_t size)
 	Elf *elf;
 	int err;
 
-	err = libelf_ready();
+	err = elf__ready();
 	if (err) {
 		errno = -err;
 		return NULL;
@@ -890,27 +788,4 @@ void symtab__free(struct symtab *st)
 	free(st->names);
 	free(st->segs);
 	free(st);
-}
-
-int elf_build_id(int fd, char *hex, size_t hex_len)
-{
-	Elf *elf;
-	int err;
-
-	err = libelf_ready();
-	if (err)
-		return err;
-	if (!hex || hex_len == 0)
-		return -EINVAL;
-	hex[0] = '\0';
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -EINVAL;
-	err = check_headers(elf);
-	if (!err)
-		err = read_build_id(elf, hex, hex_len);
-	elf_end(elf);
-	if (err)
-		hex[0] = '\0';
-	return err;
 }

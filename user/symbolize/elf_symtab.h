@@ -49,9 +49,4 @@ const char *symtab__build_id(const struct symtab *st);
 const char *symtab__source(const struct symtab *st);
 void symtab__free(struct symtab *st);
 
-/* Reads only the build id note of the ELF file at fd into hex (NUL
- * terminated). 0, or -ENOENT when there is none, or -errno; hex is ""
- * after any failure. */
-int elf_build_id(int fd, char *hex, size_t hex_len);
-
 #endif

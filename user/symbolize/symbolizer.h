@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "kiln/sample.h"
-#include "profile/profile.h"
+#include "core/frame.h"
 #include "proc/proc.h"
 #include "symbolize/symcache.h"
 

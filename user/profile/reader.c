@@ -1,0 +1,34 @@
+/* What every reader (pprof_read.c, folded_read.c) shares: the one-line
+ * error and the bounded add. Kept apart from read.c, which calls the
+ * readers, so the calls go one way. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "profile/reader.h"
+
+int read_fail(struct read_info *info, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(info->why, sizeof(info->why), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int read_add(struct profile *p, const struct frame *frames, size_t n,
+	     uint64_t count, const struct read_limits *lim,
+	     struct read_info *info)
+{
+	int err = profile__add(p, frames, n, count);
+
+	if (err)
+		return read_fail(info, err, "cannot add a stack: %s", strerror(-err));
+	if (profile__nodes(p) > lim->max_nodes)
+		return read_fail(info, -E2BIG,
+				 "more than %zu distinct stack nodes (--max-nodes)",
+				 lim->max_nodes);
+	return 0;
+}
