@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # kiln: bpf/*.bpf.c -> build/bpf/*.bpf.o -> build/gen/*.skel.h -> build/kiln
 #
 # make            build build/kiln

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # What installs kiln, tested offline (no helm, cluster or Docker engine here):
 # helm/kiln rendered by helmrender (text/template + sprig, as helm renders)
 # for the default values and every ci/*-values.yaml and checked document by
