@@ -21,6 +21,7 @@
 # make install    binary, man page kiln(8), systemd unit, /etc/default/kiln
 #                 (PREFIX=/usr/local DESTDIR=); make uninstall reverses it
 # make test-deploy  the Helm chart, manifests, image and unit, offline
+# make test-hygiene  SPDX lines and license texts (tests/hygiene/check.sh)
 # make test-kernels  the BPF checks on this host's kernel and on Debian's 6.1
 #                 kernels under qemu (tests/kernels/; KERNELS=host narrows it)
 # make manifests  regenerate deploy/kubernetes/kiln.yaml from helm/kiln
@@ -154,8 +155,8 @@ WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
-.PHONY: all deps run test unit e2e e2e-record e2e-agent test-view test-browser test-deploy \
-	test-receiver test-kernels manifests bench soak \
+.PHONY: all deps run test unit e2e e2e-record e2e-agent test-view test-hygiene \
+	test-browser test-deploy test-receiver test-kernels manifests bench soak \
 	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale
 
 all: $(OUT)/kiln
@@ -294,6 +295,11 @@ e2e-agent: $(OUT)/kiln workloads
 test-view: $(OUT)/kiln
 	$(SUITE) view env KILN=$(OUT)/kiln tests/view/run.sh
 
+# Tree hygiene: an SPDX line in every source file, the license texts, the
+# BPF programs' GPL-compatible license strings. No build, no root needed.
+test-hygiene:
+	$(SUITE) hygiene tests/hygiene/check.sh
+
 # The HTML pages in headless Chromium; screenshots land in $(OUT)/browser.
 test-browser: $(OUT)/kiln
 	$(SUITE) browser env KILN=$(OUT)/kiln OUT_DIR=$(OUT)/browser tests/browser/run.sh
@@ -318,7 +324,7 @@ test-kernels: $(OUT)/kiln workloads
 # the unit tests, the corpus replays, the record and agent end-to-end tests
 # and the view tests (the kernel matrix runs once, in the plain build).
 # The suites are named after their targets, less "test-".
-TEST_TARGETS := unit fuzz-replay e2e-record e2e-agent test-view
+TEST_TARGETS := unit fuzz-replay e2e-record e2e-agent test-view test-hygiene
 ifneq ($(SANITIZE),1)
 TEST_TARGETS += test-browser test-deploy test-receiver test-kernels
 endif
