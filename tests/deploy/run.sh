@@ -269,7 +269,7 @@ test_install() {
 test_unit_runs() {
 	local p=$TMP/prefix unit state caps exec envs pid n busy
 	if ! command -v systemd-analyze >/dev/null; then
-		fail unit_runs "systemd-analyze is not installed (make deps installs systemd)"; return
+		fail unit_runs "systemd-analyze is not installed (make test-deps installs systemd)"; return
 	fi
 	make -s -C "$ROOT" install OUT="$(dirname "$KILN")" DESTDIR="$p" PREFIX="$p" >/dev/null 2>&1 ||
 		{ fail unit_runs "make install PREFIX=$p failed"; return; }
