@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* kiln sampler: one cpu-clock perf event per CPU runs kiln_sample, which
  * counts {process, comm, cgroup, kernel stack, user stack} into the counts
  * map of the generation user space selected. Tracepoints on fork, exec and
@@ -20,7 +20,7 @@
 #define ENOMEM 12
 #define EFAULT 14
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by user space before load. */
 const volatile bool include_idle = false;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # The counting every test script shares. Source it, report each check with
 # pass, fail or skip, run the tests with run_tests, and end with finish:
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/suite.sh RESULTS NAME COMMAND...: runs one suite of `make test` and
 # records its counts in RESULTS/NAME.result ("passed failed skipped"), read
 # from the suite's closing line "N passed, N failed, N skipped". A suite

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/summary.sh RESULTS SUITE...: one line per suite of `make test` (a
 # suite that left no result did not run: a failure), then the total. Exit
 # status 1 when anything failed.

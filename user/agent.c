@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* DESIGN: one loop thread polls the ring buffer every 100 ms, drains the
  * BPF maps every 2 s into the interval's profiles, and at the end of each
  * interval encodes one pprof per label set and hands it to the exporters.

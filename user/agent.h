@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* `kiln agent`: continuous profiling. Runs until SIGTERM or SIGINT; every
  * interval it drains the sampler, builds one pprof per label set and hands
  * them to the exporters (Pyroscope push or /ingest, files). */

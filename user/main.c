@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* kiln command line: dispatches to the commands. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The path of a sample shared by `kiln record` and `kiln agent`: the BPF
  * sampler, the process table, the metadata stage and the symbolizer, feeding
  * the profiles of the current interval (one per label set, or per value of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* DESIGN: record runs the whole pipeline in one thread: the ring buffer is
  * polled every 100 ms (new processes are snapshotted as they appear), the
  * BPF maps are drained every 2 s so they never fill, and every drained

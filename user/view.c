@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* DESIGN: view and diff read profile files (pprof from any producer, or
  * folded stacks), within a size bound and a tree node bound, and either
  * merge them (view) or compare two (diff). Every input problem is one line

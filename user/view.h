@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* `kiln view` (render or convert profiles) and `kiln diff` (compare two). */
 #ifndef KILN_VIEW_H
 #define KILN_VIEW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Types shared by bpf/sampler.bpf.c and user space: fixed-width kernel
  * types and fixed arrays only, no libc. */
 #ifndef KILN_SAMPLE_H

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Helpers for tests/bench/run.sh (stdlib only; run with /usr/bin/python3).
 
   analyze.py bpfstats ROOT_PID COMM OUT.json

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The CPU cost of exporting one interval: N unique stacks spread over L
  * label sets, each label set encoded as gzipped pprof, then packed into one
  * Pyroscope PushRequest, as the agent does at the end of an interval.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # kiln benchmark: kiln record and kiln agent vs perf record (+ perf script)
 # vs bpftrace.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # make bench-scale: what kiln's cost grows with. `kiln record` profiles
 # tests/workloads/scale_gen (N distinct call chains over M processes) for
 # SCALE_SECONDS at SCALE_HZ, once per point of a grid: N = 1k, 10k, 100k

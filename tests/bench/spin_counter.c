@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Throughput probe for the benchmark: argv[2] threads (default: one per
  * online CPU) spin for argv[1] seconds (default 10) and count loop
  * iterations. On exit prints one line:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* stamp_exec FILE COMMAND [ARGS...]: writes "PID MONOTONIC_NS" to FILE,
  * then execs COMMAND in this same process. The benchmark measures a
  * profiler's time to first sample from this stamp, and finds the

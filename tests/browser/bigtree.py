@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Writes folded stacks of a made-up program whose tree has about N nodes.
 
 Usage: bigtree.py N > big.folded

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """A small Chrome DevTools Protocol client over --remote-debugging-pipe.
 
 Chromium reads commands from fd 3 and writes replies and events to fd 4,

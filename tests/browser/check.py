@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Opens kiln's HTML pages in headless Chromium and checks what is drawn.
 
 Usage: check.py OUT_DIR DIFF_TEXT SMALL.html DIFF.html EMPTY.html BIG.html SIZED.html...

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Browser tests: kiln's HTML pages opened in headless Chromium (Debian's
 # chromium package), driven over the DevTools protocol by check.py (Python
 # standard library only, no npm). Screenshots go to OUT_DIR. Prints one

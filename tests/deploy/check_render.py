@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Checks one render of helm/kiln against the values it was rendered from.
 
     /usr/bin/python3 check_render.py --help-text FILE --chart DIR [--values F]...

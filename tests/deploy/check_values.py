@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Checks of helm/kiln's values (Debian's /usr/bin/python3: yaml, jsonschema).
 
     check_values.py schema CHART [VALUES...]   defaults + VALUES validate

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # What installs kiln, tested offline (no helm, cluster or Docker engine here):
 # helm/kiln rendered by helmrender (text/template + sprig, as helm renders)
 # for the default values and every ci/*-values.yaml and checked document by
@@ -268,7 +269,7 @@ test_install() {
 test_unit_runs() {
 	local p=$TMP/prefix unit state caps exec envs pid n busy
 	if ! command -v systemd-analyze >/dev/null; then
-		fail unit_runs "systemd-analyze is not installed (make deps installs systemd)"; return
+		fail unit_runs "systemd-analyze is not installed (make test-deps installs systemd)"; return
 	fi
 	make -s -C "$ROOT" install OUT="$(dirname "$KILN")" DESTDIR="$p" PREFIX="$p" >/dev/null 2>&1 ||
 		{ fail unit_runs "make install PREFIX=$p failed"; return; }

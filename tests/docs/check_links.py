@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """tests/docs/check_links.py [ROOT]: every relative link of the docs resolves.
 
 Checks README.md, docs/*.md, helm/kiln/README.md and tests/bench/README.md:

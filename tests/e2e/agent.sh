@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # End-to-end tests of `kiln agent`: the real binary with the real BPF
 # program, pushing to tests/receiver/receiver.py (a local server speaking
 # Pyroscope's push and ingest protocols, decoding with python3-protobuf).

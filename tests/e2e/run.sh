@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # End-to-end tests: the real kiln binary loads the real BPF program and
 # profiles real workloads (tests/workloads, built with frame pointers).
 # Needs root. Prints one line per test and "N passed, N failed, N skipped"

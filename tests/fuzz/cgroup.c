@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* cgroup__identify and cgroup__identify_line: /proc/PID/cgroup text. */
 #include <string.h>
 

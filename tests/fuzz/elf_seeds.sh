@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Rebuilds the ELF seeds of tests/fuzz/corpus/elf_symtab/ (committed; run
 # this only to refresh them): small objects and shared objects, one per
 # symbol source elf_symtab.c knows (.symtab, .dynsym only, MiniDebugInfo,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* ELF symbols: symtab__load_mem (the vDSO path), and the same bytes as a
  * file (a memfd) through symtab__load_fd and elf__build_id, which read
  * lazily with pread and look for debug files by build id and debuglink

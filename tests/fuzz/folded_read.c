@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* profile__read of folded stacks (FlameGraph's "a;b;c 12" lines). */
 #include "profile_check.h"
 

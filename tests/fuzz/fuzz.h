@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Shared by the fuzz targets (tests/fuzz/<target>.c). Each target defines
  * LLVMFuzzerTestOneInput: libFuzzer calls it in `make fuzz` (clang), and
  * tests/fuzz/replay.c calls it on every corpus file in `make test` (gcc).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* kallsyms__parse: /proc/kallsyms text. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The pod watcher's event stream: kube__watch_body feeds a watch response
  * body, one JSON event per line, to the pod index, in pieces as libcurl
  * hands them over. The first input byte picks the piece size. */

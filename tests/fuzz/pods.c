@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The pod index from API objects: pods__upsert / pods__remove of a Pod,
  * pods__replace of a PodList, and lookups by what the object names. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* profile__read of pprof: the protobuf as it is, and gzipped (compressed
  * here, so mutations reach the decoder instead of failing the gzip CRC);
  * both must get the same answer. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* proc_maps__parse: /proc/PID/maps text. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What the two profile__read targets check on every input (included by
  * pprof_read.c and folded_read.c, which differ in their corpus):
  * - profile__read accepts or refuses with a reason, never more nodes

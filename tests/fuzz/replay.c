@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The corpus replay of `make test`: built with the project's compiler
  * (gcc) and linked with one fuzz target, it calls that target's
  * LLVMFuzzerTestOneInput once on every file named or inside a directory

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The fuzz targets of tests/fuzz/, two ways:
 #
 #   run.sh replay OUT TARGET...          OUT/fuzz-replay/TARGET on every file of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # The BPF-side checks of the kernel matrix: the same script runs on the
 # host (tests/kernels/run.sh, kernel "host") and inside each qemu guest
 # (busybox sh: POSIX sh, busybox applets, no python, no go).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The kernel matrix: runs tests/kernels/checks.sh on every kernel of
 # tests/kernels/kernels.list. "host" runs it here; every other line is a
 # Debian kernel package, fetched with apt-get download into $CACHE (never

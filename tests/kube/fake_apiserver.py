@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """A fake Kubernetes API server for kiln's pod watcher tests (stdlib only).
 
 It serves the one resource kiln uses, GET /api/v1/pods, the way the real

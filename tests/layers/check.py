@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
 """The include graph of user/ follows the data, one way.
 
   check.py [ROOT]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Evaluate a Python expression against receiver.py's JSON-lines log.
 
   logcheck.py LOG EXPR [--body FILE] [--print]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
 """A local stand-in for a Pyroscope server, for kiln's end-to-end tests.
 
 It speaks the two ingestion APIs kiln uses (the Connect unary push API and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Self-test of the test receiver: starts receiver.py, sends it real push and
 # ingest requests built with protoc-generated modules, and checks the answers
 # and the log lines. Prints one line per check and "N passed, N failed,

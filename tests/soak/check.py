@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
 """The verdicts of a soak run (tests/soak/run.sh), from the files it left.
 
   check.py OUT

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Soak: `kiln agent` pushing to the local receiver for SOAK_SECONDS (default
 # 3600, at least 300) while short-lived processes churn (a burst every
 # second, each a new pid and a new program image), through a token rotation

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Checks Prometheus text exposition (format 0.0.4), as kiln's /metrics serves it.
 
 usage: check_prom_text.py [FILE | -]            text from a file (default stdin)

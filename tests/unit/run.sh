@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/unit/run.sh UNIT_TESTS [CRITERION ARGS...]: the Criterion binary,
 # then its TAP report read back (its JSON report is not valid JSON when an
 # assertion message holds a quote): each skipped test shown with its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* cgroup line -> container id, pod UID, runtime, QoS, systemd unit: every
  * row of tests/fixtures/cgroup-lines.tsv (real lines with their expected
  * answers), the same rows inside multi-line (hybrid) process texts, and

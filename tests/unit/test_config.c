@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The option table: flags, environment and config file, their precedence,
  * and the one-line errors. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Merging profiles, the function-keyed tree, the diff arithmetic and the
  * data the HTML page embeds. */
 #include <criterion/criterion.h>

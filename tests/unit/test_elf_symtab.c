@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* ELF symbol tables of real binaries built at test time with cc/g++ and
  * binutils: the programs print the file offsets of their own functions
  * (from /proc/self/maps, as the agent computes them) and the tests resolve

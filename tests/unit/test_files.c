@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The file exporter: what one interval leaves in the directory (names,
  * the folded file's lines, the pprof files read back), atomic writes and
  * the directory's bound across runs. */

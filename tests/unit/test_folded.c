@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Folded stacks: exact text, FlameGraph conventions, merging by name. */
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The /metrics, /healthz, /ready server, fetched over real sockets with
  * libcurl; address parsing and bind errors. */
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* kallsyms parser: fixture lookups, modules, junk lines, kptr_restrict. */
 #include <criterion/criterion.h>
 #include <errno.h>

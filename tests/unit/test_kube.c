@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The pod watcher against tests/kube/fake_apiserver.py, a local server
  * that speaks the Kubernetes list/watch protocol: the real kube__start
  * thread, real HTTP, the server's request log as the witness. Conditions

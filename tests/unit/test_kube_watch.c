@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The pod watcher's event stream through kube__watch_body: what reaches
  * the index, what ends the watch, and that piece sizes change nothing. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Label sets and verdicts: host services, sessions, kernel threads,
  * containers whose pods are (not yet) in the index, static pods, sandboxes,
  * namespace filters and opt-out, --pod-label and --tag, Pyroscope's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Prometheus text writer: exact output, escaping, number spelling, name
  * checks and the size bound. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The pipeline after the drain, fed without BPF (pipeline__new on a fake
  * /proc, a pod index the test owns): every drained count lands in exactly
  * one of profiled, filtered, add failures and label sets full, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The pod index: PodList and watch-event objects as the API sends them,
  * lookups by container id and pod UID, bounds and hostile input. */
 #include <criterion/criterion.h>

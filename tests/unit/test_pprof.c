@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* pprof encoder: round trip through protobuf-c's decoder, and a real
  * consumer (go tool pprof). */
 #include <criterion/criterion.h>

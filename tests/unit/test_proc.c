@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Process table on a fake /proc tree, maps parsing, the u64 map and flag
  * value parsing. */
 #include <criterion/criterion.h>

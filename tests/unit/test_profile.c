@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The profile builder: interning and the stack tree, checked through the
  * internals (profile_priv.h) and through folded output; plus one big run. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The Pyroscope encoders, decoded the way the server decodes them: the
  * push request with the protobuf-c unpackers, the /ingest URL with a query
  * parser and a name parser that follow Pyroscope's rules (Go's query

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Reading profiles: folded text, pprof from kiln and from Go's runtime,
  * hand-made pprof (inlined lines, roots, kernel addresses), and bad input
  * that must give one clear error. */

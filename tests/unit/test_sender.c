@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The sender's decisions: the pure rules (sender__classify,
  * sender__backoff), then the real thing against an HTTP server on
  * 127.0.0.1 (libmicrohttpd, in-process) that answers a scripted sequence

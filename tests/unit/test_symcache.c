@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Symbol cache: lookups, LRU order, the byte bound, expiry of idle tables,
  * stats. Tables come from this process's vDSO (small) and its own
  * executable (large). */

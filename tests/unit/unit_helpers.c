@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdarg.h>

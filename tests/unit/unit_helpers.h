@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Helpers shared by the unit test files. */
 #ifndef KILN_TESTS_UNIT_HELPERS_H
 #define KILN_TESTS_UNIT_HELPERS_H

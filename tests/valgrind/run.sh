@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # make valgrind: `kiln record` of the whole host for VALGRIND_SECONDS
 # (default 30) under valgrind memcheck. Fails unless kiln exits 0, writes
 # its profile, valgrind reports no error (invalid reads and writes, uses of

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # kiln view and kiln diff from the command line: real files in, real files
 # out, read back by go tool pprof where it applies; bad input gives one
 # line and a clean exit. No root needed. Prints one line per test and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Churn of short-lived processes for the benchmark: for argv[1] seconds,
  * argv[2] times a second, forks and execs the short_lived program next to
  * this binary, which burns argv[3] ms of CPU and exits. Each process is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Burns CPU in two functions, 3:1: each round calls hot_three() with
  * probability 3/4, else hot_one(), both doing the same work. The choice is
  * random so the rounds cannot alias with the sampling period. Runs for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The scale benchmark's load (tests/bench/scale.sh): N distinct call
  * chains spread over M processes, for SECONDS.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* One short-lived process of the benchmark's churn (see churn.c): burns
  * argv[1] milliseconds (default 20) of its own CPU time in
  * short_lived_work(), then exits. CPU time, not wall time, so every process

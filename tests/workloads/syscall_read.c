@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Spends its time in the kernel: read(2) of /dev/zero in 1 MiB blocks from
  * read_zeros(), for argv[1] seconds (default 5). */
 #include <fcntl.h>

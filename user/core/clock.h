@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef KILN_CORE_CLOCK_H
 #define KILN_CORE_CLOCK_H
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Table-driven configuration: one table of options (flag name, environment
  * variable, type, bounds, default, help) drives command-line parsing, the
  * environment, the `key = value` config file and --help, so they never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The ELF reading that every stage reading binaries shares: libelf's
  * one-time set-up, the header sanity check, the GNU build id. Bounds: a
  * note's descriptor is at most ELF_BUILD_ID_MAX bytes; libelf bounds every

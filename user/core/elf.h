@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ELF basics shared by the stages that read binaries (proc: build ids of
  * mapped files; symbolize: symbol tables). */
 #ifndef KILN_CORE_ELF_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Small file helpers shared by the writers of profiles. */
 #ifndef KILN_CORE_FILE_H
 #define KILN_CORE_FILE_H

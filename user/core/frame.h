@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* One frame of a symbolized stack: what the symbolizer makes and the
  * profile (and its readers) keep. */
 #ifndef KILN_CORE_FRAME_H

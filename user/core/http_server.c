@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* DESIGN: we bind the listening socket ourselves and hand it to
  * libmicrohttpd (MHD_OPTION_LISTEN_SOCKET) instead of passing the address
  * (MHD_OPTION_SOCK_ADDR): MHD_start_daemon() returns NULL without saying

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The agent's own HTTP endpoint (--metrics-addr): GET /metrics (Prometheus
  * text format 0.0.4), /healthz and /ready. Built on libmicrohttpd with one
  * internal polling thread, a bounded number of connections and an idle

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Label sets: sorted name/value pairs in one buffer (core/labels.h). */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Label sets, the unit every profile is grouped by: built by metadata,
  * keyed on by profile sets, written by the exporters. */
 #ifndef KILN_CORE_LABELS_H

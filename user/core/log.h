@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* One logging family for the whole agent, libbpf's output included.
  * Messages name their object ("pid 42: ...") and never end in '\n'. */
 #ifndef KILN_CORE_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Prometheus text exposition (format 0.0.4) written into a bounded,
  * growable buffer, for the agent's /metrics endpoint.
  *

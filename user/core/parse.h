@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Parsing of flag values: whole strings only, bounds checked. */
 #ifndef KILN_CORE_PARSE_H
 #define KILN_CORE_PARSE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Start-up checks: each problem that would stop the sampler is reported as
  * one sentence saying what is wrong and what to do. */
 #ifndef KILN_CORE_PREFLIGHT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A hash map from non-zero uint64_t keys to pointers: open addressing,
  * linear probing, backward-shift deletion. The map owns no values. */
 #ifndef KILN_CORE_U64MAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The file exporter: profiles written into one directory, each file written
  * to a temporary name and renamed, so readers never see half a file. The
  * directory is bounded: after every write the oldest interval files

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* HTTP POSTs to a profile server with libcurl: one easy handle reused
  * (keep-alive; HTTP/2 when a TLS server offers it), authentication and
  * TLS from the agent's options. Secrets are read from files, re-read on

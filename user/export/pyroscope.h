@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Pyroscope wire formats: the push API's PushRequest (protobuf-c) and the
  * legacy /ingest URL. Labels on the wire: `__name__ = process_cpu` first,
  * then the label set with every other `__` label stripped and names

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* DESIGN: the queue is a doubly-ended list guarded by one mutex. The thread
  * takes the head without unlinking it (so requests leave in order), sends
  * it unlocked, then decides: delivered or refused -> unlink and free;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Delivery: a bounded FIFO of requests and one thread that sends them in
  * order, so a slow or absent server never blocks sampling or draining.
  * Connection errors, timeouts, 401/403, 408, 429 and 5xx are retried (the

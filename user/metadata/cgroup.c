@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* DESIGN. A cgroup path is read component by component, never anchored at
  * its start: paths may be relative to a cgroup namespace ("/../../kubepods-
  * ..."), sit under a custom cgroupRoot ("/kubelet.slice/kubelet-kubepods

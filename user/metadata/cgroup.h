@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cgroup membership -> who a process belongs to: container id, pod UID,
  * container runtime, QoS class, systemd unit. Pure string code over
  * /proc/PID/cgroup text: no allocation, no I/O, work linear in the input,

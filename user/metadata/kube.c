@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The Kubernetes pod watcher.
  *
  * DESIGN. One thread runs the list/watch protocol against the API server

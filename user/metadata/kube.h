@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The Kubernetes pod watcher: one thread that lists, then watches, this
  * node's pods and keeps a struct pods index current. It never blocks its
  * callers: lookups go to the index, which may lag the API. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Metadata: a sample's process -> one canonical label set and a verdict.
  *
  * DESIGN. Work is cached per cgroup, because every process of a cgroup

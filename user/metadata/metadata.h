@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Metadata: who a sample belongs to. Turns a process (its snapshot, or just
  * the sampled pid/comm/cgroup id) into one canonical label set
  * (service_name, namespace, pod, container, node, systemd_unit, --pod-label

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The pod index.
  *
  * DESIGN. A pod object from the API is decoded into a struct pod outside

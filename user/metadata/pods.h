@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The pod index: this node's pods as the Kubernetes API reports them,
  * indexed by container id (regular, init and ephemeral container statuses)
  * and by pod UID (the API's metadata.uid, and for static pods the UID in

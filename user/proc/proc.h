@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The process table: one snapshot per process instance (a pid between two
  * execs), taken when the sampler first sees it, so its samples can be
  * symbolized after it has exited. Snapshots hold the executable mappings

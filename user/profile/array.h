@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Growable arrays for the profile module: capacity doubles, so n appends
  * cost O(n) in total. */
 #ifndef KILN_PROFILE_ARRAY_H

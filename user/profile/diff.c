@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Per-function comparison of two profiles, for `kiln diff --format text`
  * and the CI regression check: both profiles go into one flame tree (so
  * functions are matched by name, module and kind), per-function totals

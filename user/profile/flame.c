@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The function-keyed tree behind the HTML page and the diff: locations are
  * mapped to functions, the profile's stack tree is grafted onto the
  * flame's under those keys, and counts land in the column asked for. */

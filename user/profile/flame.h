@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A profile keyed by function rather than by location, ready to draw and
  * to compare: frames of one function (same name, module and kind, any
  * address) under one parent are one node, as in a flame graph. Up to two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Folded stacks (FlameGraph's collapsed format). A line is a stack of frame
  * texts, so stacks that differ only in addresses or mappings must merge:
  * the profile's tree is re-keyed by frame text into a second stack tree,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Folded stacks in: "root;caller;...;leaf COUNT" per line, the format
  * folded__write and FlameGraph's stackcollapse scripts write. The count is
  * the last space-separated word, so frame names may hold spaces. The first

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The HTML page: html/page.html with its {{markers}} filled in by the
  * style (html/flame.css), the script (html/flame.js), both compiled in by
  * the Makefile, and the profile as JSON. The JSON is the flame tree depth

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Linear probing over a power-of-two slot array; the stored 32-bit hash
  * both rejects most mismatches without calling eq and lets the table grow
  * without rehashing the keys. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* An open-addressing hash of uint32 entry indexes. The entries live in the
  * caller's own array; the hash only maps a key's hash to the index, and an
  * equality callback compares the key against the entry. One implementation

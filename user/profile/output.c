@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Output formats by name and extension, and one writer for them all, so
  * record, view and the agent's file exporter agree. */
 #include <errno.h>

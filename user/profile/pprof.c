@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* pprof encoder. The generated protobuf-c structs only point at data, so
  * the encoder first lays the whole profile out in a handful of arrays
  * (struct pprof_msg), packs it in one go, then frees the arrays. Ids:

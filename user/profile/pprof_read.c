@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* pprof in: any producer's Profile message (kiln's, Go's runtime/pprof,
  * perf_data_converter, ...). protobuf-c's generated decoder checks the wire
  * format; this file checks what the schema cannot: ids that resolve,

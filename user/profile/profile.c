@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Builds a profile: interns each frame's strings, mapping and location,
  * then walks the stack tree down from the root along the location keys. */
 #include <errno.h>

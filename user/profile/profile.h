@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A CPU profile: samples aggregated by call stack into a stack tree, with
  * the locations and mappings pprof needs. One profile per label set. */
 #ifndef KILN_PROFILE_PROFILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The profile's insides, shared by the builder (profile.c) and the
  * encoders (pprof.c, folded.c). Nothing outside user/profile includes it. */
 #ifndef KILN_PROFILE_PROFILE_PRIV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The profiles of one interval, one per label set. Label sets are the
  * metadata stage's canonical byte strings, so equal sets share a profile. */
 #ifndef KILN_PROFILE_PROFILE_SET_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* profile__read: bounded file reading, gunzip with a bound on the output
  * (a small .gz can inflate to gigabytes), and the format sniff: text is
  * folded stacks, anything with binary bytes is a protobuf. */

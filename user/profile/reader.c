@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What every reader (pprof_read.c, folded_read.c) shares: the one-line
  * error and the bounded add. Kept apart from read.c, which calls the
  * readers, so the calls go one way. */

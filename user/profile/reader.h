@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The input side of the profile module: profile__read (read.c) sniffs the
  * format and hands the bytes to one of these readers, which share the
  * helpers of reader.c. Nothing outside user/profile includes this header. */

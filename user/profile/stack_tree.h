@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A trie of call stacks: each node is one frame key (a location index for
  * the profile, a frame text for folded output) under its parent, with the
  * samples whose stack ends exactly there. Children are found through one

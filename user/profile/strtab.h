@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Interned strings with dense ids: id 0 is always "", so the table can be
  * used as a pprof string table as it stands. */
 #ifndef KILN_PROFILE_STRTAB_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* DESIGN: before the BPF object is opened, each kernel feature the sampler
  * uses is probed, oldest first, with a tiny program or map the kernel either
  * accepts or not (libbpf's probes), never from the kernel's version string

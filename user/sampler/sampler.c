@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* DESIGN: the BPF side writes generation `gen`; a drain flips gen, waits one
  * RCU grace period (membarrier(MEMBARRIER_CMD_GLOBAL) runs synchronize_rcu,
  * and perf-event programs run with interrupts off, inside an RCU read-side

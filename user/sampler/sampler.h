@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The BPF sampler: loads the skeleton, opens one cpu-clock perf event per
  * online CPU, flips and drains the two generations of counts and stacks,
  * and reads the outcome counters. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Function symbols of one ELF file, read with libelf.
  *
  * DESIGN: a load picks one source of symbols (see elf_symtab.h for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Function symbols of one ELF file, read with libelf. */
 #ifndef KILN_SYMBOLIZE_ELF_SYMTAB_H
 #define KILN_SYMBOLIZE_ELF_SYMTAB_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Kernel function symbols from the /proc/kallsyms text format.
  *
  * DESIGN: one pass over the text collects (address, name, module) entries;

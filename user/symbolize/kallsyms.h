@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Kernel symbols from /proc/kallsyms (or any buffer in its format). */
 #ifndef KILN_SYMBOLIZE_KALLSYMS_H
 #define KILN_SYMBOLIZE_KALLSYMS_H

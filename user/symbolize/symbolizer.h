@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Turns one drained sample (process snapshot + kernel and user stacks) into
  * frames, root first: process name, user frames outermost first, then
  * kernel frames. Kernel symbols from kallsyms, user symbols from the ELF

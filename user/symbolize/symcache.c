@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Symbol tables by key, bounded in bytes, least recently used out first,
  * idle ones out after a while.
  *

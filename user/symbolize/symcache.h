@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Symbol tables shared by every process mapping the same binary, keyed by
  * build id ("b:<hex>") else device and inode ("i:<dev>:<ino>"), bounded in
  * bytes with least-recently-used eviction, and aged: symcache__expire frees

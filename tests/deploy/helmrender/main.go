@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-2-Clause
+
 // helmrender renders a Helm chart the way `helm template` does, without
 // helm: Go's text/template with sprig's functions, helm's own (include, tpl,
 // required, toYaml, ...) and the .Values / .Release / .Chart / .Capabilities

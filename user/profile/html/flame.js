@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* kiln flame graph page.
  *
  * The profile is the JSON block #kiln-data written by user/profile/html.c:
