@@ -23,6 +23,7 @@
 # make test-kernels  the BPF checks on this host's kernel and on Debian's 6.1
 #                 kernels under qemu (tests/kernels/; KERNELS=host narrows it)
 # make manifests  regenerate deploy/kubernetes/kiln.yaml from helm/kiln
+# make options-doc  regenerate docs/options.md from the option tables
 # V=1 shows the commands; SANITIZE=1 builds with ASan + UBSan in build-asan/
 # (make test SANITIZE=1: unit, corpus replays, e2e and view tests;
 # any sanitizer report fails); EXTRA_CFLAGS / EXTRA_LDFLAGS are appended.
@@ -153,7 +154,8 @@ WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
-.PHONY: all deps run test unit e2e e2e-record e2e-agent test-view test-browser test-deploy \
+.PHONY: all deps run test unit e2e e2e-record e2e-agent test-view test-docs options-doc \
+	test-browser test-deploy \
 	test-receiver test-kernels manifests bench soak \
 	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale
 
@@ -293,6 +295,14 @@ e2e-agent: $(OUT)/kiln workloads
 test-view: $(OUT)/kiln
 	$(SUITE) view env KILN=$(OUT)/kiln tests/view/run.sh
 
+# docs/options.md: every command's option table, from the tables in the
+# source (kiln help-markdown); test-docs fails when it is stale.
+options-doc: $(OUT)/kiln
+	$(OUT)/kiln help-markdown > docs/options.md
+
+test-docs: $(OUT)/kiln
+	$(SUITE) docs env KILN=$(OUT)/kiln tests/docs/run.sh
+
 # The HTML pages in headless Chromium; screenshots land in $(OUT)/browser.
 test-browser: $(OUT)/kiln
 	$(SUITE) browser env KILN=$(OUT)/kiln OUT_DIR=$(OUT)/browser tests/browser/run.sh
@@ -317,7 +327,7 @@ test-kernels: $(OUT)/kiln workloads
 # the unit tests, the corpus replays, the record and agent end-to-end tests
 # and the view tests (the kernel matrix runs once, in the plain build).
 # The suites are named after their targets, less "test-".
-TEST_TARGETS := unit fuzz-replay e2e-record e2e-agent test-view
+TEST_TARGETS := unit fuzz-replay e2e-record e2e-agent test-view test-docs
 ifneq ($(SANITIZE),1)
 TEST_TARGETS += test-browser test-deploy test-receiver test-kernels
 endif
