@@ -27,6 +27,7 @@
 # make test-kernels  the BPF checks on this host's kernel and on Debian's 6.1
 #                 kernels under qemu (tests/kernels/; KERNELS=host narrows it)
 # make manifests  regenerate deploy/kubernetes/kiln.yaml from helm/kiln
+# make options-doc  regenerate docs/options.md from the option tables
 # V=1 shows the commands; SANITIZE=1 builds with ASan + UBSan in build-asan/
 # (make test SANITIZE=1: unit, corpus replays, e2e and view tests;
 # any sanitizer report fails); EXTRA_CFLAGS / EXTRA_LDFLAGS are appended.
@@ -159,7 +160,7 @@ WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
-.PHONY: all deps test-deps run test unit e2e e2e-record e2e-agent test-view test-docs \
+.PHONY: all deps test-deps run test unit e2e e2e-record e2e-agent test-view test-docs options-doc \
 	test-hygiene test-layers test-browser test-deploy test-receiver test-kernels manifests bench \
 	soak format-check \
 	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale
@@ -311,10 +312,16 @@ e2e-agent: $(OUT)/kiln workloads
 test-view: $(OUT)/kiln
 	$(SUITE) view env KILN=$(OUT)/kiln tests/view/run.sh
 
-# The docs: every relative link and #anchor of README.md and docs/*.md
-# resolves, and README.md stays under 12 KiB; no build, no root needed.
-test-docs:
-	$(SUITE) docs python3 tests/docs/check_links.py
+# docs/options.md: every command's option table, from the tables in the
+# source (kiln help-markdown).
+options-doc: $(OUT)/kiln
+	$(OUT)/kiln help-markdown > docs/options.md
+
+# The docs: docs/options.md is what the option tables say, every relative
+# link and #anchor of README.md and docs/*.md resolves, README.md stays
+# under 12 KiB. No root needed.
+test-docs: $(OUT)/kiln
+	$(SUITE) docs env KILN=$(OUT)/kiln tests/docs/run.sh
 
 # Tree hygiene: an SPDX line in every source file, the license texts, the
 # BPF programs' GPL-compatible license strings. No build, no root needed.

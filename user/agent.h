@@ -5,6 +5,10 @@
 #ifndef KILN_AGENT_H
 #define KILN_AGENT_H
 
+#include "core/config.h"
+
 int agent_main(int argc, char **argv);
+/* Its options and --help (kiln help-markdown documents them). */
+extern const struct config_command agent_command;
 
 #endif

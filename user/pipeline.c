@@ -62,7 +62,11 @@ struct pipeline *pipeline__open(const struct pipeline_opts *opts, int *status)
 		return NULL;
 	}
 	p->o = *opts;
-	p->sampler = sampler__open(&opts->sampler, &err);
+	/* --max-processes bounds both the process table and the BPF map of
+	 * processes: one option, the sampler's size follows it. */
+	if (!p->o.sampler.process_entries)
+		p->o.sampler.process_entries = (uint32_t)p->o.max_processes;
+	p->sampler = sampler__open(&p->o.sampler, &err);
 	if (!p->sampler) {
 		*status = 2;
 		goto fail;
@@ -206,6 +210,8 @@ void pipeline__account_drain(struct pipeline *p, const struct drain_stats *st, i
 	for (int i = 0; i < KILN_OUTCOME_COUNT; i++)
 		p->t.outcomes[i] += st->outcomes[i];
 	p->t.drained += st->drained;
+	p->t.drain_keys += st->keys;
+	p->t.stacks_missing += st->stacks_missing;
 	p->t.drains++;
 	p->t.drain_ns_last = st->duration_ns;
 	p->t.drain_ns_sum += st->duration_ns;

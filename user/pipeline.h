@@ -15,7 +15,7 @@
 #include "sampler/sampler.h"
 
 struct pipeline_opts {
-	struct sampler_opts sampler;
+	struct sampler_opts sampler;    /* process_entries 0: max_processes */
 	struct metadata_opts metadata;
 	uint64_t max_processes;
 	uint64_t cache_bytes;           /* ELF symbol cache */
@@ -35,6 +35,8 @@ struct pipeline_totals {
 	uint64_t filtered;              /* dropped by metadata filters */
 	uint64_t label_sets_full;       /* samples beyond max_label_sets */
 	uint64_t add_failures;          /* samples lost to out-of-memory */
+	uint64_t drain_keys;            /* distinct keys drained */
+	uint64_t stacks_missing;        /* stack ids whose stack the map no longer held */
 	uint64_t drains, invariant_failures;
 	uint64_t drain_ns_last, drain_ns_max, drain_ns_sum;
 };

@@ -9,7 +9,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,34 +22,40 @@
 #include <bpf/bpf.h>
 
 #include "core/clock.h"
+#include "core/config.h"
 #include "core/file.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/preflight.h"
 #include "pipeline.h"
 #include "proc/proc.h"
+#include "options.h"
 #include "profile/profile.h"
 #include "record.h"
+#include "stats.h"
 #include "symbolize/symbolizer.h"
 
 #define DRAIN_INTERVAL_NS (2000000000ull)
 #define POLL_MS 100
 #define MAX_PIDS 1024
 
+/* What the options give; pipe goes to pipeline__open as it is. */
 struct record_opts {
-	struct sampler_opts sampler;
+	struct pipeline_opts pipe;
 	double duration;                /* 0: until Ctrl-C / COMMAND exits */
+	struct config_list pid_args;    /* -p, checked into pids */
 	pid_t pids[MAX_PIDS];
 	size_t npids;
 	const char *output;
+	const char *format_name;
 	enum profile_format format;
-	uint64_t cache_bytes;
-	double cache_ttl;               /* seconds, 0: never */
-	uint64_t max_processes;
 	const char *stats_path;
 	const char *group_by;           /* NULL: one profile */
 	bool quiet;
-	char **command;
+	unsigned verbose;
+	const char *config;
+	struct config_list command_args; /* COMMAND [ARGS...] */
+	char **command;                 /* NULL-terminated copy of command_args */
 };
 
 struct record {
@@ -72,45 +77,45 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: kiln record [OPTIONS] [-- COMMAND [ARGS...]]\n"
-		"\n"
+#define R struct record_opts
+static const struct config_option record_options[] = {
+	OPTIONS_FREQUENCY(R),
+	CONFIG_ROW_SECONDS(R, duration, "duration", 'd', "SECONDS", NULL, 0.001, 31536000,
+			   "stop after this long (default: Ctrl-C or COMMAND exit)"),
+	CONFIG_ROW_LIST(R, pid_args.items, pid_args.n, "pid", 'p', "PID",
+			"profile only this process (repeatable, at most 1024)"),
+	CONFIG_ROW_STRING(R, output, "output", 'o', "FILE", NULL,
+			  "output file (default kiln-<timestamp>.pb.gz); the format follows the extension: .pb.gz .pprof = pprof (gzip), .folded .txt = folded stacks (FlameGraph), .html .htm = a flame graph page"),
+	CONFIG_ROW_CHOICE(R, format_name, "format", "FMT", NULL, "pprof|folded|html",
+			  "pprof, folded or html, whatever the extension"),
+	CONFIG_ROW_STRING(R, group_by, "group-by", 0, "LABEL", NULL,
+			  "one output per value of LABEL (service_name, namespace, pod, container, systemd_unit, ...): FILE.<value>.<ext>"),
+	OPTIONS_LIMITS(R),
+	CONFIG_ROW_STRING(R, stats_path, "stats", 0, "FILE", NULL,
+			  "also write the run's counters as JSON (turns on BPF run-time stats)"),
+	CONFIG_ROW_BOOL(R, quiet, "quiet", 'q', "no live status line"),
+	CONFIG_ROW_COUNT(R, verbose, "verbose", 'v', "more logging (twice: debug, libbpf included)"),
+	OPTIONS_CONFIG(R),
+};
+#undef R
+
+const struct config_command record_command = {
+	.name = "record",
+	.synopsis = "[OPTIONS] [-- COMMAND [ARGS...]]",
+	.about =
 		"Profiles every CPU of this host (or the given pids, or COMMAND and every\n"
 		"process it starts) until the duration ends, Ctrl-C, or COMMAND exits, then\n"
 		"writes one profile. Needs root (or CAP_BPF + CAP_PERFMON).\n"
 		"\n"
-		"Options:\n"
-		"  -F, --frequency HZ        samples per second per CPU (1-1000, default 97)\n"
-		"  -d, --duration SECONDS    stop after this long (default: Ctrl-C or COMMAND exit)\n"
-		"  -p, --pid PID             profile only this process (repeatable, at most %d)\n"
-		"  -o, --output FILE         output file (default kiln-<timestamp>.pb.gz); the format\n"
-		"                            follows the extension: .pb.gz .pprof = pprof (gzip),\n"
-		"                            .folded .txt = folded stacks (FlameGraph), .html .htm =\n"
-		"                            a flame graph page\n"
-		"      --format FMT          pprof, folded or html, whatever the extension\n"
-		"      --group-by LABEL      one output per value of LABEL (service_name, namespace,\n"
-		"                            pod, container, systemd_unit, ...): FILE.<value>.<ext>\n"
-		"      --include-idle        keep samples of the idle task (pid 0)\n"
-		"      --counts-entries N    BPF counts map size per generation (default: CPUs x Hz x 10,\n"
-		"                            rounded up to a power of two; bounds distinct stacks per drain)\n"
-		"      --stack-entries N     BPF stack map size per generation (default: half the counts\n"
-		"                            size, at least 8192; each entry holds 127 frames, ~1 KiB)\n"
-		"      --max-processes N     processes tracked at once (default 32768)\n"
-		"      --symbol-cache SIZE   ELF symbol cache bound, LRU (default 64M)\n"
-		"      --symbol-cache-ttl DURATION\n"
-		"                            free a binary's symbols once no sample needed them this\n"
-		"                            long (90s, 10m, 1h; at most 168h; 0: never; default 10m)\n"
-		"      --stats FILE          also write the run's counters as JSON (turns on BPF run-time stats)\n"
-		"  -q, --quiet               no live status line\n"
-		"  -v, --verbose             more logging (twice: debug, libbpf included)\n"
-		"  -h, --help                this help\n"
-		"\n"
+		"Every option can also be set in the environment (the name shown) or in a\n"
+		"--config file, as for kiln agent.\n",
+	.notes =
 		"Exit status: COMMAND's status when one is given, else 0; 2 for bad usage or a\n"
 		"host that cannot run kiln (the message says what to do); 1 for other failures.\n",
-		MAX_PIDS);
-}
+	.rows = CONFIG_ROWS(record_options),
+	.args = CONFIG_ARGS_TAIL,
+	.env = true,
+};
 
 static int bad_value(const char *flag, const char *value, const char *want)
 {
@@ -118,120 +123,36 @@ static int bad_value(const char *flag, const char *value, const char *want)
 	return 2;
 }
 
-static int parse_args(struct record *r, int argc, char **argv)
+/* What the table cannot say: pids, the group label, COMMAND, the output's
+ * name and format. 0 or 2 after one line saying why. */
+static int check_args(struct record *r)
 {
-	enum { OPT_FORMAT = 256, OPT_IDLE, OPT_COUNTS, OPT_STACKS, OPT_MAXPROC, OPT_CACHE,
-	       OPT_CACHE_TTL, OPT_STATS, OPT_GROUP };
-	static const struct option longopts[] = {
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "include-idle", no_argument, NULL, OPT_IDLE },
-		{ "counts-entries", required_argument, NULL, OPT_COUNTS },
-		{ "stack-entries", required_argument, NULL, OPT_STACKS },
-		{ "max-processes", required_argument, NULL, OPT_MAXPROC },
-		{ "symbol-cache", required_argument, NULL, OPT_CACHE },
-		{ "symbol-cache-ttl", required_argument, NULL, OPT_CACHE_TTL },
-		{ "stats", required_argument, NULL, OPT_STATS },
-		{ "group-by", required_argument, NULL, OPT_GROUP },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct record_opts *o = &r->o;
 	uint64_t v;
-	int c;
 
-	o->sampler.frequency = 97;
-	o->cache_bytes = 64ull << 20;
-	o->cache_ttl = 600;
-	o->max_processes = 32768;
-	optind = 1;
-	/* '+': stop at the first non-option, which starts COMMAND. */
-	while ((c = getopt_long(argc, argv, "+F:d:p:o:qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'F':
-			if (parse_u64(optarg, 1, 1000, &v))
-				return bad_value("--frequency", optarg, "a whole number of Hz from 1 to 1000");
-			o->sampler.frequency = (unsigned)v;
-			break;
-		case 'd':
-			if (parse_seconds(optarg, 0.001, 31536000, &o->duration))
-				return bad_value("--duration", optarg, "seconds, more than 0");
-			break;
-		case 'p':
-			if (parse_u64(optarg, 1, 4194304, &v))
-				return bad_value("--pid", optarg, "a process id");
-			if (o->npids == MAX_PIDS)
-				return bad_value("--pid", optarg, "too many pids");
-			o->pids[o->npids++] = (pid_t)v;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_FORMAT:
-			o->format = profile_format__parse(optarg);
-			if (!o->format)
-				return bad_value("--format", optarg, "pprof, folded or html");
-			break;
-		case OPT_IDLE:
-			o->sampler.include_idle = true;
-			break;
-		case OPT_COUNTS:
-			if (parse_u64(optarg, 1024, 1u << 24, &v))
-				return bad_value("--counts-entries", optarg, "1024 to 16777216");
-			o->sampler.counts_entries = (uint32_t)v;
-			break;
-		case OPT_STACKS:
-			if (parse_u64(optarg, 1024, 1u << 22, &v))
-				return bad_value("--stack-entries", optarg, "1024 to 4194304");
-			o->sampler.stack_entries = (uint32_t)v;
-			break;
-		case OPT_MAXPROC:
-			if (parse_u64(optarg, 16, 1u << 22, &v))
-				return bad_value("--max-processes", optarg, "16 to 4194304");
-			o->max_processes = v;
-			break;
-		case OPT_CACHE:
-			if (parse_size(optarg, 1 << 20, 1ull << 40, &o->cache_bytes))
-				return bad_value("--symbol-cache", optarg, "a size such as 64M (at least 1M)");
-			break;
-		case OPT_CACHE_TTL:
-			if (parse_duration(optarg, 0, 604800, &o->cache_ttl))
-				return bad_value("--symbol-cache-ttl", optarg,
-						 "a duration such as 90s, 10m or 1h (at most 168h; 0: never)");
-			break;
-		case OPT_STATS:
-			o->stats_path = optarg;
-			break;
-		case OPT_GROUP:
-			if (!*optarg || strchr(optarg, '='))
-				return bad_value("--group-by", optarg, "a label name such as pod or service_name");
-			o->group_by = optarg;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'v':
-			log_level = log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			fprintf(stderr, "kiln record: try 'kiln record --help'\n");
-			return 2;
-		}
+	if (o->pid_args.n > MAX_PIDS)
+		return bad_value("--pid", o->pid_args.items[MAX_PIDS], "too many pids");
+	for (size_t i = 0; i < o->pid_args.n; i++) {
+		if (parse_u64(o->pid_args.items[i], 1, 4194304, &v))
+			return bad_value("--pid", o->pid_args.items[i], "a process id");
+		o->pids[o->npids++] = (pid_t)v;
 	}
-	if (optind < argc)
-		o->command = argv + optind;
+	if (o->group_by && (!*o->group_by || strchr(o->group_by, '=')))
+		return bad_value("--group-by", o->group_by, "a label name such as pod or service_name");
+	for (unsigned i = 0; i < o->verbose; i++)
+		log_level = log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
+	if (o->command_args.n) {
+		/* execvp wants a NULL-terminated array. */
+		o->command = calloc(o->command_args.n + 1, sizeof(*o->command));
+		if (!o->command) {
+			fprintf(stderr, "kiln: out of memory\n");
+			return 1;
+		}
+		memcpy(o->command, o->command_args.items, o->command_args.n * sizeof(*o->command));
+	}
 	if (o->command && o->npids)
 		return bad_value("--pid", "...", "give either pids or a COMMAND, not both");
-	o->sampler.filter = o->command || o->npids;
-	o->sampler.process_entries = (uint32_t)o->max_processes;
+	o->pipe.sampler.filter = o->command || o->npids;
 	if (!o->output) {
 		time_t now = time(NULL);
 		struct tm tm;
@@ -241,12 +162,11 @@ static int parse_args(struct record *r, int argc, char **argv)
 			 "kiln-%Y%m%d-%H%M%S.pb.gz", &tm);
 		o->output = r->default_output;
 	}
-	if (!o->format) {
-		o->format = profile_format__from_path(o->output);
-		if (!o->format)
-			return bad_value("--output", o->output,
-					 "cannot tell the format from the name: use .pb.gz, .pprof, .folded, .txt or .html, or give --format");
-	}
+	o->format = o->format_name ? profile_format__parse(o->format_name) :
+		    profile_format__from_path(o->output);
+	if (!o->format)
+		return bad_value("--output", o->output,
+				 "cannot tell the format from the name: use .pb.gz, .pprof, .folded, .txt or .html, or give --format");
 	return 0;
 }
 
@@ -336,7 +256,7 @@ static void group_path(const char *output, const char *value, char *buf, size_t 
 static int write_outputs(struct record *r, uint64_t start_unix_ns, uint64_t duration_ns)
 {
 	struct pprof_meta meta = {
-		.period_ns = 1000000000ull / r->o.sampler.frequency,
+		.period_ns = 1000000000ull / r->o.pipe.sampler.frequency,
 		.time_nanos = (int64_t)start_unix_ns,
 		.duration_nanos = (int64_t)duration_ns,
 	};
@@ -431,26 +351,31 @@ static void summary_labels(struct record *r)
 
 static void summary(struct record *r, double seconds)
 {
-	const struct pipeline_totals *t = pipeline__totals(r->pipe);
 	struct sampler *smp = pipeline__sampler(r->pipe);
-	uint64_t ev[KILN_EV_STAT_COUNT], dropped = 0, run_ns, run_cnt;
-	struct symbolizer_stats ss;
-	struct proc_stats ps;
-	struct symcache_stats cs;
+	struct kiln_stats s = { 0 };
+	const struct pipeline_totals *t = &s.t;
+	const struct symbolizer_stats *ss = &s.sym;
+	uint64_t dropped = 0;
 	struct rusage ru;
-	FILE *f;
+	int err;
 
-	sampler__event_stats(smp, ev);
-	sampler__prog_stats(smp, &run_ns, &run_cnt);
-	symbolizer__stats(pipeline__symbolizer(r->pipe), &ss);
-	symbolizer__cache_stats(pipeline__symbolizer(r->pipe), &cs);
-	proc_table__stats(pipeline__procs(r->pipe), &ps);
+	stats__collect(&s, r->pipe);
+	s.seconds = seconds;
+	s.frequency = r->o.pipe.sampler.frequency;
+	s.cpus = sampler__cpus(smp);
+	s.label_sets = profile_set__count(pipeline__label_sets_seen(r->pipe));
+	s.bpf_stats_on = r->stats_fd >= 0;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		s.max_rss_kb = (uint64_t)ru.ru_maxrss;
+		s.cpu_user_ms = ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3;
+		s.cpu_sys_ms = ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
+	}
 	for (int i = KILN_DROP_STACK_COLLISION; i < KILN_OUTCOME_COUNT; i++)
 		dropped += t->outcomes[i];
 
 	fprintf(stderr, "kiln: %.1f s at %u Hz on %u CPUs: %" PRIu64 " samples, %" PRIu64
-		" processes\n", seconds, r->o.sampler.frequency, sampler__cpus(smp),
-		t->drained, ps.snapshots + ps.snapshot_failures);
+		" processes\n", seconds, r->o.pipe.sampler.frequency, sampler__cpus(smp),
+		t->drained, s.procs.snapshots + s.procs.snapshot_failures);
 	fprintf(stderr, "kiln: dropped %" PRIu64, dropped);
 	for (int i = KILN_DROP_STACK_COLLISION; i < KILN_OUTCOME_COUNT; i++)
 		fprintf(stderr, "%s%s %" PRIu64, i == KILN_DROP_STACK_COLLISION ? " (" : ", ",
@@ -460,12 +385,14 @@ static void summary(struct record *r, double seconds)
 		"; process events lost %" PRIu64 "\n",
 		t->outcomes[KILN_SKIP_IDLE], t->outcomes[KILN_SKIP_FILTERED],
 		t->outcomes[KILN_SKIP_LATE], t->filtered,
-		ev[KILN_EV_DROPPED]);
+		s.events[KILN_EV_DROPPED]);
 	fprintf(stderr, "kiln: frames symbolized %.1f%% (kernel %.1f%%, user %.1f%%); user stacks cut where the unwinder left the mappings %" PRIu64
 		", inside execve %" PRIu64 "\n",
-		pct(ss.kernel_resolved + ss.user_resolved, ss.kernel_frames + ss.user_frames),
-		pct(ss.kernel_resolved, ss.kernel_frames), pct(ss.user_resolved, ss.user_frames),
-		ss.user_stacks_cut, ev[KILN_EV_EXEC_USER_SKIPPED]);
+		pct(ss->kernel_resolved + ss->user_resolved, ss->kernel_frames + ss->user_frames),
+		pct(ss->kernel_resolved, ss->kernel_frames), pct(ss->user_resolved, ss->user_frames),
+		ss->user_stacks_cut, s.events[KILN_EV_EXEC_USER_SKIPPED]);
+	/* The rest of the registry's summary counters, when not zero. */
+	stats__summary(&s, stderr);
 	summary_labels(r);
 	if (t->invariant_failures || t->add_failures || t->label_sets_full)
 		fprintf(stderr, "kiln: WARNING: %" PRIu64 " drains lost count, %" PRIu64
@@ -475,54 +402,14 @@ static void summary(struct record *r, double seconds)
 
 	if (!r->o.stats_path)
 		return;
-	if (getrusage(RUSAGE_SELF, &ru))
-		memset(&ru, 0, sizeof(ru));
-	f = fopen(r->o.stats_path, "we");
-	if (!f) {
-		pr_error("%s: cannot write stats: %s", r->o.stats_path, strerror(errno));
-		return;
-	}
-	fprintf(f, "{\"seconds\": %.3f, \"frequency\": %u, \"cpus\": %u, \"drains\": %" PRIu64
-		", \"drained\": %" PRIu64 ", \"profiled\": %" PRIu64 ", \"filtered\": %" PRIu64
-		", \"label_sets_full\": %" PRIu64 ", \"add_failures\": %" PRIu64
-		", \"invariant_failures\": %" PRIu64 ",\n \"outcomes\": {",
-		seconds, r->o.sampler.frequency, sampler__cpus(smp), t->drains, t->drained,
-		t->profiled, t->filtered, t->label_sets_full, t->add_failures, t->invariant_failures);
-	for (int i = 0; i < KILN_OUTCOME_COUNT; i++)
-		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", kiln_outcome_names[i], t->outcomes[i]);
-	fprintf(f, "},\n \"events_sent\": %" PRIu64 ", \"events_dropped\": %" PRIu64
-		", \"processes\": %" PRIu64 ", \"snapshot_failures\": %" PRIu64
-		", \"process_table_full\": %" PRIu64 ", \"snapshots_after_exec\": %" PRIu64
-		", \"snapshot_refreshes\": %" PRIu64 ",\n \"kernel_frames\": %" PRIu64
-		", \"kernel_resolved\": %" PRIu64 ", \"user_frames\": %" PRIu64
-		", \"user_resolved\": %" PRIu64 ", \"user_stacks_cut\": %" PRIu64
-		", \"exec_user_skipped\": %" PRIu64 ", \"symbol_cache_bytes\": %zu"
-		", \"drain_ns_max\": %" PRIu64 ", \"drain_ns_sum\": %" PRIu64
-		", \"label_sets\": %zu,\n \"bpf_run_cnt\": %" PRIu64
-		", \"bpf_run_ns\": %" PRIu64 ", \"max_rss_kb\": %ld, \"cpu_user_ms\": %.1f"
-		", \"cpu_sys_ms\": %.1f}\n",
-		ev[KILN_EV_SENT], ev[KILN_EV_DROPPED], ps.snapshots, ps.snapshot_failures,
-		ps.table_full, ps.read_after_exec, ps.refreshes, ss.kernel_frames, ss.kernel_resolved, ss.user_frames,
-		ss.user_resolved, ss.user_stacks_cut, ev[KILN_EV_EXEC_USER_SKIPPED], cs.bytes, t->drain_ns_max, t->drain_ns_sum,
-		profile_set__count(pipeline__label_sets_seen(r->pipe)), run_cnt, run_ns,
-		ru.ru_maxrss, ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
-		ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
-	fclose(f);
+	err = stats__write_json(&s, r->o.stats_path);
+	if (err)
+		pr_error("%s: cannot write stats: %s", r->o.stats_path, strerror(-err));
 }
 
 static int run(struct record *r)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct pipeline_opts po = {
-		.sampler = r->o.sampler,
-		.max_processes = r->o.max_processes,
-		.cache_bytes = r->o.cache_bytes,
-		.cache_ttl_ns = (uint64_t)(r->o.cache_ttl * 1e9),
-		.max_label_sets = 4096,
-		.group_by = r->o.group_by ? r->o.group_by : "",
-		.track_label_sets = true,
-		.metadata = { 0 },              /* labels for --group-by and the summary */
-	};
 	uint64_t start, next_drain, next_status, deadline, elapsed;
 	struct timespec wall;
 	int go_fd = -1, err, status;
@@ -530,7 +417,12 @@ static int run(struct record *r)
 
 	if (preflight__check())
 		return 2;
-	r->pipe = pipeline__open(&po, &status);
+	/* One profile, or one per --group-by value; metadata's defaults give
+	 * the labels --group-by and the summary use. */
+	r->o.pipe.max_label_sets = 4096;
+	r->o.pipe.group_by = r->o.group_by ? r->o.group_by : "";
+	r->o.pipe.track_label_sets = true;
+	r->pipe = pipeline__open(&r->o.pipe, &status);
 	if (!r->pipe)
 		return status;
 	for (size_t i = 0; i < r->o.npids; i++)
@@ -578,7 +470,7 @@ static int run(struct record *r)
 	if (!r->o.quiet)
 		fprintf(stderr, "kiln: profiling %s at %u Hz%s\n",
 			r->o.command ? r->o.command[0] : r->o.npids ? "the given pids" : "every CPU",
-			r->o.sampler.frequency, r->o.duration > 0 ? "" : "; Ctrl-C stops");
+			r->o.pipe.sampler.frequency, r->o.duration > 0 ? "" : "; Ctrl-C stops");
 	while (!stop_requested) {
 		uint64_t now = monotonic_ns();
 		int timeout = POLL_MS;
@@ -655,9 +547,17 @@ int record_main(int argc, char **argv)
 	}
 	log_route_libbpf();
 	r->stats_fd = -1;
-	status = parse_args(r, argc, argv);
-	if (status == 0)
-		status = run(r);
+	status = config__parse_command(&record_command, &r->o, argc, argv, &r->o.command_args);
+	if (status == 1) {
+		config__usage(&record_command, stdout);
+		status = 0;
+	} else if (status == 0) {
+		status = check_args(r);
+		if (status == 0)
+			status = run(r);
+	}
+	free(r->o.command);
+	config__release_command(&record_command, &r->o, &r->o.command_args);
 	pipeline__free(r->pipe);
 	profile_set__free(r->profiles);
 	if (r->stats_fd >= 0)

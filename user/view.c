@@ -5,19 +5,14 @@
  * naming the file. view writes HTML, pprof or folded; diff writes the diff
  * page or a text table, and can fail a CI job on a regression. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core/parse.h"
+#include "core/config.h"
 #include "profile/profile.h"
 #include "view.h"
-
-#define DEFAULT_MAX_INPUT (256ull << 20)
-#define DEFAULT_MAX_NODES 2000000
-#define DEFAULT_TOP 20
 
 /* What view and diff share: limits, output, title, and what the inputs
  * said about themselves once merged. */
@@ -32,6 +27,14 @@ struct view_common {
 	const char *first;      /* the first input with samples or types */
 };
 
+/* The options of view and diff: the common part lands in view_common. */
+struct view_opts {
+	struct view_common c;
+	const char *format;
+	uint64_t top;                   /* diff */
+	const char *fail_on;            /* diff: --fail-on-regression */
+};
+
 static int bad_value(const struct view_common *c, const char *flag,
 		     const char *value, const char *want)
 {
@@ -40,54 +43,76 @@ static int bad_value(const struct view_common *c, const char *flag,
 	return 2;
 }
 
-/* The options view and diff share; 0 when opt was one of them, 2 for a
- * bad value, -1 when opt is not shared. */
-static int common_opt(struct view_common *c, int opt, const char *arg)
-{
-	uint64_t v;
+/* The rows view and diff share, written once. */
+#define VIEW_COMMON_ROWS \
+	CONFIG_ROW_STRING(struct view_opts, c.title, "title", 't', "TEXT", NULL, \
+			  "the page's title (default: the input names)"), \
+	CONFIG_ROW_SIZE(struct view_opts, c.lim.max_bytes, "max-input", "SIZE", "256M", 1024, \
+			1ull << 40, "refuse a file larger than this, also after gunzip"), \
+	CONFIG_ROW_U64(struct view_opts, c.lim.max_nodes, "max-nodes", 0, "N", "2000000", 16, \
+		       1ull << 31, "refuse inputs whose stacks need more tree nodes")
 
-	switch (opt) {
-	case 'o':
-		c->output = arg;
-		return 0;
-	case 't':
-		c->title = arg;
-		return 0;
-	case 'I':
-		if (parse_size(arg, 1024, 1ull << 40, &v))
-			return bad_value(c, "--max-input", arg, "a size such as 256M");
-		c->lim.max_bytes = v;
-		return 0;
-	case 'N':
-		if (parse_u64(arg, 16, 1ull << 31, &v))
-			return bad_value(c, "--max-nodes", arg, "16 to 2147483648");
-		c->lim.max_nodes = v;
+static const struct config_option view_options[] = {
+	CONFIG_ROW_STRING(struct view_opts, c.output, "output", 'o', "FILE", NULL,
+			  "where to write (default: standard output); the format follows the extension: .html .htm, .pb.gz .pprof, .folded .txt"),
+	CONFIG_ROW_CHOICE(struct view_opts, format, "format", "FMT", NULL, "html|pprof|folded",
+			  "html, pprof or folded, whatever the extension (default on standard output: html)"),
+	VIEW_COMMON_ROWS,
+};
+
+const struct config_command view_command = {
+	.name = "view",
+	.synopsis = "[OPTIONS] FILE...",
+	.about =
+		"Reads pprof profiles (kiln's, or any other tool's, gzipped or not) and folded\n"
+		"stacks, merges them, and writes one self-contained HTML page: a flame graph,\n"
+		"a table of functions and a sandwich view. Or converts them to pprof or folded.\n",
+	.notes = "Exit status: 0, 1 when an input cannot be read, 2 for bad usage.\n",
+	.rows = CONFIG_ROWS(view_options),
+	.args = CONFIG_ARGS_ANYWHERE,
+};
+
+static const struct config_option diff_options[] = {
+	CONFIG_ROW_STRING(struct view_opts, c.output, "output", 'o', "FILE", NULL,
+			  "where to write (default: standard output); .html .htm = the page, .txt = text"),
+	CONFIG_ROW_CHOICE(struct view_opts, format, "format", "FMT", NULL, "html|text",
+			  "html or text (default on standard output: text)"),
+	CONFIG_ROW_U64(struct view_opts, top, "top", 0, "N", "20", 1, 100000,
+		       "rows of the text table"),
+	CONFIG_ROW_STRING(struct view_opts, fail_on, "fail-on-regression", 0, "POINTS[:GLOB]", NULL,
+			  "exit 1 when a function (whose name matches GLOB) takes more than POINTS percentage points more of the total in NEW than in BASE (its callees included)"),
+	VIEW_COMMON_ROWS,
+};
+
+const struct config_command diff_command = {
+	.name = "diff",
+	.synopsis = "[OPTIONS] BASE NEW",
+	.about =
+		"Compares two profiles (pprof or folded). Each function's share of its\n"
+		"profile's total is compared, so profiles of different lengths compare.\n"
+		"Writes a diff flame graph (the shape of NEW, red where a frame's share grew,\n"
+		"blue where it shrank, with a table of changes) or the top changes as text.\n",
+	.notes =
+		"Exit status: 0; 1 for a regression past --fail-on-regression; 2 for bad\n"
+		"usage or an input that cannot be read or holds no samples.\n",
+	.rows = CONFIG_ROWS(diff_options),
+	.args = CONFIG_ARGS_ANYWHERE,
+};
+
+/* Parses a command's options into o and its files into *files. 0, or the
+ * exit status (0 after --help). */
+static int parse_view_args(const struct config_command *cmd, struct view_opts *o, int argc,
+			   char **argv, struct config_list *files, bool *done)
+{
+	int status = config__parse_command(cmd, o, argc, argv, files);
+
+	o->c.cmd = cmd->name;
+	*done = status != 0;
+	if (status == 1) {
+		config__usage(cmd, stdout);
 		return 0;
 	}
-	return -1;
-}
-
-#define COMMON_LONGOPTS \
-	{ "output", required_argument, NULL, 'o' }, \
-	{ "format", required_argument, NULL, 'f' }, \
-	{ "title", required_argument, NULL, 't' }, \
-	{ "max-input", required_argument, NULL, 'I' }, \
-	{ "max-nodes", required_argument, NULL, 'N' }, \
-	{ "help", no_argument, NULL, 'h' }
-
-#define COMMON_HELP \
-	"  -t, --title TEXT          the page's title (default: the input names)\n" \
-	"      --max-input SIZE      refuse a file larger than this, also after gunzip\n" \
-	"                            (default 256M)\n" \
-	"      --max-nodes N         refuse inputs whose stacks need more tree nodes\n" \
-	"                            (default 2000000)\n" \
-	"  -h, --help                this help\n"
-
-static void common_init(struct view_common *c, const char *cmd)
-{
-	c->cmd = cmd;
-	c->lim.max_bytes = DEFAULT_MAX_INPUT;
-	c->lim.max_nodes = DEFAULT_MAX_NODES;
+	return status;
 }
 
 /* Reads path into p, checks its values can be added to what is there
@@ -140,7 +165,7 @@ static int read_input(struct view_common *c, const char *path, struct profile *p
 }
 
 /* "kiln CMD: a, b, c" from the input names, cut to fit. */
-static void default_title(struct view_common *c, char *const *paths, size_t n)
+static void default_title(struct view_common *c, const char *const *paths, size_t n)
 {
 	size_t len = snprintf(c->title_buf, sizeof(c->title_buf), "kiln %s:", c->cmd);
 
@@ -192,91 +217,51 @@ static struct html_meta html_meta_of(const struct view_common *c)
 	};
 }
 
-static void view_usage(FILE *f)
+/* kiln view once its options are read: merge files[0..n) into one
+ * output. The exit status. */
+static int view_files(struct view_common *c, enum profile_format fmt, const char **files,
+		      size_t n)
 {
-	fprintf(f,
-		"Usage: kiln view [OPTIONS] FILE...\n"
-		"\n"
-		"Reads pprof profiles (kiln's, or any other tool's, gzipped or not) and folded\n"
-		"stacks, merges them, and writes one self-contained HTML page: a flame graph,\n"
-		"a table of functions and a sandwich view. Or converts them to pprof or folded.\n"
-		"\n"
-		"Options:\n"
-		"  -o, --output FILE         where to write (default: standard output); the format\n"
-		"                            follows the extension: .html .htm, .pb.gz .pprof,\n"
-		"                            .folded .txt\n"
-		"      --format FMT          html, pprof or folded, whatever the extension\n"
-		"                            (default on standard output: html)\n"
-		COMMON_HELP
-		"\n"
-		"Exit status: 0, 1 when an input cannot be read, 2 for bad usage.\n");
-}
-
-int view_main(int argc, char **argv)
-{
-	static const struct option longopts[] = { COMMON_LONGOPTS, { 0 } };
-	struct view_common c = { 0 };
-	enum profile_format fmt = PROFILE_FORMAT_NONE;
 	struct profile *p;
 	struct pprof_meta pmeta;
 	struct html_meta hmeta;
-	int opt, status = 0, err;
+	int status = 0, err;
 	FILE *f;
 
-	common_init(&c, "view");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:t:h", longopts, NULL)) != -1) {
-		if (opt == 'f') {
-			fmt = profile_format__parse(optarg);
-			if (!fmt)
-				return bad_value(&c, "--format", optarg, "html, pprof or folded");
-		} else if (opt == 'h') {
-			view_usage(stdout);
-			return 0;
-		} else if ((status = common_opt(&c, opt, optarg))) {
-			if (status < 0)
-				fprintf(stderr, "kiln view: try 'kiln view --help'\n");
-			return 2;
-		}
-	}
-	if (optind == argc) {
-		fprintf(stderr, "kiln view: no input files (try 'kiln view --help')\n");
-		return 2;
-	}
 	if (!fmt)
-		fmt = to_stdout(&c) ? PROFILE_FORMAT_HTML : profile_format__from_path(c.output);
+		fmt = to_stdout(c) ? PROFILE_FORMAT_HTML : profile_format__from_path(c->output);
 	if (!fmt)
-		return bad_value(&c, "--output", c.output, "cannot tell the format from the name: "
+		return bad_value(c, "--output", c->output, "cannot tell the format from the name: "
 				 "use .html, .pb.gz, .pprof, .folded or .txt, or give --format");
-	if (fmt == PROFILE_FORMAT_PPROF && to_stdout(&c) && isatty(STDOUT_FILENO)) {
+	if (fmt == PROFILE_FORMAT_PPROF && to_stdout(c) && isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "kiln view: pprof is binary: give -o FILE\n");
 		return 2;
 	}
-	default_title(&c, argv + optind, argc - optind);
+	default_title(c, files, n);
 
 	p = profile__new();
 	if (!p) {
 		fprintf(stderr, "kiln view: out of memory\n");
 		return 1;
 	}
-	for (int i = optind; i < argc && !status; i++)
-		status = read_input(&c, argv[i], p);
-	if (!status && fmt == PROFILE_FORMAT_PPROF && c.info.type[0] &&
-	    strcmp(c.info.type, "samples")) {
+	for (size_t i = 0; i < n && !status; i++)
+		status = read_input(c, files[i], p);
+	if (!status && fmt == PROFILE_FORMAT_PPROF && c->info.type[0] &&
+	    strcmp(c->info.type, "samples")) {
 		fprintf(stderr, "kiln view: pprof output holds sample counts, and the input's "
-			"values are %s/%s: write html or folded\n", c.info.type, c.info.unit);
+			"values are %s/%s: write html or folded\n", c->info.type, c->info.unit);
 		status = 1;
 	}
 	if (!status && !profile__total(p))
 		fprintf(stderr, "kiln view: the input holds no samples\n");
-	if (!status && (f = open_output(&c))) {
+	if (!status && (f = open_output(c))) {
 		pmeta = (struct pprof_meta){
-			.period_ns = c.info.period_ns, .time_nanos = c.info.time_nanos,
-			.duration_nanos = c.info.duration_nanos,
+			.period_ns = c->info.period_ns, .time_nanos = c->info.time_nanos,
+			.duration_nanos = c->info.duration_nanos,
 		};
-		hmeta = html_meta_of(&c);
+		hmeta = html_meta_of(c);
 		err = profile__write(p, fmt, &pmeta, &hmeta, f);
-		status = close_output(&c, f, err);
+		status = close_output(c, f, err);
 	} else if (!status) {
 		status = 1;
 	}
@@ -284,30 +269,25 @@ int view_main(int argc, char **argv)
 	return status;
 }
 
-static void diff_usage(FILE *f)
+int view_main(int argc, char **argv)
 {
-	fprintf(f,
-		"Usage: kiln diff [OPTIONS] BASE NEW\n"
-		"\n"
-		"Compares two profiles (pprof or folded). Each function's share of its\n"
-		"profile's total is compared, so profiles of different lengths compare.\n"
-		"Writes a diff flame graph (the shape of NEW, red where a frame's share grew,\n"
-		"blue where it shrank, with a table of changes) or the top changes as text.\n"
-		"\n"
-		"Options:\n"
-		"  -o, --output FILE         where to write (default: standard output); .html\n"
-		"                            .htm = the page, .txt = text\n"
-		"      --format FMT          html or text (default on standard output: text)\n"
-		"      --top N               rows of the text table (default %d)\n"
-		"      --fail-on-regression POINTS[:GLOB]\n"
-		"                            exit 1 when a function (whose name matches GLOB)\n"
-		"                            takes more than POINTS percentage points more of\n"
-		"                            the total in NEW than in BASE (its callees included)\n"
-		COMMON_HELP
-		"\n"
-		"Exit status: 0; 1 for a regression past --fail-on-regression; 2 for bad\n"
-		"usage or an input that cannot be read or holds no samples.\n",
-		DEFAULT_TOP);
+	struct view_opts o = { 0 };
+	struct config_list files;
+	enum profile_format fmt;
+	bool done;
+	int status = parse_view_args(&view_command, &o, argc, argv, &files, &done);
+
+	if (done)
+		return status;
+	if (!files.n) {
+		fprintf(stderr, "kiln view: no input files (try 'kiln view --help')\n");
+		status = 2;
+	} else {
+		fmt = o.format ? profile_format__parse(o.format) : PROFILE_FORMAT_NONE;
+		status = view_files(&o.c, fmt, files.items, files.n);
+	}
+	config__release_command(&view_command, &o, &files);
+	return status;
 }
 
 struct regression_rule {
@@ -356,67 +336,42 @@ static int check_regressions(const struct profile_diff *d,
 	return found ? 1 : 0;
 }
 
-int diff_main(int argc, char **argv)
+/* kiln diff once its options are read; paths: BASE and NEW. */
+static int diff_files(struct view_opts *o, const char *const *paths)
 {
-	enum { OPT_TOP = 256, OPT_FAIL };
-	static const struct option longopts[] = {
-		COMMON_LONGOPTS,
-		{ "top", required_argument, NULL, OPT_TOP },
-		{ "fail-on-regression", required_argument, NULL, OPT_FAIL },
-		{ 0 },
-	};
-	struct view_common c = { 0 };
+	struct view_common *c = &o->c;
 	struct regression_rule rule = { .points = -1 };
 	struct profile *base = NULL, *cur = NULL;
 	struct profile_diff *d = NULL;
-	bool html = false, format_given = false;
-	uint64_t top = DEFAULT_TOP;
+	bool html = o->format && !strcmp(o->format, "html");
+	bool format_given = o->format != NULL;
+	char *rule_text = NULL;
 	struct html_meta hmeta;
-	int opt, status = 0, err;
+	int status = 0, err;
 	FILE *f;
 
-	common_init(&c, "diff");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:t:h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'f':
-			if (strcmp(optarg, "html") && strcmp(optarg, "text"))
-				return bad_value(&c, "--format", optarg, "html or text");
-			html = !strcmp(optarg, "html");
-			format_given = true;
-			break;
-		case OPT_TOP:
-			if (parse_u64(optarg, 1, 100000, &top))
-				return bad_value(&c, "--top", optarg, "1 to 100000");
-			break;
-		case OPT_FAIL:
-			if (parse_rule(&c, optarg, &rule))
-				return 2;
-			break;
-		case 'h':
-			diff_usage(stdout);
-			return 0;
-		default:
-			status = common_opt(&c, opt, optarg);
-			if (status < 0)
-				fprintf(stderr, "kiln diff: try 'kiln diff --help'\n");
-			if (status)
-				return 2;
+	if (o->fail_on) {
+		rule_text = strdup(o->fail_on);
+		if (!rule_text) {
+			fprintf(stderr, "kiln diff: out of memory\n");
+			return 2;
+		}
+		if (parse_rule(c, rule_text, &rule)) {
+			free(rule_text);
+			return 2;
 		}
 	}
-	if (argc - optind != 2) {
-		fprintf(stderr, "kiln diff: give two profiles, BASE and NEW (try 'kiln diff --help')\n");
-		return 2;
-	}
-	if (!format_given && !to_stdout(&c)) {
-		size_t len = strlen(c.output);
+	if (!format_given && !to_stdout(c)) {
+		size_t len = strlen(c->output);
 
-		html = profile_format__from_path(c.output) == PROFILE_FORMAT_HTML;
-		if (!html && (len < 5 || strcmp(c.output + len - 4, ".txt")))
-			return bad_value(&c, "--output", c.output, "cannot tell the format from "
-					 "the name: use .html or .txt, or give --format");
+		html = profile_format__from_path(c->output) == PROFILE_FORMAT_HTML;
+		if (!html && (len < 5 || strcmp(c->output + len - 4, ".txt"))) {
+			status = bad_value(c, "--output", c->output, "cannot tell the format from "
+					   "the name: use .html or .txt, or give --format");
+			goto cleanup;
+		}
 	}
-	default_title(&c, argv + optind, 2);
+	default_title(c, paths, 2);
 
 	base = profile__new();
 	cur = profile__new();
@@ -425,30 +380,30 @@ int diff_main(int argc, char **argv)
 		status = 2;
 		goto cleanup;
 	}
-	if (read_input(&c, argv[optind], base) || read_input(&c, argv[optind + 1], cur)) {
+	if (read_input(c, paths[0], base) || read_input(c, paths[1], cur)) {
 		status = 2;
 		goto cleanup;
 	}
 	for (int i = 0; i < 2; i++) {
 		if (!profile__total(i ? cur : base)) {
-			fprintf(stderr, "kiln diff: %s: no samples to compare\n", argv[optind + i]);
+			fprintf(stderr, "kiln diff: %s: no samples to compare\n", paths[i]);
 			status = 2;
 			goto cleanup;
 		}
 	}
 	d = profile_diff__new(base, cur);
-	f = d ? open_output(&c) : NULL;
+	f = d ? open_output(c) : NULL;
 	if (!f) {
 		if (!d)
 			fprintf(stderr, "kiln diff: out of memory\n");
 		status = 2;
 		goto cleanup;
 	}
-	hmeta = html_meta_of(&c);
+	hmeta = html_meta_of(c);
 	hmeta.time_nanos = hmeta.duration_nanos = 0;    /* two spans, not one */
 	err = html ? html__write_diff(base, cur, &hmeta, f) :
-		     profile_diff__write_text(d, top, f);
-	if (close_output(&c, f, err))
+		     profile_diff__write_text(d, o->top, f);
+	if (close_output(c, f, err))
 		status = 2;
 	else if (rule.points >= 0)
 		status = check_regressions(d, &rule);
@@ -456,5 +411,25 @@ cleanup:
 	profile_diff__free(d);
 	profile__free(base);
 	profile__free(cur);
+	free(rule_text);
+	return status;
+}
+
+int diff_main(int argc, char **argv)
+{
+	struct view_opts o = { 0 };
+	struct config_list files;
+	bool done;
+	int status = parse_view_args(&diff_command, &o, argc, argv, &files, &done);
+
+	if (done)
+		return status;
+	if (files.n != 2) {
+		fprintf(stderr, "kiln diff: give two profiles, BASE and NEW (try 'kiln diff --help')\n");
+		status = 2;
+	} else {
+		status = diff_files(&o, files.items);
+	}
+	config__release_command(&diff_command, &o, &files);
 	return status;
 }

@@ -530,11 +530,11 @@ test_config() {
 	if [ $? != 2 ] || ! grep -q -- '--server' <<<"$out"; then
 		fail config "bad server URL: $out"; return
 	fi
-	# the README's option table names every flag and variable --help shows
+	# docs/options.md (generated: make options-doc) names every flag and variable --help shows
 	"$KILN" agent --help | grep -oE '(--[a-z-]+|KILN_[A-Z_]+)' | sort -u >"$TMP/help-names"
 	out=$(while read -r name; do grep -qE -- "$name([^a-zA-Z_-]|$)" "$HERE/../../docs/options.md" || echo "$name"; done <"$TMP/help-names")
 	if [ -n "$out" ]; then
-		fail config "README lacks: $(echo $out)"; return
+		fail config "docs/options.md lacks: $(echo $out)"; return
 	fi
 	printf 'interval = 1\noutput-dir = %s\nlog-format = json\n' "$TMP/conf-out" >"$TMP/good.conf"
 	workload 4

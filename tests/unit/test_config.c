@@ -23,18 +23,19 @@ struct opts {
 	double ttl;
 };
 
-#define O(f) offsetof(struct opts, f)
+#define T struct opts
 static const struct config_option table[] = {
-	{ "frequency", 'F', CONFIG_U64, "HZ", "97", 1, 1000, NULL, O(hz), "rate" },
-	{ "interval", 0, CONFIG_SECONDS, "S", "10", 1, 3600, NULL, O(interval), "interval" },
-	{ "queue-max-bytes", 0, CONFIG_SIZE, "SIZE", "64M", 1024, 1ull << 40, NULL, O(bytes), "q" },
-	{ "server", 0, CONFIG_STRING, "URL", NULL, 0, 0, NULL, O(server), "server" },
-	{ "log-format", 0, CONFIG_CHOICE, "F", "text", 0, 0, "text|json", O(format), "fmt" },
-	{ "tls-insecure-skip-verify", 0, CONFIG_BOOL, NULL, "false", 0, 0, NULL, O(insecure), "x" },
-	{ "tag", 0, CONFIG_LIST, "K=V", NULL, 0, 0, NULL, O(tags), "tags" },
-	{ "config", 'c', CONFIG_STRING, "FILE", NULL, 0, 0, NULL, O(config), "file" },
-	{ "cache-ttl", 0, CONFIG_DURATION, "DURATION", "10m", 0, 86400, NULL, O(ttl), "ttl" },
+	CONFIG_ROW_U64(T, hz, "frequency", 'F', "HZ", "97", 1, 1000, "rate"),
+	CONFIG_ROW_SECONDS(T, interval, "interval", 0, "S", "10", 1, 3600, "interval"),
+	CONFIG_ROW_SIZE(T, bytes, "queue-max-bytes", "SIZE", "64M", 1024, 1ull << 40, "q"),
+	CONFIG_ROW_STRING(T, server, "server", 0, "URL", NULL, "server"),
+	CONFIG_ROW_CHOICE(T, format, "log-format", "F", "text", "text|json", "fmt"),
+	CONFIG_ROW_BOOL(T, insecure, "tls-insecure-skip-verify", 0, "x"),
+	CONFIG_ROW_LIST(T, tags.items, tags.n, "tag", 0, "K=V", "tags"),
+	CONFIG_ROW_STRING(T, config, "config", 'c', "FILE", NULL, "file"),
+	CONFIG_ROW_DURATION(T, ttl, "cache-ttl", "10m", 0, 86400, "ttl"),
 };
+#undef T
 #define N (sizeof(table) / sizeof(table[0]))
 
 static void clean_env(void)
@@ -333,4 +334,83 @@ Test(config, env_names)
 	cr_assert_str_eq(buf, "KILN_TLS_INSECURE_SKIP_VERIFY");
 	config__env_name(&table[6], buf, sizeof(buf));
 	cr_assert_str_eq(buf, "KILN_TAGS");
+}
+
+/* A command's table: typed rows into a stage-like struct (32-bit and
+ * size_t fields, a split list, nanoseconds), arguments, clusters. */
+struct stage {
+	uint32_t entries;
+	size_t limit;
+	uint64_t ttl_ns;
+	const char *const *items;
+	size_t nitems;
+	unsigned verbose;
+	bool quiet;
+	const char *out;
+};
+
+#define S struct stage
+static const struct config_option stage_rows[] = {
+	CONFIG_ROW_U64_AUTO(S, entries, "entries", "N", 1024, 1 << 24, "e"),
+	CONFIG_ROW_U64(S, limit, "limit", 'l', "N", "64", 64, 1 << 22, "l"),
+	CONFIG_ROW_DURATION_NS(S, ttl_ns, "ttl", "10m", 0, 604800, "t"),
+	CONFIG_ROW_LIST(S, items, nitems, "item", 'i', "X", "i"),
+	CONFIG_ROW_COUNT(S, verbose, "verbose", 'v', "v"),
+	CONFIG_ROW_BOOL(S, quiet, "quiet", 'q', "q"),
+	CONFIG_ROW_STRING(S, out, "out", 'o', "FILE", NULL, "o"),
+};
+#undef S
+
+static const struct config_command tail_cmd = {
+	.name = "rec", .synopsis = "[OPTIONS] [-- COMMAND]", .rows = CONFIG_ROWS(stage_rows),
+	.args = CONFIG_ARGS_TAIL,
+};
+
+Test(config_command, typed_rows_clusters_and_tail_arguments)
+{
+	struct stage s = { 0 };
+	struct config_list args;
+	char *argv[] = { "rec", "-qvv", "-l128", "-o", "x.pb.gz", "--entries", "0", "-i", "a",
+			 "-ib", "--ttl", "90s", "sleep", "-v", "1" };
+
+	cr_assert_eq(config__parse_command(&tail_cmd, &s, 15, argv, &args), 0);
+	cr_assert(s.quiet);
+	cr_assert_eq(s.verbose, 2);
+	cr_assert_eq(s.entries, 0);
+	cr_assert_eq(s.limit, 128);
+	cr_assert_str_eq(s.out, "x.pb.gz");
+	cr_assert_eq(s.nitems, 2);
+	cr_assert_str_eq(s.items[1], "b");
+	cr_assert_eq(s.ttl_ns, 90000000000ull);
+	cr_assert_eq(args.n, 3);                /* the first argument ends the options */
+	cr_assert_str_eq(args.items[1], "-v");
+	config__release_command(&tail_cmd, &s, &args);
+	cr_assert_null(s.items);
+	cr_assert_eq(s.nitems, 0);
+}
+
+static const struct config_command any_cmd = {
+	.name = "view", .synopsis = "FILE...", .rows = CONFIG_ROWS(stage_rows),
+	.args = CONFIG_ARGS_ANYWHERE,
+};
+
+Test(config_command, arguments_anywhere_bounds_and_no_environment, .init = cr_redirect_stderr)
+{
+	struct stage s = { 0 };
+	struct config_list args;
+	char *ok[] = { "view", "a.folded", "-o", "x.html", "b.folded", "--", "-c.folded" };
+	char *auto_only[] = { "view", "--entries", "5" };
+	char *narrow[] = { "view", "--limit", "63" };
+
+	setenv("KILN_OUT", "from-env", 1);      /* any_cmd reads no environment */
+	cr_assert_eq(config__parse_command(&any_cmd, &s, 7, ok, &args), 0);
+	cr_assert_str_eq(s.out, "x.html");
+	cr_assert_eq(args.n, 3);
+	cr_assert_str_eq(args.items[2], "-c.folded");
+	config__release_command(&any_cmd, &s, &args);
+	memset(&s, 0, sizeof(s));
+	cr_assert_eq(config__parse_command(&any_cmd, &s, 3, auto_only, &args), 2);
+	cr_assert_eq(config__parse_command(&any_cmd, &s, 3, narrow, &args), 2);
+	cr_assert_eq(config__parse_command(&tail_cmd, &s, 3, ok, NULL), 2);
+	unsetenv("KILN_OUT");
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,8 @@ struct raw {
 
 struct parse_state {
 	const char *cmd;
+	enum config_args args_mode;
+	struct config_list *args;       /* non-option arguments, NULL: none allowed */
 	const struct config_option *table;
 	size_t n;
 	struct raw *raw;
@@ -121,6 +124,31 @@ static int bad(const struct parse_state *ps, const struct config_option *o,
 	return 2;
 }
 
+/* Stores u into an unsigned field of o->width bytes (0: uint64_t); -ERANGE
+ * when it does not fit. */
+static int store_unsigned(const struct config_option *o, char *field, uint64_t u)
+{
+	switch (o->width) {
+	case 0:
+	case 8:
+		*(uint64_t *)field = u;
+		return 0;
+	case 4:
+		if (u > UINT32_MAX)
+			return -ERANGE;
+		*(uint32_t *)field = (uint32_t)u;
+		return 0;
+	}
+	return -ERANGE;         /* a row macro never makes another width */
+}
+
+static bool is_zero(const char *v)
+{
+	while (*v == '0')
+		v++;
+	return !*v;
+}
+
 static int convert(const struct parse_state *ps, const struct config_option *o,
 		   const struct raw *r, void *opts)
 {
@@ -136,28 +164,40 @@ static int convert(const struct parse_state *ps, const struct config_option *o,
 	case CONFIG_STRING:
 		*(const char **)field = v;
 		return 0;
-	case CONFIG_LIST: {
-		struct config_list *l = (struct config_list *)field;
+	case CONFIG_LIST:
+		if (o->flags & CONFIG_SPLIT_LIST) {
+			*(const char ***)field = r->vals;
+			*(size_t *)((char *)opts + o->count_offset) = r->n;
+		} else {
+			struct config_list *l = (struct config_list *)field;
 
-		l->items = r->vals;
-		l->n = r->n;
+			l->items = r->vals;
+			l->n = r->n;
+		}
 		return 0;
-	}
+	case CONFIG_COUNT:
+		/* A flag counts its occurrences; env and file give the number. */
+		if (r->src == SRC_FLAG)
+			u = r->n;
+		else if (parse_u64(v, (uint64_t)o->min, (uint64_t)o->max, &u))
+			return bad(ps, o, r, v, "want a number of times");
+		return store_unsigned(o, field, u) ? bad(ps, o, r, v, "too large") : 0;
 	case CONFIG_U64:
-		if (parse_u64(v, (uint64_t)o->min, (uint64_t)o->max, &u)) {
-			snprintf(want, sizeof(want), "want an integer in [%.0f, %.0f]", o->min, o->max);
+		if ((o->flags & CONFIG_ZERO_AUTO) && is_zero(v) && *v) {
+			u = 0;
+		} else if (parse_u64(v, (uint64_t)o->min, (uint64_t)o->max, &u)) {
+			snprintf(want, sizeof(want), "want %san integer in [%.0f, %.0f]",
+				 o->flags & CONFIG_ZERO_AUTO ? "0 (automatic) or " : "", o->min, o->max);
 			return bad(ps, o, r, v, want);
 		}
-		*(uint64_t *)field = u;
-		return 0;
+		return store_unsigned(o, field, u) ? bad(ps, o, r, v, "too large") : 0;
 	case CONFIG_SIZE:
 		if (parse_size(v, (uint64_t)o->min, (uint64_t)o->max, &u)) {
 			snprintf(want, sizeof(want), "want a size (K, M, G suffixes) in [%.0f, %.0f] bytes",
 				 o->min, o->max);
 			return bad(ps, o, r, v, want);
 		}
-		*(uint64_t *)field = u;
-		return 0;
+		return store_unsigned(o, field, u) ? bad(ps, o, r, v, "too large") : 0;
 	case CONFIG_SECONDS:
 	case CONFIG_DURATION:
 		if (o->type == CONFIG_SECONDS ? parse_seconds(v, o->min, o->max, &d) :
@@ -168,6 +208,9 @@ static int convert(const struct parse_state *ps, const struct config_option *o,
 				 o->min, o->max);
 			return bad(ps, o, r, v, want);
 		}
+		if (o->flags & CONFIG_NANOSECONDS)
+			return store_unsigned(o, field, (uint64_t)(d * 1e9)) ?
+			       bad(ps, o, r, v, "too large") : 0;
 		*(double *)field = d;
 		return 0;
 	case CONFIG_BOOL:
@@ -307,8 +350,77 @@ static int read_file(struct parse_state *ps)
 	return 0;
 }
 
+/* A non-option argument: kept when the command takes arguments. 0, 2 or
+ * -ENOMEM. */
+static int add_arg(struct parse_state *ps, char *a)
+{
+	const char **items;
+
+	if (!ps->args) {
+		fprintf(stderr, "kiln %s: unexpected argument '%s' (try --help)\n", ps->cmd, a);
+		return 2;
+	}
+	items = realloc(ps->args->items, (ps->args->n + 1) * sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	items[ps->args->n++] = a;
+	ps->args->items = items;
+	return 0;
+}
+
+/* One option o given as `shown`, its value val or (NULL) the next
+ * argument. 0 or 2. */
+static int take(struct parse_state *ps, const struct config_option *o, const char *shown,
+		const char *val, int argc, char **argv, int *i)
+{
+	if (!val && (o->type == CONFIG_BOOL || o->type == CONFIG_COUNT))
+		val = "true";
+	if (!val) {
+		if (*i + 1 >= argc) {
+			fprintf(stderr, "kiln %s: %s needs a value (%s)\n", ps->cmd, shown,
+				o->arg ? o->arg : "VALUE");
+			return 2;
+		}
+		val = argv[++*i];
+	}
+	if (add_value(&ps->raw[o - ps->table], SRC_FLAG, val, 0))
+		return out_of_memory(ps);
+	return 0;
+}
+
+/* Short flags as getopt reads them: -q, -qv, -d 10, -d10, -qd 10. */
+static int take_short(struct parse_state *ps, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+
+	for (const char *c = a + 1; *c; c++) {
+		const struct config_option *o = find_short(ps, *c);
+		char shown[3] = { '-', *c, '\0' };
+		int status;
+
+		if (*c == 'h')
+			return 1;
+		if (!o) {
+			fprintf(stderr, "kiln %s: unknown option '%s' (try --help)\n", ps->cmd, shown);
+			return 2;
+		}
+		if (o->type == CONFIG_BOOL || o->type == CONFIG_COUNT) {
+			status = take(ps, o, shown, NULL, argc, argv, i);
+		} else {
+			/* The rest of the cluster is the value, else the next argument. */
+			status = take(ps, o, shown, c[1] ? c + 1 : NULL, argc, argv, i);
+			c += strlen(c) - 1;
+		}
+		if (status)
+			return status;
+	}
+	return 0;
+}
+
 static int parse_flags(struct parse_state *ps, int argc, char **argv)
 {
+	int status;
+
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = NULL, *eq = NULL;
 		const struct config_option *o;
@@ -316,42 +428,48 @@ static int parse_flags(struct parse_state *ps, int argc, char **argv)
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
 			return 1;
-		if (a[0] == '-' && a[1] == '-' && a[2]) {
-			eq = strchr(a + 2, '=');
-			o = find_long(ps, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
-			if (eq)
-				val = eq + 1;
-		} else if (a[0] == '-' && a[1] && !a[2]) {
-			o = find_short(ps, a[1]);
-		} else {
-			fprintf(stderr, "kiln %s: unexpected argument '%s' (try --help)\n", ps->cmd, a);
-			return 2;
+		if (!strcmp(a, "--") && ps->args) {
+			while (++i < argc)
+				if ((status = add_arg(ps, argv[i])))
+					return status < 0 ? out_of_memory(ps) : status;
+			return 0;
 		}
-		snprintf(shown, sizeof(shown), "%.*s", eq && a[1] == '-' ? (int)(eq - a) : 100, a);
+		if (a[0] != '-' || !a[1]) {
+			if ((status = add_arg(ps, argv[i])))
+				return status < 0 ? out_of_memory(ps) : status;
+			if (ps->args_mode == CONFIG_ARGS_TAIL) {
+				while (++i < argc)
+					if ((status = add_arg(ps, argv[i])))
+						return status < 0 ? out_of_memory(ps) : status;
+				return 0;
+			}
+			continue;
+		}
+		if (a[1] != '-') {
+			if ((status = take_short(ps, argc, argv, &i)))
+				return status;
+			continue;
+		}
+		eq = strchr(a + 2, '=');
+		o = a[2] ? find_long(ps, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2)) : NULL;
+		if (eq)
+			val = eq + 1;
+		snprintf(shown, sizeof(shown), "%.*s", eq ? (int)(eq - a) : 100, a);
 		if (!o) {
 			fprintf(stderr, "kiln %s: unknown option '%s' (try --help)\n", ps->cmd, shown);
 			return 2;
 		}
-		if (!val && o->type == CONFIG_BOOL)
-			val = "true";
-		if (!val) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "kiln %s: %s needs a value (%s)\n", ps->cmd, shown,
-					o->arg ? o->arg : "VALUE");
-				return 2;
-			}
-			val = argv[++i];
-		}
-		if (add_value(&ps->raw[o - ps->table], SRC_FLAG, val, 0))
-			return out_of_memory(ps);
+		if ((status = take(ps, o, shown, val, argc, argv, &i)))
+			return status;
 	}
 	return 0;
 }
 
-int config__parse(const char *cmd, const struct config_option *table, size_t n,
-		  void *opts, int argc, char **argv)
+static int parse(struct parse_state *ps_in, void *opts, int argc, char **argv, bool use_env)
 {
-	struct parse_state ps = { .cmd = cmd, .table = table, .n = n };
+	struct parse_state ps = *ps_in;
+	const struct config_option *table = ps.table;
+	size_t n = ps.n;
 	int status = 2;
 	char env[128];
 
@@ -365,7 +483,7 @@ int config__parse(const char *cmd, const struct config_option *table, size_t n,
 	if (status)
 		goto out;
 	status = 2;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; use_env && i < n; i++) {
 		const char *v;
 
 		config__env_name(&table[i], env, sizeof(env));
@@ -398,20 +516,73 @@ out:
 	return status;
 }
 
+int config__parse(const char *cmd, const struct config_option *table, size_t n,
+		  void *opts, int argc, char **argv)
+{
+	struct parse_state ps = { .cmd = cmd, .table = table, .n = n };
+
+	return parse(&ps, opts, argc, argv, true);
+}
+
+int config__parse_command(const struct config_command *c, void *opts, int argc,
+			  char **argv, struct config_list *args)
+{
+	struct parse_state ps = {
+		.cmd = c->name, .table = c->rows, .n = c->nrows, .args_mode = c->args,
+		.args = c->args == CONFIG_ARGS_NONE ? NULL : args,
+	};
+	int status;
+
+	if (args)
+		*args = (struct config_list){ 0 };
+	status = parse(&ps, opts, argc, argv, c->env);
+	if (status && args) {
+		free(args->items);
+		*args = (struct config_list){ 0 };
+	}
+	return status;
+}
+
 void config__release(const struct config_option *table, size_t n, void *opts)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct config_list *l;
+		char *field = (char *)opts + table[i].offset;
 
 		if (table[i].type != CONFIG_LIST)
 			continue;
-		l = (struct config_list *)((char *)opts + table[i].offset);
-		free(l->items);
-		*l = (struct config_list){ 0 };
+		if (table[i].flags & CONFIG_SPLIT_LIST) {
+			free(*(const char ***)field);
+			*(const char ***)field = NULL;
+			*(size_t *)((char *)opts + table[i].count_offset) = 0;
+		} else {
+			free(((struct config_list *)field)->items);
+			*(struct config_list *)field = (struct config_list){ 0 };
+		}
 	}
 }
 
-void config__help(const struct config_option *table, size_t n, FILE *f)
+void config__release_command(const struct config_command *c, void *opts,
+			     struct config_list *args)
+{
+	config__release(c->rows, c->nrows, opts);
+	if (args) {
+		free(args->items);
+		*args = (struct config_list){ 0 };
+	}
+}
+
+static void flag_text(const struct config_option *o, char *buf, size_t n)
+{
+	const char *arg = o->type == CONFIG_BOOL || o->type == CONFIG_COUNT ? NULL : o->arg;
+
+	if (o->short_name)
+		snprintf(buf, n, "-%c, --%s%s%s", o->short_name, o->name, arg ? " " : "",
+			 arg ? arg : "");
+	else
+		snprintf(buf, n, "    --%s%s%s", o->name, arg ? " " : "", arg ? arg : "");
+}
+
+static void help_rows(const struct config_option *table, size_t n, bool env_shown, FILE *f)
 {
 	char env[128], flag[96];
 
@@ -419,12 +590,7 @@ void config__help(const struct config_option *table, size_t n, FILE *f)
 		const struct config_option *o = &table[i];
 
 		config__env_name(o, env, sizeof(env));
-		if (o->short_name)
-			snprintf(flag, sizeof(flag), "-%c, --%s%s%s", o->short_name, o->name,
-				 o->arg ? " " : "", o->arg ? o->arg : "");
-		else
-			snprintf(flag, sizeof(flag), "    --%s%s%s", o->name, o->arg ? " " : "",
-				 o->arg ? o->arg : "");
+		flag_text(o, flag, sizeof(flag));
 		fprintf(f, "  %-34s", flag);
 		/* A flag wider than its column gets its help on the next line. */
 		if (strlen(flag) > 33)
@@ -432,7 +598,134 @@ void config__help(const struct config_option *table, size_t n, FILE *f)
 		fprintf(f, " %s", o->help);
 		if (o->def && *o->def)
 			fprintf(f, " (default %s)", o->def);
-		fprintf(f, "\n  %-34s env %s%s\n", "", env,
-			o->type == CONFIG_LIST ? " (comma-separated)" : "");
+		fputc('\n', f);
+		if (env_shown)
+			fprintf(f, "  %-34s env %s%s\n", "", env,
+				o->type == CONFIG_LIST ? " (comma-separated)" : "");
 	}
+}
+
+void config__help(const struct config_option *table, size_t n, FILE *f)
+{
+	help_rows(table, n, true, f);
+}
+
+void config__usage(const struct config_command *c, FILE *f)
+{
+	fprintf(f, "Usage: kiln %s %s\n\n%s%sOptions:\n", c->name, c->synopsis,
+		c->about ? c->about : "", c->about ? "\n" : "");
+	help_rows(c->rows, c->nrows, c->env, f);
+	fprintf(f, "  %-34s this help\n", "-h, --help");
+	if (c->notes)
+		fprintf(f, "\n%s", c->notes);
+}
+
+/* A bound in bytes as the size parser reads it: 1M, 64G, or plain bytes. */
+static void size_text(double bytes, char *buf, size_t n)
+{
+	static const char units[] = "KMGTP";
+	uint64_t v = (uint64_t)bytes;
+	int u = -1;
+
+	while (v && v % 1024 == 0 && u + 1 < (int)sizeof(units) - 1) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, n, "%" PRIu64, v);
+	else
+		snprintf(buf, n, "%" PRIu64 "%c", v, units[u]);
+}
+
+/* Seconds as a duration reads them: 90s, 10m, 168h. */
+static void seconds_text(double s, char *buf, size_t n)
+{
+	uint64_t whole = (uint64_t)s;
+
+	if ((double)whole != s || whole < 60)
+		snprintf(buf, n, "%gs", s);
+	else if (whole % 3600 == 0)
+		snprintf(buf, n, "%" PRIu64 "h", whole / 3600);
+	else if (whole % 60 == 0)
+		snprintf(buf, n, "%" PRIu64 "m", whole / 60);
+	else
+		snprintf(buf, n, "%" PRIu64 "s", whole);
+}
+
+static void bound_text(const struct config_option *o, char *buf, size_t n)
+{
+	char lo[32], hi[32];
+
+	switch (o->type) {
+	case CONFIG_U64:
+		snprintf(buf, n, "%s%.0f to %.0f", o->flags & CONFIG_ZERO_AUTO ? "0 (auto), " : "",
+			 o->min, o->max);
+		return;
+	case CONFIG_SIZE:
+	case CONFIG_DURATION: {
+		void (*text)(double, char *, size_t) = o->type == CONFIG_SIZE ? size_text :
+										 seconds_text;
+
+		text(o->min, lo, sizeof(lo));
+		text(o->max, hi, sizeof(hi));
+		snprintf(buf, n, "%s to %s", lo, hi);
+		return;
+	}
+	case CONFIG_SECONDS:
+		snprintf(buf, n, "%g to %g seconds", o->min, o->max);
+		return;
+	case CONFIG_CHOICE:
+		snprintf(buf, n, "one of %s", o->choices);
+		return;
+	case CONFIG_LIST:
+	case CONFIG_COUNT:
+		snprintf(buf, n, "repeatable");
+		return;
+	default:
+		snprintf(buf, n, " ");
+	}
+}
+
+/* Markdown table cells: '|' would end the cell, <x> would be read as HTML. */
+static void cell(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '<' || *s == '>')
+			fputs(*s == '<' ? "&lt;" : "&gt;", f);
+		else if (*s == '|')
+			fputs("\\|", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+void config__markdown(const struct config_command *c, FILE *f)
+{
+	char env[128], flag[96], bound[96];
+
+	fprintf(f, "## kiln %s\n\n`kiln %s %s`\n\n", c->name, c->name, c->synopsis);
+	fprintf(f, "| flag |%s default | bound | meaning |\n", c->env ? " environment |" : "");
+	fprintf(f, "|---|%s---|---|---|\n", c->env ? "---|" : "");
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct config_option *o = &c->rows[i];
+		const char *p;
+
+		flag_text(o, flag, sizeof(flag));
+		for (p = flag; *p == ' '; p++)
+			;
+		fprintf(f, "| `%s` |", p);
+		if (c->env) {
+			config__env_name(o, env, sizeof(env));
+			fprintf(f, " `%s`%s |", env, o->type == CONFIG_LIST ? " (comma-separated)" : "");
+		}
+		fputs(" ", f);
+		cell(f, o->def && *o->def ? o->def : " ");
+		bound_text(o, bound, sizeof(bound));
+		fputs(" | ", f);
+		cell(f, bound);
+		fputs(" | ", f);
+		cell(f, o->help);
+		fputs(" |\n", f);
+	}
+	fprintf(f, "| `-h, --help` |%s   |   | this help |\n\n", c->env ? "   |" : "");
 }

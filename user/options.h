@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The option rows kiln agent and kiln record share, written once: the
+ * sampler's (frequency, idle, map sizes) and the limits of the process
+ * table and the symbol cache. Each macro expands to CONFIG_ROW_* rows of
+ * T, a command's options struct whose member `pipe` is the struct
+ * pipeline_opts handed to pipeline__open, so a value lands in the stage's
+ * own options with no copying. A command's table lists them where its
+ * --help shows them:
+ *
+ *   static const struct config_option rows[] = {
+ *           OPTIONS_FREQUENCY(struct record_opts),
+ *           ... the command's own rows ...
+ *           OPTIONS_LIMITS(struct record_opts),
+ *   };
+ *
+ * A flag both commands take goes here, once; docs/options.md shows it
+ * under each command (make options-doc). */
+#ifndef KILN_OPTIONS_H
+#define KILN_OPTIONS_H
+
+#include <stddef.h>
+
+#include "core/config.h"
+#include "pipeline.h"
+
+#define OPTIONS_FREQUENCY(T) \
+	CONFIG_ROW_U64(T, pipe.sampler.frequency, "frequency", 'F', "HZ", "97", 1, 1000, \
+		       "samples per second per CPU")
+
+/* Bounds, one per option for every command: 0 or at least 1024 map
+ * entries (fewer only drops samples), at least 64 processes, a symbol cache
+ * of 1 MiB to 64 GiB. */
+#define OPTIONS_LIMITS(T) \
+	CONFIG_ROW_BOOL(T, pipe.sampler.include_idle, "include-idle", 0, \
+			"keep samples of the idle task (pid 0)"), \
+	CONFIG_ROW_U64_AUTO(T, pipe.sampler.counts_entries, "counts-entries", "N", 1024, 1 << 24, \
+			    "BPF counts map size per generation (0: CPUs x Hz x 10, power of two; bounds distinct stacks per drain)"), \
+	CONFIG_ROW_U64_AUTO(T, pipe.sampler.stack_entries, "stack-entries", "N", 1024, 1 << 22, \
+			    "BPF stack map size per generation (0: half the counts size, at least 8192; ~1 KiB each)"), \
+	CONFIG_ROW_U64(T, pipe.max_processes, "max-processes", 0, "N", "32768", 64, 1 << 22, \
+		       "processes tracked at once"), \
+	CONFIG_ROW_SIZE(T, pipe.cache_bytes, "symbol-cache", "SIZE", "64M", 1 << 20, 1ull << 36, \
+			"ELF symbol cache bound (LRU)"), \
+	CONFIG_ROW_DURATION_NS(T, pipe.cache_ttl_ns, "symbol-cache-ttl", "10m", 0, 604800, \
+			       "free a binary's symbols once no sample needed them this long (90s, 10m, 1h; at most 168h; 0: never)")
+
+/* T's member `config` (const char *): the file of `key = value` lines. */
+#define OPTIONS_CONFIG(T) \
+	CONFIG_ROW_STRING(T, config, "config", 'c', "FILE", NULL, \
+			  "read 'key = value' lines (keys = flag names); flags and environment win")
+
+#endif

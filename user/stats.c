@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The registry: every counter kiln keeps, once. Each row says where its
+ * value lives in struct kiln_stats and where it is shown: its Prometheus
+ * family (NULL: not in /metrics), its key in record's --stats JSON (NULL:
+ * not there; "a.b": key b of object a), and optionally the phrase of
+ * record's summary line. Rows of one family are consecutive. Existing
+ * metric names and JSON keys are an interface (dashboards, tests/e2e,
+ * tests/bench/analyze.py, tests/soak/check.py): add, never rename. */
+#include <errno.h>
+#include <stddef.h>
+
+#include "core/counters.h"
+#include "sampler/sampler.h"
+#include "stats.h"
+
+#define T struct kiln_stats
+/* The field's C type picks how it is read; another type does not compile. */
+#define KIND(F) _Generic(((T *)0)->F, _Bool: COUNTER_BOOL, double: COUNTER_DOUBLE, \
+			 unsigned long: COUNTER_U64, unsigned long long: COUNTER_U64)
+/* ... : optional designators, e.g. .summary = "stacks missing". */
+#define ROW(METRIC, TYPE, LABEL, VALUE, JSON, F, UNIT, HELP, ...) \
+	{ .metric = METRIC, .type = TYPE, .label = LABEL, .label_value = VALUE, .json = JSON, \
+	  .unit = UNIT, .help = HELP, .kind = KIND(F), .offset = offsetof(T, F), __VA_ARGS__ }
+#define COUNTER(METRIC, JSON, F, UNIT, HELP, ...) \
+	ROW(METRIC, METRICS_COUNTER, NULL, NULL, JSON, F, UNIT, HELP, __VA_ARGS__)
+#define GAUGE(METRIC, JSON, F, UNIT, HELP, ...) \
+	ROW(METRIC, METRICS_GAUGE, NULL, NULL, JSON, F, UNIT, HELP, __VA_ARGS__)
+/* One labelled sample of a family (the family's first row gives its help). */
+#define LABELED(METRIC, LABEL, VALUE, JSON, F, UNIT, HELP, ...) \
+	ROW(METRIC, METRICS_COUNTER, LABEL, VALUE, JSON, F, UNIT, HELP, __VA_ARGS__)
+/* A uint64_t of nanoseconds: seconds in /metrics, nanoseconds in JSON. */
+#define NANOS(METRIC, TYPE, JSON, F, HELP, ...) \
+	{ .metric = METRIC, .type = TYPE, .json = JSON, .unit = "seconds", .help = HELP, \
+	  .kind = COUNTER_NS, .offset = offsetof(T, F) + 0 * sizeof(KIND(F)), __VA_ARGS__ }
+/* A value only a function computes (a ratio). */
+#define GETTER(METRIC, TYPE, FN, UNIT, HELP, ...) \
+	{ .metric = METRIC, .type = TYPE, .unit = UNIT, .help = HELP, .kind = COUNTER_GET, \
+	  .get = FN, __VA_ARGS__ }
+
+static double one(const void *snap)
+{
+	return 1;
+}
+
+static double cache_hit_ratio(const void *snap)
+{
+	const struct kiln_stats *s = snap;
+	uint64_t lookups = s->cache.hits + s->cache.misses;
+
+	return lookups ? (double)s->cache.hits / (double)lookups : 0;
+}
+
+static double last_status(const void *snap)
+{
+	return (double)((const struct kiln_stats *)snap)->send.last_status;
+}
+
+static bool bpf_stats_on(const void *snap)
+{
+	return ((const struct kiln_stats *)snap)->bpf_stats_on;
+}
+
+#define OUTCOME(I, NAME) \
+	LABELED("kiln_bpf_outcomes_total", "outcome", NAME, "outcomes." NAME, t.outcomes[I], \
+		"samples", "every BPF program run, by outcome (sampled, skipped or dropped)")
+#define DROPPED(I, NAME) \
+	LABELED("kiln_samples_dropped_total", "reason", NAME, NULL, t.outcomes[I], "samples", \
+		"samples lost, by reason (BPF outcomes, label-set bound, memory)")
+
+static const struct counter stats_rows[] = {
+	/* record's run (JSON only) */
+	ROW(NULL, METRICS_GAUGE, NULL, NULL, "seconds", seconds, "seconds", "length of the run"),
+	ROW(NULL, METRICS_GAUGE, NULL, NULL, "frequency", frequency, "hertz", "--frequency"),
+	ROW(NULL, METRICS_GAUGE, NULL, NULL, "cpus", cpus, "cpus", "CPUs sampled"),
+	GETTER("kiln_build_info", METRICS_GAUGE, one, "", "kiln's version, as a label",
+	       .label = "version", .label_value = KILN_VERSION),
+	/* samples, from the BPF program to the profiles */
+	COUNTER("kiln_samples_total", "profiled", t.profiled, "samples",
+		"samples added to profiles"),
+	DROPPED(KILN_DROP_STACK_COLLISION, "stack_collision"),
+	DROPPED(KILN_DROP_STACK_FULL, "stack_map_full"),
+	DROPPED(KILN_DROP_STACK_ERROR, "stack_error"),
+	DROPPED(KILN_DROP_COUNTS_FULL, "counts_map_full"),
+	LABELED("kiln_samples_dropped_total", "reason", "label_sets_full", "label_sets_full",
+		t.label_sets_full, "samples", NULL),
+	LABELED("kiln_samples_dropped_total", "reason", "out_of_memory", "add_failures",
+		t.add_failures, "samples", NULL),
+	LABELED("kiln_samples_filtered_total", "reason", "idle", NULL, t.outcomes[KILN_SKIP_IDLE],
+		"samples", "samples not profiled on purpose, by reason"),
+	LABELED("kiln_samples_filtered_total", "reason", "excluded_namespace",
+		"filtered_by.excluded_namespace", md.filtered[METADATA_EXCLUDED_NAMESPACE],
+		"samples", NULL),
+	LABELED("kiln_samples_filtered_total", "reason", "opted_out", "filtered_by.opted_out",
+		md.filtered[METADATA_OPTED_OUT], "samples", NULL),
+	COUNTER("kiln_samples_drained_total", "drained", t.drained, "samples",
+		"samples handed over by the BPF maps"),
+	COUNTER("kiln_samples_filtered_by_labels_total", "filtered", t.filtered, "samples",
+		"samples dropped by the metadata filters (namespace, opt-out)"),
+	OUTCOME(KILN_SAMPLED, "sampled"),
+	OUTCOME(KILN_SKIP_IDLE, "idle"),
+	OUTCOME(KILN_SKIP_FILTERED, "filtered"),
+	OUTCOME(KILN_SKIP_LATE, "after_window"),
+	OUTCOME(KILN_DROP_STACK_COLLISION, "stack_collision"),
+	OUTCOME(KILN_DROP_STACK_FULL, "stack_map_full"),
+	OUTCOME(KILN_DROP_STACK_ERROR, "stack_error"),
+	OUTCOME(KILN_DROP_COUNTS_FULL, "counts_map_full"),
+	LABELED("kiln_process_events_total", "result", "sent", "events_sent",
+		events[KILN_EV_SENT], "events", "process lifecycle events from BPF, by result"),
+	LABELED("kiln_process_events_total", "result", "dropped", "events_dropped",
+		events[KILN_EV_DROPPED], "events", NULL),
+	/* drains */
+	COUNTER("kiln_drains_total", "drains", t.drains, "drains", "drains of the BPF maps"),
+	COUNTER("kiln_drain_conservation_failures_total", "invariant_failures",
+		t.invariant_failures, "drains", "drains where drained != sampled"),
+	COUNTER("kiln_drain_keys_total", "drain_keys", t.drain_keys, "keys",
+		"distinct (process, stack) keys drained"),
+	COUNTER("kiln_stacks_missing_total", "stacks_missing", t.stacks_missing, "keys",
+		"drained keys whose stack the stack map no longer held", .summary = "stacks missing"),
+	NANOS("kiln_drain_duration_seconds", METRICS_GAUGE, "drain_ns_last", t.drain_ns_last,
+	      "duration of the last drain"),
+	NANOS("kiln_drain_duration_seconds_max", METRICS_GAUGE, "drain_ns_max", t.drain_ns_max,
+	      "longest drain so far"),
+	NANOS("kiln_drain_duration_seconds_total", METRICS_COUNTER, "drain_ns_sum", t.drain_ns_sum,
+	      "time spent draining"),
+	/* the agent's exports (/metrics only) */
+	COUNTER("kiln_intervals_total", NULL, intervals, "intervals", "intervals exported"),
+	COUNTER("kiln_profiles_built_total", NULL, profiles_built, "profiles",
+		"pprof profiles built"),
+	COUNTER("kiln_profiles_sent_total", NULL, send.profiles_sent, "profiles",
+		"profiles the server accepted"),
+	COUNTER("kiln_push_requests_total", NULL, send.requests_sent, "requests",
+		"requests the server accepted"),
+	COUNTER("kiln_push_bytes_total", NULL, send.bytes_sent, "bytes",
+		"request bytes the server accepted"),
+	COUNTER("kiln_push_failures_total", NULL, send.attempts_failed, "attempts",
+		"failed send attempts (retried or refused)"),
+	COUNTER("kiln_push_retries_total", NULL, send.retries, "attempts",
+		"send attempts that were retries"),
+	GETTER("kiln_push_last_status", METRICS_GAUGE, last_status, "",
+	       "HTTP status of the last send attempt (0: transport error or none yet)"),
+	LABELED("kiln_profiles_dropped_total", "reason", "rejected", NULL,
+		send.profiles_rejected, "profiles",
+		"profiles that will never reach the server, by reason"),
+	LABELED("kiln_profiles_dropped_total", "reason", "queue_full", NULL,
+		send.profiles_dropped_full, "profiles", NULL),
+	LABELED("kiln_profiles_dropped_total", "reason", "shutdown", NULL,
+		send.profiles_dropped_shutdown, "profiles", NULL),
+	LABELED("kiln_profiles_dropped_total", "reason", "encode_failed", NULL,
+		encode_failures, "profiles", NULL),
+	GAUGE("kiln_queue_bytes", NULL, send.queue_bytes, "bytes", "bytes waiting to be sent"),
+	GAUGE("kiln_queue_requests", NULL, send.queue_items, "requests",
+	      "requests waiting to be sent"),
+	GAUGE("kiln_queue_max_bytes", NULL, queue_max_bytes, "bytes", "--queue-max-bytes"),
+	NANOS("kiln_last_push_timestamp_seconds", METRICS_GAUGE, NULL, send.last_success_unix_ns,
+	      "unix time of the last accepted request (0: none yet)"),
+	COUNTER("kiln_files_written_total", NULL, files.written, "files",
+		"files written to --output-dir"),
+	COUNTER("kiln_files_written_bytes_total", NULL, files.bytes_written, "bytes",
+		"bytes written to --output-dir"),
+	COUNTER("kiln_files_removed_total", NULL, files.removed, "files",
+		"files removed by --output-max-bytes"),
+	COUNTER("kiln_files_errors_total", NULL, files.errors, "errors",
+		"file write or remove errors"),
+	GAUGE("kiln_output_bytes", NULL, files.bytes_held, "bytes", "bytes held in --output-dir"),
+	GAUGE("kiln_output_files", NULL, files.files_held, "files", "files held in --output-dir"),
+	/* processes */
+	GAUGE("kiln_processes_tracked", "processes_tracked", procs.live, "processes",
+	      "process snapshots held"),
+	GAUGE("kiln_binaries_tracked", "binaries_tracked", procs.binaries, "binaries",
+	      "distinct executables and libraries the snapshots map"),
+	COUNTER("kiln_process_snapshots_total", "processes", procs.snapshots, "snapshots",
+		"process snapshots taken"),
+	COUNTER("kiln_process_snapshot_failures_total", "snapshot_failures",
+		procs.snapshot_failures, "snapshots",
+		"processes whose /proc files could not be read (gone already)"),
+	COUNTER("kiln_process_snapshot_refreshes_total", "snapshot_refreshes", procs.refreshes,
+		"snapshots", "snapshots re-read (young processes, dlopen)"),
+	COUNTER("kiln_processes_reaped_total", "processes_reaped", procs.reaped, "processes",
+		"snapshots freed after their process exited and its samples were drained"),
+	COUNTER("kiln_process_table_full_total", "process_table_full", procs.table_full,
+		"processes", "processes not tracked: --max-processes reached"),
+	COUNTER("kiln_process_snapshots_after_exec_total", "snapshots_after_exec",
+		procs.read_after_exec, "snapshots",
+		"snapshots read after the process exec'd, discarded (its samples keep the name BPF saw)"),
+	/* symbols */
+	GAUGE("kiln_symbol_cache_bytes", "symbol_cache_bytes", cache.bytes, "bytes",
+	      "ELF symbol cache size"),
+	GAUGE("kiln_symbol_cache_max_bytes", "symbol_cache_max_bytes", cache.max_bytes, "bytes",
+	      "--symbol-cache"),
+	GAUGE("kiln_symbol_cache_entries", "symbol_cache_entries", cache.entries, "tables",
+	      "symbol tables in the cache"),
+	COUNTER("kiln_symbol_cache_hits_total", "symbol_cache_hits", cache.hits, "lookups",
+		"symbol cache lookups that found the table"),
+	COUNTER("kiln_symbol_cache_misses_total", "symbol_cache_misses", cache.misses, "lookups",
+		"symbol cache lookups that had to load the table"),
+	COUNTER("kiln_symbol_cache_evictions_total", "symbol_cache_evictions", cache.evictions,
+		"tables", "symbol tables evicted to stay within --symbol-cache"),
+	COUNTER("kiln_symbol_cache_expired_total", "symbol_cache_expired", cache.expired,
+		"tables", "symbol tables freed after --symbol-cache-ttl unused"),
+	GETTER("kiln_symbol_cache_hit_ratio", METRICS_GAUGE, cache_hit_ratio, "",
+	       "symbol cache hits / lookups since start"),
+	COUNTER("kiln_symbol_tables_loaded_total", "symtab_loads", sym.symtab_loads, "tables",
+		"ELF symbol tables read"),
+	COUNTER("kiln_symbol_table_failures_total", "symtab_failures", sym.symtab_failures,
+		"tables", "binaries whose symbols could not be read",
+		.summary = "symbol tables unreadable"),
+	LABELED("kiln_frames_total", "kind", "kernel", "kernel_frames", sym.kernel_frames,
+		"frames", "frames symbolized, by kind"),
+	LABELED("kiln_frames_total", "kind", "user", "user_frames", sym.user_frames, "frames",
+		NULL),
+	LABELED("kiln_frames_resolved_total", "kind", "kernel", "kernel_resolved",
+		sym.kernel_resolved, "frames", "frames given a name, by kind"),
+	LABELED("kiln_frames_resolved_total", "kind", "user", "user_resolved", sym.user_resolved,
+		"frames", NULL),
+	LABELED("kiln_user_stacks_incomplete_total", "reason", "unwind_left_mappings",
+		"user_stacks_cut", sym.user_stacks_cut, "samples",
+		"samples whose user stack is not whole, by reason"),
+	LABELED("kiln_user_stacks_incomplete_total", "reason", "inside_execve",
+		"exec_user_skipped", events[KILN_EV_EXEC_USER_SKIPPED], "samples", NULL),
+	/* labels and metadata */
+	GAUGE("kiln_cgroups_cached", "cgroups_cached", md.cgroups, "cgroups",
+	      "cgroups in the metadata cache"),
+	COUNTER("kiln_cgroup_cache_hits_total", "cgroup_hits", md.cgroup_hits, "lookups",
+		"cgroup label cache lookups that found the entry"),
+	COUNTER("kiln_cgroup_cache_misses_total", "cgroup_misses", md.cgroup_misses, "lookups",
+		"cgroup label cache lookups that read the cgroup"),
+	COUNTER("kiln_cgroup_cache_evictions_total", "cgroup_evictions", md.cgroup_evictions,
+		"cgroups", "cgroups evicted to stay within --max-cgroups"),
+	COUNTER("kiln_cgroups_unparsed_total", "cgroup_unparsed", md.cgroup_unparsed, "cgroups",
+		"cgroup texts without one valid line", .summary = "cgroups unparsed"),
+	LABELED("kiln_cgroup_ids_total", "result", "resolved", "cgroup_ids_resolved",
+		md.cgroup_ids_resolved, "cgroups",
+		"cgroups known only by id (no cgroup text), by whether the id gave a path"),
+	LABELED("kiln_cgroup_ids_total", "result", "unresolved", "cgroup_ids_unresolved",
+		md.cgroup_ids_unresolved, "cgroups", NULL),
+	COUNTER("kiln_label_values_truncated_total", "label_values_truncated",
+		md.label_values_truncated, "values",
+		"label values cut to 2048 bytes or with invalid UTF-8 replaced",
+		.summary = "label values truncated"),
+	COUNTER("kiln_labels_dropped_total", "labels_dropped", md.labels_dropped, "labels",
+		"labels beyond Pyroscope's 30 per series, dropped", .summary = "labels dropped"),
+	COUNTER("kiln_pod_lookups_total", "pod_lookups", md.pod_lookups, "lookups",
+		"pod index lookups"),
+	GAUGE("kiln_kube_enabled", "kube_enabled", md.kube_enabled, "",
+	      "1 when the pod watcher runs"),
+	GAUGE("kiln_kube_pods", "kube_pods", md.pods, "pods", "pods known on this node"),
+	GAUGE("kiln_kube_synced", "kube_synced", md.kube_synced, "",
+	      "1 when the pod list has been read"),
+	COUNTER("kiln_kube_lists_total", "kube_lists", md.kube_lists, "requests",
+		"pod lists read from the Kubernetes API"),
+	COUNTER("kiln_kube_watches_total", "kube_watches", md.kube_watches, "requests",
+		"pod watches started"),
+	COUNTER("kiln_kube_events_total", "kube_events", md.kube_events, "events",
+		"pod watch events applied"),
+	COUNTER("kiln_kube_errors_total", "kube_errors", md.kube_errors, "errors",
+		"Kubernetes API errors"),
+	COUNTER("kiln_kube_relists_total", "kube_relists", md.kube_relists, "requests",
+		"pod relists (410 Gone)"),
+	COUNTER("kiln_kube_unknown_containers_total", "kube_unknown_containers",
+		md.kube_unknown_containers, "containers",
+		"container ids no pod status names"),
+	ROW(NULL, METRICS_GAUGE, NULL, NULL, "label_sets", label_sets, "label sets",
+	    "distinct label sets seen"),
+	/* the BPF programs (kernel run-time stats, when on) */
+	NANOS("kiln_bpf_run_seconds_total", METRICS_COUNTER, "bpf_run_ns", bpf_run_ns,
+	      "time the BPF programs ran (kernel run-time stats)", .shown = bpf_stats_on),
+	COUNTER("kiln_bpf_runs_total", "bpf_run_cnt", bpf_run_cnt, "runs",
+		"BPF program invocations", .shown = bpf_stats_on),
+	/* record's own cost (JSON only) */
+	ROW(NULL, METRICS_GAUGE, NULL, NULL, "max_rss_kb", max_rss_kb, "KiB", "peak RSS"),
+	ROW(NULL, METRICS_GAUGE, NULL, NULL, "cpu_user_ms", cpu_user_ms, "ms", "user CPU time"),
+	ROW(NULL, METRICS_GAUGE, NULL, NULL, "cpu_sys_ms", cpu_sys_ms, "ms", "system CPU time"),
+};
+#undef T
+
+#define NROWS (sizeof(stats_rows) / sizeof(stats_rows[0]))
+
+void stats__collect(struct kiln_stats *s, struct pipeline *p)
+{
+	struct sampler *smp = pipeline__sampler(p);
+
+	s->t = *pipeline__totals(p);
+	metadata__stats(pipeline__metadata(p), &s->md);
+	proc_table__stats(pipeline__procs(p), &s->procs);
+	symbolizer__stats(pipeline__symbolizer(p), &s->sym);
+	symbolizer__cache_stats(pipeline__symbolizer(p), &s->cache);
+	sampler__event_stats(smp, s->events);
+	sampler__prog_stats(smp, &s->bpf_run_ns, &s->bpf_run_cnt);
+}
+
+int stats__write_metrics(const struct kiln_stats *s, struct metrics_buf *b)
+{
+	return counters__write_metrics(stats_rows, NROWS, s, b);
+}
+
+int stats__write_json(const struct kiln_stats *s, const char *path)
+{
+	json_t *obj = json_object();
+	int err = obj ? counters__add_json(stats_rows, NROWS, s, obj) : -ENOMEM;
+
+	if (!err && json_dump_file(obj, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10)))
+		err = errno ? -errno : -EIO;
+	json_decref(obj);
+	return err;
+}
+
+void stats__summary(const struct kiln_stats *s, FILE *f)
+{
+	counters__summary(stats_rows, NROWS, s, "kiln: also", f);
+}
