@@ -21,6 +21,7 @@
 #include <curl/curl.h>
 
 #include "agent.h"
+#include "agent_export.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/file.h"
@@ -28,17 +29,14 @@
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/preflight.h"
-#include "export/files.h"
-#include "export/pyroscope.h"
-#include "export/sender.h"
 #include "options.h"
 #include "pipeline.h"
 #include "proc/proc.h"
 #include "stats.h"
 #include "symbolize/symbolizer.h"
 
-#define POLL_MS 100
 #define DRAIN_EVERY_NS 2000000000ull
+#define HEALTH_MIN_S 30.0       /* /healthz fails after no drain for this long */
 
 /* The agent's options: the pipeline's and the HTTP client's land in their
  * own structs, handed over as they are. */
@@ -166,11 +164,9 @@ struct snapshot {
 struct agent {
 	struct agent_opts o;
 	struct pipeline *pipe;
-	struct sender *sender;
-	struct files *files;
+	struct agent_exporters x;       /* owns its files and sender */
 	struct http_server *http;
-	char *server;                   /* without a trailing '/' */
-	bool ingest;
+	char *server;                   /* x.server's storage */
 	int stats_fd;
 	pthread_mutex_t lock;           /* guards snap */
 	struct snapshot snap;
@@ -188,164 +184,19 @@ static void on_hup(int sig)
 	reload_requested = 1;
 }
 
-/* ---- exporting one interval ---- */
+/* ---- exporting one interval (agent_export.c) ---- */
 
-struct encoded {
-	struct profile_set_entry *e;
-	uint8_t *pprof;
-	size_t len;
-};
-
-struct page {
-	const struct profile *profile;
-	struct html_meta meta;
-};
-
-static int fill_html(FILE *f, void *ctx)
-{
-	const struct page *pg = ctx;
-
-	return html__write(pg->profile, &pg->meta, f);
-}
-
-/* latest.html: the last interval, every label set merged, rewritten in
- * place. Merged by reading back the encoded profiles, bounded like view. */
-static void write_latest_html(struct agent *a, const struct encoded *enc, size_t n)
-{
-	struct read_limits lim = { .max_bytes = 64u << 20, .max_nodes = 1u << 20 };
-	struct page pg = { .meta = { .title = "kiln agent: the last interval" } };
-	struct profile *merged = profile__new();
-	struct read_info info;
-
-	for (size_t i = 0; merged && i < n; i++) {
-		memset(&info, 0, sizeof(info));
-		if (profile__read(merged, enc[i].pprof, enc[i].len, &lim, &info)) {
-			pr_warn("files: latest.html: cannot merge a profile: %s", info.why);
-			break;
-		}
-		pg.meta.time_nanos = info.time_nanos;
-		pg.meta.duration_nanos = info.duration_nanos;
-	}
-	pg.profile = merged;
-	if (merged)
-		files__write(a->files, "latest.html", fill_html, &pg);
-	profile__free(merged);
-}
-
-static void write_files(struct agent *a, struct profile_set *set, struct encoded *enc,
-			size_t n, uint64_t start_s)
-{
-	struct files_profile *p = calloc(n, sizeof(*p));
-
-	if (!p) {
-		pr_error("files: out of memory, interval %" PRIu64 " not written", start_s);
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		p[i] = (struct files_profile){ &enc[i].e->labels, enc[i].pprof, enc[i].len };
-	files__write_interval(a->files, start_s, p, n, set);
-	free(p);
-	write_latest_html(a, enc, n);
-}
-
-static int cmp_service(const void *x, const void *y)
-{
-	const char *a = labels__get(&((const struct encoded *)x)->e->labels, "service_name");
-	const char *b = labels__get(&((const struct encoded *)y)->e->labels, "service_name");
-
-	return strcmp(a ? a : "", b ? b : "");
-}
-
-static void send_push(struct agent *a, struct encoded *enc, size_t n)
-{
-	struct pyroscope_series *series = calloc(n, sizeof(*series));
-	uint8_t *body = NULL;
-	size_t len = 0;
-	char *url = NULL;
-
-	for (size_t i = 0; series && i < n; i++) {
-		series[i].labels = &enc[i].e->labels;
-		series[i].pprof = enc[i].pprof;
-		series[i].len = enc[i].len;
-	}
-	if (!series || pyroscope__push_request(series, n, &body, &len) ||
-	    asprintf(&url, "%s%s", a->server, PYROSCOPE_PUSH_PATH) < 0) {
-		pr_error("push: cannot build the request for %zu profiles: out of memory", n);
-		free(series);
-		free(body);
-		return;
-	}
-	free(series);
-	sender__enqueue(a->sender, url, "application/proto", body, len, (uint32_t)n);
-}
-
-static void send_ingest(struct agent *a, struct encoded *enc, size_t n, uint64_t start_ns,
-			uint64_t end_ns)
-{
-	for (size_t i = 0; i < n; i++) {
-		char *url = NULL;
-
-		if (pyroscope__ingest_url(a->server, &enc[i].e->labels,
-					  (int64_t)(start_ns / 1000000000ull),
-					  (int64_t)((end_ns + 999999999ull) / 1000000000ull),
-					  a->o.pipe.sampler.frequency, &url)) {
-			pr_error("ingest: cannot build the request: out of memory");
-			continue;
-		}
-		/* The sender takes the body; the files exporter already wrote it. */
-		sender__enqueue(a->sender, url, "application/octet-stream", enc[i].pprof,
-				enc[i].len, 1);
-		enc[i].pprof = NULL;
-	}
-}
-
-static void export_interval(struct agent *a, struct profile_set *set, uint64_t start_ns,
+static void export_interval(void *ctx, struct profile_set *set, uint64_t start_ns,
 			    uint64_t end_ns)
 {
-	size_t n = profile_set__count(set), built = 0;
-	struct encoded *enc = calloc(n ? n : 1, sizeof(*enc));
-	struct pprof_meta meta = {
-		.period_ns = 1000000000ull / a->o.pipe.sampler.frequency,
-		.time_nanos = (int64_t)start_ns,
-		.duration_nanos = (int64_t)(end_ns - start_ns),
-	};
-	uint64_t failures = 0;
+	struct agent *a = ctx;
+	struct agent_export_result r = agent_export__interval(&a->x, set, start_ns, end_ns);
 
-	if (!enc) {
-		pr_error("interval: out of memory, %zu profiles lost", n);
-		failures = n;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct profile_set_entry *e = profile_set__entry(set, i);
-
-		if (!profile__total(e->profile))
-			continue;
-		if (pprof__encode(e->profile, &meta, true, &enc[built].pprof, &enc[built].len)) {
-			failures++;
-			continue;
-		}
-		enc[built++].e = e;
-	}
-	/* Files with one service_name in a row, so duplicates get numbered. */
-	qsort(enc, built, sizeof(*enc), cmp_service);
-	if (a->files && built)
-		write_files(a, set, enc, built, start_ns / 1000000000ull);
-	if (a->sender && built) {
-		if (a->ingest)
-			send_ingest(a, enc, built, start_ns, end_ns);
-		else
-			send_push(a, enc, built);
-	}
-	for (size_t i = 0; i < built; i++)
-		free(enc[i].pprof);
-	free(enc);
-	pr_debug("interval: %zu profiles, %" PRIu64 " samples", built, profile_set__total(set));
-out:
+	profile_set__free(set);
 	pthread_mutex_lock(&a->lock);
 	a->snap.stats.intervals++;
-	a->snap.stats.profiles_built += built;
-	a->snap.stats.encode_failures += failures;
+	a->snap.stats.profiles_built += r.built;
+	a->snap.stats.encode_failures += r.failures;
 	pthread_mutex_unlock(&a->lock);
 }
 
@@ -360,8 +211,8 @@ static void publish(struct agent *a)
 	pthread_mutex_unlock(&a->lock);
 	stats__collect(&s.stats, a->pipe);
 	s.stats.bpf_stats_on = a->stats_fd >= 0;
-	if (a->files)
-		files__stats(a->files, &s.stats.files);
+	if (a->x.files)
+		files__stats(a->x.files, &s.stats.files);
 	s.last_drain_mono_ns = monotonic_ns();
 	s.ready = true;
 	/* Only this thread writes the snapshot; the lock is for readers. */
@@ -373,18 +224,19 @@ static void publish(struct agent *a)
 static bool healthy(void *ctx, char *reason, size_t n)
 {
 	struct agent *a = ctx;
-	uint64_t last, limit = (uint64_t)(3 * a->o.interval * 1e9);
+	double seconds = 3 * a->o.interval > HEALTH_MIN_S ? 3 * a->o.interval : HEALTH_MIN_S;
+	uint64_t last, limit = (uint64_t)(seconds * 1e9);
 	bool ok;
 
-	/* Alive while a drain completed within 3 intervals (of start-up,
-	 * before the first). */
+	/* Alive while a drain completed within 3 intervals, and at least
+	 * HEALTH_MIN_S (of start-up, before the first): a short --interval
+	 * on a loaded node must not get the agent restarted. */
 	pthread_mutex_lock(&a->lock);
 	last = a->snap.ready ? a->snap.last_drain_mono_ns : a->snap.start_mono_ns;
 	pthread_mutex_unlock(&a->lock);
 	ok = monotonic_ns() - last <= limit;
 	if (!ok)
-		snprintf(reason, n, "no drain completed in the last %.0f s (3 intervals)",
-			 3 * a->o.interval);
+		snprintf(reason, n, "no drain completed in the last %.0f s", seconds);
 	return ok;
 }
 
@@ -409,8 +261,8 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 	pthread_mutex_lock(&a->lock);
 	s = a->snap.stats;
 	pthread_mutex_unlock(&a->lock);
-	if (a->sender) {
-		sender__stats(a->sender, &s.send);
+	if (a->x.sender) {
+		sender__stats(a->x.sender, &s.send);
 		s.queue_max_bytes = a->o.queue_max_bytes;
 	}
 	return stats__write_metrics(&s, b);
@@ -421,7 +273,6 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 static int setup(struct agent *a)
 {
 	struct http_handlers h = { write_metrics, healthy, ready };
-	int status;
 
 	if (a->o.server) {
 		size_t len = strlen(a->o.server);
@@ -434,22 +285,24 @@ static int setup(struct agent *a)
 		a->server = strndup(a->o.server, len);
 		while (a->server && len > 8 && a->server[len - 1] == '/')
 			a->server[--len] = '\0';
-		a->ingest = strcmp(a->o.server_api, "ingest") == 0;
-		a->sender = a->server ? sender__new(&a->o.http, a->o.queue_max_bytes) : NULL;
-		if (!a->sender)
+		a->x.server = a->server;
+		a->x.ingest = strcmp(a->o.server_api, "ingest") == 0;
+		a->x.sender = a->server ? sender__new(&a->o.http, a->o.queue_max_bytes) : NULL;
+		if (!a->x.sender)
 			return 2;
 	}
 	if (a->o.output_dir || !a->o.server) {
-		a->files = files__new(a->o.output_dir ? a->o.output_dir : "profiles",
+		a->x.files = files__new(a->o.output_dir ? a->o.output_dir : "profiles",
 				      a->o.output_max_bytes);
-		if (!a->files)
+		if (!a->x.files)
 			return 2;
 	}
 	if (preflight__check())
 		return 2;
-	a->pipe = pipeline__open(&a->o.pipe, &status);
+	a->x.frequency = a->o.pipe.sampler.frequency;
+	a->pipe = pipeline__open(&a->o.pipe);
 	if (!a->pipe)
-		return status;
+		return errno == ENOMEM ? 1 : 2;
 	/* Metrics report BPF run time: keep the kernel's counting on while we
 	 * run, whatever kernel.bpf_stats_enabled says. */
 	a->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
@@ -465,100 +318,71 @@ static int setup(struct agent *a)
 	return pipeline__attach(a->pipe) ? 2 : 0;
 }
 
+static bool stop_or_reload(void *ctx, uint64_t now)
+{
+	struct agent *a = ctx;
+
+	if (reload_requested) {
+		reload_requested = 0;
+		pr_info("agent: SIGHUP: re-reading secret files");
+		if (a->x.sender)
+			sender__reload(a->x.sender);
+	}
+	return stop_requested;
+}
+
+static void drained(void *ctx)
+{
+	publish(ctx);
+}
+
 static int run(struct agent *a)
 {
 	struct sigaction stop = { .sa_handler = on_stop }, hup = { .sa_handler = on_hup };
-	uint64_t interval_ns = (uint64_t)(a->o.interval * 1e9);
-	uint64_t mono_start, wall_start, next_drain, next_interval;
-	int status = setup(a);
+	struct pipeline_loop loop = {
+		.drain_every_ns = DRAIN_EVERY_NS,
+		.interval_ns = (uint64_t)(a->o.interval * 1e9),
+		.stop = stop_or_reload,
+		.drained = drained,
+		.interval = export_interval,
+		.ctx = a,
+	};
+	struct sender_stats ss = { 0 };
+	const struct pipeline_totals *t;
+	int status = setup(a), err;
 
 	if (status)
 		return status;
 	sigaction(SIGINT, &stop, NULL);
 	sigaction(SIGTERM, &stop, NULL);
 	sigaction(SIGHUP, &hup, NULL);
-	mono_start = monotonic_ns();
-	wall_start = realtime_ns();
-	next_drain = mono_start + (interval_ns < DRAIN_EVERY_NS ? interval_ns : DRAIN_EVERY_NS);
-	next_interval = mono_start + interval_ns;
 	pr_info("agent: profiling every CPU frequency=%u interval=%.0fs exporter=%s%s%s",
 		a->o.pipe.sampler.frequency, a->o.interval,
-		a->sender ? (a->ingest ? "ingest" : "push") : "",
-		a->sender && a->files ? "+" : "", a->files ? "files" : "");
-	while (!stop_requested) {
-		uint64_t now;
-		int err = pipeline__poll(a->pipe, POLL_MS);
-
-		if (err) {
-			pr_error("agent: reading process events failed: %s", strerror(-err));
-			status = 1;
-			break;
-		}
-		if (reload_requested) {
-			reload_requested = 0;
-			pr_info("agent: SIGHUP: re-reading secret files");
-			if (a->sender)
-				sender__reload(a->sender);
-		}
-		now = monotonic_ns();
-		if (now < next_drain && now < next_interval)
-			continue;
-		pipeline__drain(a->pipe);
-		publish(a);
-		next_drain = now + DRAIN_EVERY_NS;
-		if (now >= next_interval) {
-			uint64_t wall_end = wall_start + (now - mono_start);
-			struct profile_set *set = pipeline__take(a->pipe);
-
-			if (set) {
-				export_interval(a, set, wall_start, wall_end);
-				profile_set__free(set);
-				mono_start = now;
-				wall_start = wall_end;
-			}
-			next_interval += interval_ns;
-			if (next_interval <= now)       /* fell behind: skip, don't burst */
-				next_interval = now + interval_ns;
-		}
-		if (next_drain > next_interval)
-			next_drain = next_interval;
+		a->x.sender ? (a->x.ingest ? "ingest" : "push") : "",
+		a->x.sender && a->x.files ? "+" : "", a->x.files ? "files" : "");
+	/* Runs until SIGTERM/SIGINT, then exports the last partial interval. */
+	err = pipeline__run(a->pipe, &loop);
+	if (err) {
+		pr_error("agent: reading process events failed: %s", strerror(-err));
+		status = 1;
 	}
-	/* The last partial interval: stop sampling, drain everything, export. */
-	pipeline__stop(a->pipe);
-	pipeline__drain(a->pipe);
-	publish(a);
-	{
-		uint64_t now = monotonic_ns();
-		struct profile_set *set = pipeline__take(a->pipe);
-
-		if (set) {
-			export_interval(a, set, wall_start, wall_start + (now - mono_start));
-			profile_set__free(set);
-		}
-	}
-	if (a->sender) {
+	if (a->x.sender) {
 		pr_info("agent: stopping; flushing queued profiles for up to %.1fs",
 			a->o.shutdown_timeout);
-		sender__shutdown(a->sender, a->o.shutdown_timeout);
+		sender__shutdown(a->x.sender, a->o.shutdown_timeout);
+		sender__stats(a->x.sender, &ss);
 	}
-	{
-		struct sender_stats ss = { 0 };
-
-		if (a->sender)
-			sender__stats(a->sender, &ss);
-		/* One line that accounts for every sample and profile. */
-		const struct pipeline_totals *t = pipeline__totals(a->pipe);
-
-		pr_info("agent: stopped drained=%" PRIu64 " filtered=%" PRIu64
-			" label_sets_full=%" PRIu64 " out_of_memory=%" PRIu64 " samples=%" PRIu64
-			" intervals=%" PRIu64 " profiles=%" PRIu64
-			" sent=%" PRIu64 " rejected=%" PRIu64 " dropped_full=%" PRIu64
-			" dropped_shutdown=%" PRIu64 " encode_failed=%" PRIu64,
-			t->drained, t->filtered, t->label_sets_full, t->add_failures,
-			t->profiled, a->snap.stats.intervals, a->snap.stats.profiles_built,
-			ss.profiles_sent, ss.profiles_rejected, ss.profiles_dropped_full,
-			ss.profiles_dropped_shutdown, a->snap.stats.encode_failures);
-	}
+	/* One line that accounts for every sample and profile. */
+	t = pipeline__totals(a->pipe);
+	pr_info("agent: stopped drained=%" PRIu64 " filtered=%" PRIu64
+		" label_sets_full=%" PRIu64 " out_of_memory=%" PRIu64 " samples=%" PRIu64
+		" intervals=%" PRIu64 " profiles=%" PRIu64
+		" sent=%" PRIu64 " rejected=%" PRIu64 " dropped_full=%" PRIu64
+		" dropped_shutdown=%" PRIu64 " encode_failed=%" PRIu64,
+		t->drained, t->filtered, t->label_sets_full, t->add_failures,
+		t->profiled, a->snap.stats.intervals, a->snap.stats.profiles_built,
+		ss.profiles_sent, ss.profiles_rejected, ss.profiles_dropped_full,
+		ss.profiles_dropped_shutdown, a->snap.stats.encode_failures);
 	return status;
 }
 
@@ -591,8 +415,8 @@ int agent_main(int argc, char **argv)
 	status = run(a);
 out:
 	http_server__stop(a->http);
-	sender__free(a->sender);
-	files__free(a->files);
+	sender__free(a->x.sender);
+	files__free(a->x.files);
 	pipeline__free(a->pipe);
 	if (a->stats_fd >= 0)
 		close(a->stats_fd);

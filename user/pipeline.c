@@ -12,6 +12,7 @@
 #include "symbolize/symbolizer.h"
 
 #define MAX_SEEN_LABEL_SETS 1000
+#define POLL_MS 100     /* process events are read at least this often */
 
 struct pipeline {
 	struct pipeline_opts o;
@@ -26,8 +27,8 @@ struct pipeline {
 	struct pipeline_totals t;
 };
 
-/* Everything but the sampler; p->o set. 0, or -1 with *status. */
-static int open_stages(struct pipeline *p, const char *proc_root, int *status)
+/* Everything but the sampler; p->o set. 0 or -errno. */
+static int open_stages(struct pipeline *p, const char *proc_root)
 {
 	const struct pipeline_opts *opts = &p->o;
 
@@ -39,26 +40,22 @@ static int open_stages(struct pipeline *p, const char *proc_root, int *status)
 	if (!p->procs || !p->sym || !p->current || (opts->track_label_sets && !p->seen) ||
 	    !p->frames) {
 		pr_error("out of memory");
-		*status = 1;
-		return -1;
+		return -ENOMEM;
 	}
 	p->md = metadata__new(&opts->metadata);
-	if (!p->md) {
-		/* metadata__new said why; EINVAL: a bad tag or label option */
-		*status = errno == EINVAL ? 2 : 1;
-		return -1;
-	}
+	if (!p->md)     /* metadata__new said why; EINVAL: a bad tag or label option */
+		return errno == EINVAL ? -EINVAL : -ENOMEM;
 	return 0;
 }
 
-struct pipeline *pipeline__open(const struct pipeline_opts *opts, int *status)
+struct pipeline *pipeline__open(const struct pipeline_opts *opts)
 {
 	struct pipeline *p = calloc(1, sizeof(*p));
 	int err;
 
-	*status = 1;
 	if (!p) {
 		pr_error("out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
 	p->o = *opts;
@@ -67,31 +64,31 @@ struct pipeline *pipeline__open(const struct pipeline_opts *opts, int *status)
 	if (!p->o.sampler.process_entries)
 		p->o.sampler.process_entries = (uint32_t)p->o.max_processes;
 	p->sampler = sampler__open(&p->o.sampler, &err);
-	if (!p->sampler) {
-		*status = 2;
-		goto fail;
+	/* sampler__open said why, whatever the errno behind it */
+	err = p->sampler ? open_stages(p, "/proc") : -ENODEV;
+	if (err) {
+		pipeline__free(p);
+		errno = -err;
+		return NULL;
 	}
-	if (open_stages(p, "/proc", status))
-		goto fail;
 	return p;
-fail:
-	pipeline__free(p);
-	return NULL;
 }
 
-struct pipeline *pipeline__new(const struct pipeline_opts *opts, const char *proc_root,
-			       int *status)
+struct pipeline *pipeline__new(const struct pipeline_opts *opts, const char *proc_root)
 {
 	struct pipeline *p = calloc(1, sizeof(*p));
+	int err;
 
-	*status = 1;
 	if (!p) {
 		pr_error("out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
 	p->o = *opts;
-	if (open_stages(p, proc_root, status)) {
+	err = open_stages(p, proc_root);
+	if (err) {
 		pipeline__free(p);
+		errno = -err;
 		return NULL;
 	}
 	return p;
@@ -130,6 +127,69 @@ int pipeline__poll(struct pipeline *p, int timeout_ms)
 
 	proc_table__refresh_young(p->procs);
 	return err < 0 ? err : 0;
+}
+
+/* Milliseconds to poll: until wake, at most POLL_MS. */
+static int poll_timeout(uint64_t now, uint64_t wake)
+{
+	if (wake <= now)
+		return 0;
+	if (wake - now >= POLL_MS * 1000000ull)
+		return POLL_MS;
+	return (int)((wake - now + 999999) / 1000000);
+}
+
+int pipeline__run(struct pipeline *p, struct pipeline_loop *l)
+{
+	uint64_t now = monotonic_ns();
+	uint64_t mono_start = l->start_ns ? l->start_ns : now;
+	uint64_t wall_start = realtime_ns() - (now - mono_start);
+	uint64_t deadline = l->deadline_ns ? l->deadline_ns : UINT64_MAX;
+	uint64_t next_interval = l->interval_ns ? mono_start + l->interval_ns : UINT64_MAX;
+	uint64_t next_drain = mono_start + l->drain_every_ns;
+	struct profile_set *set;
+	int err;
+
+	for (;;) {
+		if (next_drain > next_interval)
+			next_drain = next_interval;
+		err = pipeline__poll(p, poll_timeout(now, deadline < next_drain ? deadline : next_drain));
+		if (err)
+			break;
+		now = monotonic_ns();
+		if (now >= deadline || (l->stop && l->stop(l->ctx, now)))
+			break;
+		if (now < next_drain)
+			continue;
+		pipeline__drain(p);
+		if (l->drained)
+			l->drained(l->ctx);
+		next_drain = now + l->drain_every_ns;
+		if (now < next_interval)
+			continue;
+		set = pipeline__take(p);
+		if (set) {
+			uint64_t wall_end = wall_start + (now - mono_start);
+
+			l->interval(l->ctx, set, wall_start, wall_end);
+			mono_start = now;
+			wall_start = wall_end;
+		}
+		next_interval += l->interval_ns;
+		if (next_interval <= now)       /* fell behind: skip, don't burst */
+			next_interval = now + l->interval_ns;
+	}
+	/* Stop sampling first: the last drain then holds every sample. The
+	 * window ends here, not after the drain. */
+	pipeline__stop(p);
+	now = monotonic_ns();
+	l->stopped_ns = now < deadline ? now : deadline;
+	pipeline__drain(p);
+	if (l->drained)
+		l->drained(l->ctx);
+	if (l->interval_ns && (set = pipeline__take(p)))
+		l->interval(l->ctx, set, wall_start, wall_start + (l->stopped_ns - mono_start));
+	return err;
 }
 
 /* The labels that choose a sample's profile under o.group_by. */

@@ -43,15 +43,15 @@ struct pipeline_totals {
 
 struct pipeline;
 
-/* Opens the sampler and every stage; logs why and returns NULL + *status
- * (2: this host cannot run kiln, 1: other) on failure. */
-struct pipeline *pipeline__open(const struct pipeline_opts *opts, int *status);
+/* Opens the sampler and every stage; logs why and returns NULL + errno on
+ * failure: ENOMEM when kiln ran out of memory, ENODEV when the sampler
+ * could not be set up on this host, EINVAL for a bad metadata option. */
+struct pipeline *pipeline__open(const struct pipeline_opts *opts);
 /* Every stage but the sampler, the process table reading proc_root: for
  * feeding samples without BPF (unit tests). Only pipeline__add_sample,
  * pipeline__account_drain, pipeline__take and the getters apply (the
  * sampler's functions and pipeline__drain need pipeline__open's). */
-struct pipeline *pipeline__new(const struct pipeline_opts *opts, const char *proc_root,
-			       int *status);
+struct pipeline *pipeline__new(const struct pipeline_opts *opts, const char *proc_root);
 /* What a drain does with each sample the sampler hands over: labels
  * (filtered or routed to its label set's profile), symbols, added; each
  * count lands in exactly one of profiled, filtered, label_sets_full and
@@ -67,6 +67,33 @@ int pipeline__attach(struct pipeline *p);
 /* Handles lifecycle events for up to timeout_ms, re-reads young process
  * snapshots. 0 or -errno. */
 int pipeline__poll(struct pipeline *p, int timeout_ms);
+
+/* The loop of every command: polls process events (waking at least every
+ * 100 ms), drains every drain_every_ns, hands over each interval's profiles
+ * every interval_ns, until stop says so or the deadline passes; then stops
+ * sampling and drains once more, so the last profiles hold every sample. */
+struct pipeline_loop {
+	uint64_t start_ns;      /* CLOCK_MONOTONIC the window began; 0: now */
+	uint64_t deadline_ns;   /* CLOCK_MONOTONIC end of the window; 0: none */
+	uint64_t drain_every_ns;
+	/* 0: one interval, which the caller takes with pipeline__take after
+	 * the run; else interval() every interval_ns and for the last,
+	 * partial one. */
+	uint64_t interval_ns;
+	/* After each poll; true ends the loop (a signal, a child's exit). */
+	bool (*stop)(void *ctx, uint64_t now_ns);
+	/* After each drain (NULL: nothing). */
+	void (*drained)(void *ctx);
+	/* An interval's profiles over [wall_start_ns, wall_end_ns) of
+	 * CLOCK_REALTIME; the callee owns set. */
+	void (*interval)(void *ctx, struct profile_set *set, uint64_t wall_start_ns,
+			 uint64_t wall_end_ns);
+	void *ctx;
+	uint64_t stopped_ns;    /* out: when sampling stopped, at most the deadline */
+};
+/* Runs the loop until it ends. 0, or the -errno of a failed poll (the loop
+ * still stopped and drained). */
+int pipeline__run(struct pipeline *p, struct pipeline_loop *l);
 /* Frees the symbol tables unused for cache_ttl_ns and, when tables were
  * freed or loaded since the last drain, hands the heap's free pages back to
  * the system; then drains the sampler into the current profiles. 0 or

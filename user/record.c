@@ -36,7 +36,6 @@
 #include "symbolize/symbolizer.h"
 
 #define DRAIN_INTERVAL_NS (2000000000ull)
-#define POLL_MS 100
 #define MAX_PIDS 1024
 
 /* What the options give; pipe goes to pipeline__open as it is. */
@@ -66,6 +65,8 @@ struct record {
 	int child_status;
 	int stats_fd;                   /* BPF_ENABLE_STATS, -1 when off */
 	bool child_done;
+	bool tty;                       /* a status line each second */
+	uint64_t start, next_status;    /* CLOCK_MONOTONIC */
 	char default_output[64];
 };
 
@@ -407,13 +408,36 @@ static void summary(struct record *r, double seconds)
 		pr_error("%s: cannot write stats: %s", r->o.stats_path, strerror(-err));
 }
 
+/* The loop's stop hook: Ctrl-C, the COMMAND's exit, the -p processes'
+ * end; and the status line on a terminal, once a second. */
+static bool record_done(void *ctx, uint64_t now)
+{
+	struct record *r = ctx;
+
+	if (stop_requested)
+		return true;
+	if (r->child && waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
+		r->child_done = true;
+		return true;
+	}
+	if (r->o.npids && !pids_alive(r))
+		return true;
+	if (r->tty && now >= r->next_status) {
+		status_line(r, now - r->start);
+		r->next_status = now + 1000000000ull;
+	}
+	return false;
+}
+
 static int run(struct record *r)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	uint64_t start, next_drain, next_status, deadline, elapsed;
+	struct pipeline_loop loop = {
+		.drain_every_ns = DRAIN_INTERVAL_NS, .stop = record_done, .ctx = r,
+	};
+	uint64_t start, deadline, elapsed;
 	struct timespec wall;
-	int go_fd = -1, err, status;
-	bool tty;
+	int go_fd = -1, err;
 
 	if (preflight__check())
 		return 2;
@@ -422,9 +446,9 @@ static int run(struct record *r)
 	r->o.pipe.max_label_sets = 4096;
 	r->o.pipe.group_by = r->o.group_by ? r->o.group_by : "";
 	r->o.pipe.track_label_sets = true;
-	r->pipe = pipeline__open(&r->o.pipe, &status);
+	r->pipe = pipeline__open(&r->o.pipe);
 	if (!r->pipe)
-		return status;
+		return errno == ENOMEM ? 1 : 2;
 	for (size_t i = 0; i < r->o.npids; i++)
 		if (pipeline__filter_add(r->pipe, r->o.pids[i], KILN_FILTER_SELF))
 			return 1;
@@ -464,51 +488,20 @@ static int run(struct record *r)
 		close(go_fd);
 	}
 
-	next_drain = start + DRAIN_INTERVAL_NS;
-	next_status = start + 1000000000ull;
-	tty = isatty(STDERR_FILENO) && !r->o.quiet;
+	r->tty = isatty(STDERR_FILENO) && !r->o.quiet;
+	r->next_status = start + 1000000000ull;
+	r->start = start;
 	if (!r->o.quiet)
 		fprintf(stderr, "kiln: profiling %s at %u Hz%s\n",
 			r->o.command ? r->o.command[0] : r->o.npids ? "the given pids" : "every CPU",
 			r->o.pipe.sampler.frequency, r->o.duration > 0 ? "" : "; Ctrl-C stops");
-	while (!stop_requested) {
-		uint64_t now = monotonic_ns();
-		int timeout = POLL_MS;
-
-		/* Wake at the deadline, not up to POLL_MS after it. */
-		if (deadline != UINT64_MAX)
-			timeout = now >= deadline ? 0 :
-				deadline - now < POLL_MS * 1000000ull ?
-				(int)((deadline - now + 999999) / 1000000) : POLL_MS;
-		err = pipeline__poll(r->pipe, timeout);
-		if (err < 0) {
-			pr_error("reading process events failed: %s", strerror(-err));
-			break;
-		}
-		now = monotonic_ns();
-		if (now >= deadline)
-			break;
-		if (r->child && waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
-			r->child_done = true;
-			break;
-		}
-		if (r->o.npids && !pids_alive(r))
-			break;
-		if (now >= next_drain) {
-			pipeline__drain(r->pipe);
-			next_drain = now + DRAIN_INTERVAL_NS;
-		}
-		if (tty && now >= next_status) {
-			status_line(r, now - start);
-			next_status = now + 1000000000ull;
-		}
-	}
-	/* Stop sampling first: the last drain then holds every sample. The
-	 * window ends here, not after the drain. */
-	pipeline__stop(r->pipe);
-	elapsed = (monotonic_ns() < deadline ? monotonic_ns() : deadline) - start;
-	pipeline__drain(r->pipe);
-	if (tty)
+	loop.start_ns = start;
+	loop.deadline_ns = deadline == UINT64_MAX ? 0 : deadline;
+	err = pipeline__run(r->pipe, &loop);
+	if (err)
+		pr_error("reading process events failed: %s", strerror(-err));
+	elapsed = loop.stopped_ns - start;
+	if (r->tty)
 		fprintf(stderr, "\r\033[K");
 	r->profiles = pipeline__take(r->pipe);
 	if (!r->profiles) {

@@ -26,7 +26,7 @@ AGENT_STATUS=
 cleanup() {
 	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
 	[ -n "$RECV_PID" ] && kill "$RECV_PID" 2>/dev/null
-	pkill -f "$WORKLOADS/cpu_ratio" 2>/dev/null
+	stop_workloads
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -109,7 +109,17 @@ value() { $PY "$LOGCHECK" "$TMP/$1.jsonl" "$2" --print 2>/dev/null; }
 # await NAME EXPR: until the receiver's log satisfies EXPR (logcheck names).
 await() { wait_until "$GUARD" check "$1" "$2"; }
 
-workload() { "$WORKLOADS/cpu_ratio" "$1" >/dev/null 2>&1 & }
+# The workloads this run started, by pid: a pattern (pkill -f) would also
+# kill another test run's workloads on the same host.
+WL_PIDS=
+workload() {
+	"$WORKLOADS/cpu_ratio" "$1" >/dev/null 2>&1 &
+	WL_PIDS="$WL_PIDS $!"
+}
+stop_workloads() {
+	[ -n "$WL_PIDS" ] && kill $WL_PIDS 2>/dev/null && wait $WL_PIDS 2>/dev/null
+	WL_PIDS=
+}
 
 metric() {   # metric REGEX: the value of the first /metrics line matching
 	curl -s "http://127.0.0.1:$MPORT/metrics" 2>/dev/null | grep -E "$1" | head -1 |
@@ -622,7 +632,7 @@ elif ! $PY -c 'import google.protobuf' 2>/dev/null; then
 else
 	for t in $TESTS; do
 		run_tests "$t"
-		pkill -f "$WORKLOADS/cpu_ratio" 2>/dev/null
+		stop_workloads
 	done
 fi
 finish "$(wc -w <<<"$TESTS")"

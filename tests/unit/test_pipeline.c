@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include "metadata/pods.h"
@@ -89,11 +90,10 @@ static struct pipeline *pipeline_new(size_t max_label_sets)
 		.max_label_sets = max_label_sets,
 	};
 	struct pipeline *p;
-	int status = 0;
 
 	o.metadata.pods = pods;
-	p = pipeline__new(&o, root, &status);
-	cr_assert_not_null(p, "pipeline__new: status %d", status);
+	p = pipeline__new(&o, root);
+	cr_assert_not_null(p, "pipeline__new: %s", strerror(errno));
 	/* The processes as the sampler announces them (instance = pid here). */
 	for (int pid = WEB; pid <= SSHD; pid += 100) {
 		struct kiln_event ev = { .type = KILN_EVENT_NEW, .pid = (uint32_t)pid,
@@ -250,11 +250,10 @@ Test(pipeline, one_profile_per_group_by_value)
 	};
 	struct pipeline *p;
 	uint64_t drained = 0;
-	int status;
 
 	o.metadata.pods = pods;
 	/* record's mode: one profile for everything kept. */
-	p = pipeline__new(&o, root, &status);
+	p = pipeline__new(&o, root);
 	cr_assert_not_null(p);
 	for (unsigned i = 0; i < 40; i++)
 		drained += feed(p, (int)(i % 5) * 100, 1 + i % 9, i, 1 + i % 6);

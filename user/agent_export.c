@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The agent's exporters for one interval: one pprof per label set, encoded
+ * once, then written to files (and latest.html) and queued for the server
+ * (push: one request for all; ingest: one request each). Runs on the loop
+ * thread; sending happens on the sender's thread. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_export.h"
+#include "core/log.h"
+#include "export/pyroscope.h"
+#include "profile/profile.h"
+
+struct encoded {
+	struct profile_set_entry *e;
+	uint8_t *pprof;
+	size_t len;
+};
+
+struct page {
+	const struct profile *profile;
+	struct html_meta meta;
+};
+
+static int fill_html(FILE *f, void *ctx)
+{
+	const struct page *pg = ctx;
+
+	return html__write(pg->profile, &pg->meta, f);
+}
+
+/* latest.html: the last interval, every label set merged, rewritten in
+ * place. Merged by reading back the encoded profiles, bounded like view. */
+static void write_latest_html(const struct agent_exporters *x, const struct encoded *enc, size_t n)
+{
+	struct read_limits lim = { .max_bytes = 64u << 20, .max_nodes = 1u << 20 };
+	struct page pg = { .meta = { .title = "kiln agent: the last interval" } };
+	struct profile *merged = profile__new();
+	struct read_info info;
+
+	for (size_t i = 0; merged && i < n; i++) {
+		memset(&info, 0, sizeof(info));
+		if (profile__read(merged, enc[i].pprof, enc[i].len, &lim, &info)) {
+			pr_warn("files: latest.html: cannot merge a profile: %s", info.why);
+			break;
+		}
+		pg.meta.time_nanos = info.time_nanos;
+		pg.meta.duration_nanos = info.duration_nanos;
+	}
+	pg.profile = merged;
+	if (merged)
+		files__write(x->files, "latest.html", fill_html, &pg);
+	profile__free(merged);
+}
+
+static void write_files(const struct agent_exporters *x, struct profile_set *set, struct encoded *enc,
+			size_t n, uint64_t start_s)
+{
+	struct files_profile *p = calloc(n, sizeof(*p));
+
+	if (!p) {
+		pr_error("files: out of memory, interval %" PRIu64 " not written", start_s);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		p[i] = (struct files_profile){ &enc[i].e->labels, enc[i].pprof, enc[i].len };
+	files__write_interval(x->files, start_s, p, n, set);
+	free(p);
+	write_latest_html(x, enc, n);
+}
+
+static int cmp_service(const void *x, const void *y)
+{
+	const char *a = labels__get(&((const struct encoded *)x)->e->labels, "service_name");
+	const char *b = labels__get(&((const struct encoded *)y)->e->labels, "service_name");
+
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static void send_push(const struct agent_exporters *x, struct encoded *enc, size_t n)
+{
+	struct pyroscope_series *series = calloc(n, sizeof(*series));
+	uint8_t *body = NULL;
+	size_t len = 0;
+	char *url = NULL;
+
+	for (size_t i = 0; series && i < n; i++) {
+		series[i].labels = &enc[i].e->labels;
+		series[i].pprof = enc[i].pprof;
+		series[i].len = enc[i].len;
+	}
+	if (!series || pyroscope__push_request(series, n, &body, &len) ||
+	    asprintf(&url, "%s%s", x->server, PYROSCOPE_PUSH_PATH) < 0) {
+		pr_error("push: cannot build the request for %zu profiles: out of memory", n);
+		free(series);
+		free(body);
+		return;
+	}
+	free(series);
+	sender__enqueue(x->sender, url, "application/proto", body, len, (uint32_t)n);
+}
+
+static void send_ingest(const struct agent_exporters *x, struct encoded *enc, size_t n, uint64_t start_ns,
+			uint64_t end_ns)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *url = NULL;
+
+		if (pyroscope__ingest_url(x->server, &enc[i].e->labels,
+					  (int64_t)(start_ns / 1000000000ull),
+					  (int64_t)((end_ns + 999999999ull) / 1000000000ull),
+					  x->frequency, &url)) {
+			pr_error("ingest: cannot build the request: out of memory");
+			continue;
+		}
+		/* The sender takes the body; the files exporter already wrote it. */
+		sender__enqueue(x->sender, url, "application/octet-stream", enc[i].pprof,
+				enc[i].len, 1);
+		enc[i].pprof = NULL;
+	}
+}
+
+struct agent_export_result agent_export__interval(const struct agent_exporters *x,
+						  struct profile_set *set, uint64_t start_ns,
+						  uint64_t end_ns)
+{
+	size_t n = profile_set__count(set), built = 0;
+	struct encoded *enc = calloc(n ? n : 1, sizeof(*enc));
+	struct pprof_meta meta = {
+		.period_ns = 1000000000ull / x->frequency,
+		.time_nanos = (int64_t)start_ns,
+		.duration_nanos = (int64_t)(end_ns - start_ns),
+	};
+	struct agent_export_result r = { 0 };
+
+	if (!enc) {
+		pr_error("interval: out of memory, %zu profiles lost", n);
+		r.failures = n;
+		return r;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct profile_set_entry *e = profile_set__entry(set, i);
+
+		if (!profile__total(e->profile))
+			continue;
+		if (pprof__encode(e->profile, &meta, true, &enc[built].pprof, &enc[built].len)) {
+			r.failures++;
+			continue;
+		}
+		enc[built++].e = e;
+	}
+	/* Files with one service_name in a row, so duplicates get numbered. */
+	qsort(enc, built, sizeof(*enc), cmp_service);
+	if (x->files && built)
+		write_files(x, set, enc, built, start_ns / 1000000000ull);
+	if (x->sender && built) {
+		if (x->ingest)
+			send_ingest(x, enc, built, start_ns, end_ns);
+		else
+			send_push(x, enc, built);
+	}
+	for (size_t i = 0; i < built; i++)
+		free(enc[i].pprof);
+	free(enc);
+	pr_debug("interval: %zu profiles, %" PRIu64 " samples", built, profile_set__total(set));
+	r.built = built;
+	return r;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The agent's exporters for one interval (agent_export.c). */
+#ifndef KILN_AGENT_EXPORT_H
+#define KILN_AGENT_EXPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "export/files.h"
+#include "export/sender.h"
+#include "profile/profile_set.h"
+
+/* Where an interval's profiles go; NULL files or sender: not there. */
+struct agent_exporters {
+	struct files *files;
+	struct sender *sender;
+	const char *server;             /* without a trailing '/' */
+	bool ingest;                    /* legacy /ingest instead of push */
+	unsigned frequency;             /* Hz, for the period and sampleRate */
+};
+
+struct agent_export_result {
+	size_t built;                   /* profiles encoded and exported */
+	uint64_t failures;              /* profiles that could not be encoded */
+};
+
+/* Encodes one pprof per non-empty label set of set, covering [start_ns,
+ * end_ns) of CLOCK_REALTIME, and hands them to the exporters. set stays
+ * the caller's. */
+struct agent_export_result agent_export__interval(const struct agent_exporters *x,
+						  struct profile_set *set, uint64_t start_ns,
+						  uint64_t end_ns);
+
+#endif
