@@ -56,6 +56,7 @@ struct agent_opts {
 	uint64_t queue_max_bytes;
 	double shutdown_timeout;
 	const char *metrics_addr;
+	const char *health_addr;
 	const char *log_level;
 	const char *log_format;
 	const char *node_name;
@@ -112,6 +113,8 @@ static const struct config_option agent_options[] = {
 	  OPT(shutdown_timeout), "on SIGTERM, time to deliver what is queued" },
 	{ "metrics-addr", 0, CONFIG_STRING, "HOST:PORT", "127.0.0.1:4041", 0, 0, NULL,
 	  OPT(metrics_addr), "serve /metrics, /healthz and /ready here; 'off' disables" },
+	{ "health-addr", 0, CONFIG_STRING, "HOST:PORT", "off", 0, 0, NULL, OPT(health_addr),
+	  "serve only /healthz and /ready here, apart from metrics clients; 'off' disables" },
 	{ "log-level", 0, CONFIG_CHOICE, "LEVEL", "info", 0, 0, "error|warn|info|debug",
 	  OPT(log_level), "least severe level logged" },
 	{ "log-format", 0, CONFIG_CHOICE, "FORMAT", "text", 0, 0, "text|json", OPT(log_format),
@@ -179,6 +182,7 @@ struct agent {
 	struct sender *sender;
 	struct files *files;
 	struct http_server *http;
+	struct http_server *health;
 	char *server;                   /* without a trailing '/' */
 	bool ingest;
 	int stats_fd;
@@ -683,6 +687,13 @@ static int setup(struct agent *a)
 		pr_info("agent: serving /metrics /healthz /ready addr=%s port=%u", a->o.metrics_addr,
 			http_server__port(a->http));
 	}
+	if (strcmp(a->o.health_addr, "off")) {
+		a->health = http_server__start_probes(a->o.health_addr, &h, a);
+		if (!a->health)
+			return 2;
+		pr_info("agent: serving /healthz /ready addr=%s port=%u", a->o.health_addr,
+			http_server__port(a->health));
+	}
 	return pipeline__attach(a->pipe) ? 2 : 0;
 }
 
@@ -812,6 +823,7 @@ int agent_main(int argc, char **argv)
 	status = run(a);
 out:
 	http_server__stop(a->http);
+	http_server__stop(a->health);
 	sender__free(a->sender);
 	files__free(a->files);
 	pipeline__free(a->pipe);
