@@ -48,6 +48,26 @@ test_renders() {
 	render capabilities-1.29 v1.29.0 "$CHART/ci/capabilities-values.yaml"
 }
 
+# The default render and the plain manifest: no privileged container,
+# seccomp RuntimeDefault, every capability dropped but the six kiln uses,
+# no privilege escalation, a read-only root, and a NetworkPolicy that lets
+# in only the metrics port and lets out only named ports. Fixed
+# expectations, not the values: a default loosened in values.yaml fails.
+# Privileged mode renders a privileged container (the checker can fail).
+test_default_least_privilege() {
+	local out
+	out=$($PY "$HERE/check_least_privilege.py" "$ROOT/user/core/preflight.c" \
+		"$TMP/render-default.yaml" "$ROOT/deploy/kubernetes/kiln.yaml")
+	if [ -n "$out" ]; then
+		fail least_privilege "$(head -5 <<<"$out" | paste -sd '|')"
+	elif $PY "$HERE/check_least_privilege.py" "$ROOT/user/core/preflight.c" \
+		"$TMP/render-privileged.yaml" >/dev/null; then
+		fail least_privilege "the checker passed the privileged render"
+	else
+		pass "least privilege by default: no privileged container, seccomp RuntimeDefault, drop ALL + the 6 capabilities kiln uses, NetworkPolicy (render and manifest)"
+	fi
+}
+
 # Values the templates refuse, with a message naming the value.
 test_render_errors() {
 	local out
@@ -96,7 +116,16 @@ test_checker_fails() {
 		's/path: password/path: pass/'
 		's/verbs: \[get, list, watch\]/verbs: ["*"]/'
 		's/readOnlyRootFilesystem: true/readOnlyRootFilesystem: false/'
-		's/privileged: true/privileged: false/'
+		's/type: RuntimeDefault/type: Unconfined/'
+		's/- SYSLOG/- SYS_ADMIN/'
+		's/drop: \[ALL\]/drop: [NET_RAW]/'
+		's/allowPrivilegeEscalation: false/allowPrivilegeEscalation: true/'
+		's/port: health/port: metrics/'
+		's/--health-addr=0.0.0.0:4042/--health-addr=127.0.0.1:4042/'
+		's/- port: metrics/- port: health/'
+		's/policyTypes: \[Ingress, Egress\]/policyTypes: [Ingress]/'
+		's/- port: 443/- port: 80/'
+		's/app.kubernetes.io\/name: prometheus/app.kubernetes.io\/name: grafana/'
 		's/namespace: observability/namespace: default/'
 	)
 	[ -s "$base" ] || { fail checker "no basic-auth render to mutate"; return; }
@@ -107,10 +136,15 @@ test_checker_fails() {
 			--values "$CHART/ci/basic-auth-values.yaml" --namespace "$NS" \
 			"$TMP/mutant.yaml" >/dev/null && missed="$missed [$m]"
 	done
+	# privileged mode, the opt-in
+	sed 's/privileged: true/privileged: false/' "$TMP/render-privileged.yaml" >"$TMP/mutant.yaml"
+	$PY "$HERE/check_render.py" --help-text "$TMP/help.txt" --chart "$CHART" \
+		--values "$CHART/ci/privileged-values.yaml" --namespace "$NS" \
+		"$TMP/mutant.yaml" >/dev/null && missed="$missed [privileged: false]"
 	if [ -n "$missed" ]; then
 		fail checker "broken renders passed:$missed"
 	else
-		pass "checker: ${#mutations[@]} broken renders each rejected"
+		pass "checker: $((${#mutations[@]} + 1)) broken renders each rejected"
 	fi
 }
 
@@ -308,11 +342,11 @@ test_unit_runs() {
 	fi
 }
 
-run_tests test_renders test_render_errors test_notes test_checker_fails test_yamllint test_schema \
+run_tests test_renders test_default_least_privilege test_render_errors test_notes test_checker_fails test_yamllint test_schema \
 	test_values_documented test_manifest test_image_libraries test_unit_files test_install
 if [ "$(id -u)" -eq 0 ]; then
 	run_tests test_unit_runs
 else
 	skip unit_runs "loading BPF needs root"
 fi
-finish 20
+finish 21
