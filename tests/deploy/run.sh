@@ -297,12 +297,20 @@ test_install() {
 
 # The installed unit as systemd would run it, without systemd as PID 1:
 # systemd-analyze verify, then its ExecStart in its working directory with
-# its EnvironmentFile, capability bounding set and no_new_privs, writing
-# profiles (no server) of a busy shell loop until the first appears.
+# its EnvironmentFile, under what unit_sandbox.sh applies of the unit
+# (ProtectSystem=strict but the state directory, PrivateDevices,
+# ProtectKernelModules, ProtectControlGroups, UMask, NoNewPrivileges,
+# CapabilityBoundingSet, SystemCallFilter with RestrictAddressFamilies),
+# writing profiles (no server) of a busy shell loop until the first
+# appears. A probe in the same sandbox shows each part is in force.
 test_unit_runs() {
-	local p=$TMP/prefix unit state caps exec envs pid n busy
+	local p unit state exec envs pid n busy probe bad
+	p=$TMP/prefix
 	if ! command -v systemd-analyze >/dev/null; then
 		fail unit_runs "systemd-analyze is not installed (make deps installs systemd)"; return
+	fi
+	if ! $PY -c 'import seccomp' 2>/dev/null; then
+		fail unit_runs "no python3-seccomp for $PY (make deps)"; return
 	fi
 	make -s -C "$ROOT" install OUT="$(dirname "$KILN")" DESTDIR="$p" PREFIX="$p" >/dev/null 2>&1 ||
 		{ fail unit_runs "make install PREFIX=$p failed"; return; }
@@ -313,15 +321,22 @@ test_unit_runs() {
 		fail unit_runs "systemd-analyze verify: $(head -3 "$TMP/verify" | paste -sd '|')"; return
 	fi
 	exec=$(sed -n 's/^ExecStart=//p' "$unit")
-	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
 	state=$TMP/state$(sed -n 's/^WorkingDirectory=//p' "$unit")
 	mkdir -p "$state"
+	# the sandbox holds: /usr read-only, the state directory writable, the
+	# umask, a call outside the filter (ioprio_set, @resources) refused
+	probe=$("$HERE/unit_sandbox.sh" "$unit" "$state" /bin/sh -c 'touch /usr/.kiln-probe 2>/dev/null && echo usr-writable;
+		touch probe && echo state-writable; umask; ionice -c 3 -p $$ >/dev/null 2>&1 || echo ioprio-refused;
+		ls /dev | paste -sd " "' 2>&1)
+	rm -f "$state/probe" /usr/.kiln-probe
+	if [ "$probe" != "$(printf 'state-writable\n0077\nioprio-refused\nfull null random tty urandom zero')" ]; then
+		fail unit_runs "the sandbox does not hold: $(paste -sd '|' <<<"$probe")"; return
+	fi
 	# EnvironmentFile: the installed default (every line commented: the
 	# defaults), then a 1 s interval so that the run is short.
 	envs=$(grep -E '^KILN_[A-Z_]+=' "$p/etc/default/kiln")
-	(cd "$state" && exec env -i PATH=/usr/bin:/bin $envs KILN_INTERVAL=1 KILN_METRICS_ADDR=off \
-		setpriv --no-new-privs --inh-caps -all --bounding-set "-all,$caps" -- $exec) \
-		2>"$TMP/unit.log" &
+	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin $envs KILN_INTERVAL=1 KILN_METRICS_ADDR=off \
+		"$HERE/unit_sandbox.sh" "$unit" "$state" $exec 2>"$TMP/unit.log" &
 	pid=$!
 	# something to sample, even on an idle host; stop once an interval's
 	# profile and page are written
@@ -333,12 +348,15 @@ test_unit_runs() {
 	kill -TERM $pid
 	wait $pid || { fail unit_runs "the agent exited $?: $(grep -m2 level=error "$TMP/unit.log")"; return; }
 	n=$(ls "$state/profiles" 2>/dev/null | grep -c '\.pb\.gz$')
+	bad=$(find "$state/profiles" -type f -perm /077 | head -3)
 	if [ "$n" -lt 1 ] || [ ! -s "$state/profiles/latest.html" ]; then
 		fail unit_runs "no profiles in $state/profiles: $(tail -2 "$TMP/unit.log" | paste -sd '|')"
 	elif grep -q 'level=\(warn\|error\)' "$TMP/unit.log"; then
 		fail unit_runs "warnings: $(grep -m2 'level=\(warn\|error\)' "$TMP/unit.log" | paste -sd '|')"
+	elif [ -n "$bad" ]; then
+		fail unit_runs "UMask=0077 but group or others may read: $(echo $bad)"
 	else
-		pass "unit: verified; ExecStart with its capabilities wrote $n profiles to WorkingDirectory/profiles"
+		pass "unit: verified; ExecStart under its file system, device, capability and system call limits wrote $n profiles (0600) to WorkingDirectory/profiles"
 	fi
 }
 
