@@ -87,7 +87,7 @@ endif
 BUILD_DEPS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev liblzma-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler libjansson-dev \
 	libmicrohttpd-dev pkg-config make gcc xxd help2man
-TEST_DEPS  := libcriterion-dev golang-go python3 binutils g++ xz-utils util-linux curl \
+TEST_DEPS  := libcriterion-dev golang-go python3 python3-seccomp binutils g++ xz-utils util-linux curl \
 	python3-protobuf protobuf-compiler python3-prometheus-client chromium clang-format \
 	golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev yamllint python3-yaml \
 	python3-jsonschema systemd libc6-dbg

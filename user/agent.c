@@ -51,6 +51,7 @@ struct agent_opts {
 	uint64_t queue_max_bytes;
 	double shutdown_timeout;
 	const char *metrics_addr;
+	const char *health_addr;
 	const char *log_level;
 	const char *log_format;
 	const char *config;
@@ -95,6 +96,8 @@ static const struct config_option agent_options[] = {
 			   "on SIGTERM, time to deliver what is queued"),
 	CONFIG_ROW_STRING(A, metrics_addr, "metrics-addr", 0, "HOST:PORT", "127.0.0.1:4041",
 			  "serve /metrics, /healthz and /ready here; 'off' disables"),
+	CONFIG_ROW_STRING(A, health_addr, "health-addr", 0, "HOST:PORT", "off",
+			  "serve only /healthz and /ready here, apart from metrics clients; 'off' disables"),
 	CONFIG_ROW_CHOICE(A, log_level, "log-level", "LEVEL", "info", "error|warn|info|debug",
 			  "least severe level logged"),
 	CONFIG_ROW_CHOICE(A, log_format, "log-format", "FORMAT", "text", "text|json",
@@ -166,6 +169,7 @@ struct agent {
 	struct pipeline *pipe;
 	struct agent_exporters x;       /* owns its files and sender */
 	struct http_server *http;
+	struct http_server *health;     /* --health-addr: probes only */
 	char *server;                   /* x.server's storage */
 	int stats_fd;
 	pthread_mutex_t lock;           /* guards snap */
@@ -315,6 +319,13 @@ static int setup(struct agent *a)
 		pr_info("agent: serving /metrics /healthz /ready addr=%s port=%u", a->o.metrics_addr,
 			http_server__port(a->http));
 	}
+	if (strcmp(a->o.health_addr, "off")) {
+		a->health = http_server__start_probes(a->o.health_addr, &h, a);
+		if (!a->health)
+			return 2;
+		pr_info("agent: serving /healthz /ready addr=%s port=%u", a->o.health_addr,
+			http_server__port(a->health));
+	}
 	return pipeline__attach(a->pipe) ? 2 : 0;
 }
 
@@ -415,6 +426,7 @@ int agent_main(int argc, char **argv)
 	status = run(a);
 out:
 	http_server__stop(a->http);
+	http_server__stop(a->health);
 	sender__free(a->x.sender);
 	files__free(a->x.files);
 	pipeline__free(a->pipe);

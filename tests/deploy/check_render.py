@@ -25,6 +25,7 @@ API_VERSIONS = {
     "DaemonSet": "apps/v1",
     "ServiceMonitor": "monitoring.coreos.com/v1",
     "Pod": "v1",
+    "NetworkPolicy": "networking.k8s.io/v1",
 }
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding"}
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
@@ -161,8 +162,9 @@ def check_daemonset(ds, v, opts, help_flags):
             problem(f"DaemonSet: capabilities mode: privileged={sc.get('privileged')} capabilities={caps}")
         if sc.get("allowPrivilegeEscalation") is not False:
             problem("DaemonSet: capabilities mode allows privilege escalation")
-        if sc.get("seccompProfile", {}).get("type") != "Unconfined":
-            problem("DaemonSet: capabilities mode without seccomp Unconfined")
+        want_seccomp = v["securityContext"]["seccompProfile"]
+        if sc.get("seccompProfile", {}).get("type") != want_seccomp:
+            problem(f"DaemonSet: capabilities mode: seccompProfile {sc.get('seccompProfile')}, want {want_seccomp}")
         field = sc.get("appArmorProfile", {}).get("type") == "Unconfined"
         note = annotations.get("container.apparmor.security.beta.kubernetes.io/" + c["name"]) == "unconfined"
         if (field, note) != ((True, False) if opts.kube_minor >= 30 else (False, True)):
@@ -178,6 +180,7 @@ def check_daemonset(ds, v, opts, help_flags):
         "--frequency": [str(v["agent"]["frequency"])],
         "--interval": [str(v["agent"]["interval"])],
         "--metrics-addr": [f"0.0.0.0:{v['metrics']['port']}"],
+        "--health-addr": [f"0.0.0.0:{v['metrics']['healthPort']}"],
         "--log-level": [v["agent"]["logLevel"]],
         "--log-format": [v["agent"]["logFormat"]],
         "--tenant-id": [v["pyroscope"]["tenantID"]] if v["pyroscope"]["tenantID"] else [],
@@ -225,14 +228,59 @@ def check_daemonset(ds, v, opts, help_flags):
     elif user:
         problem("DaemonSet: KILN_BASIC_AUTH_USER without basicAuth.existingSecret")
 
-    # Probes on the metrics port.
+    # Probes on the health port, apart from the metrics port's clients.
     ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
+    if ports.get("metrics") != v["metrics"]["port"] or ports.get("health") != v["metrics"]["healthPort"] \
+            or v["metrics"]["port"] == v["metrics"]["healthPort"]:
+        problem(f"DaemonSet: ports {ports}, want metrics {v['metrics']['port']} and health {v['metrics']['healthPort']}, two ports")
     for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/ready")):
         get = c.get(probe, {}).get("httpGet", {})
         port = ports.get(get.get("port"), get.get("port"))
-        if get.get("path") != path or port != v["metrics"]["port"]:
-            problem(f"DaemonSet: {probe} is {get}, want {path} on port {v['metrics']['port']}")
+        if get.get("path") != path or port != v["metrics"]["healthPort"]:
+            problem(f"DaemonSet: {probe} is {get}, want {path} on port {v['metrics']['healthPort']}")
     return labels, ports
+
+
+def url_port(url):
+    """The port of a Pyroscope URL, as the NetworkPolicy template finds it."""
+    scheme, rest = url.split("://", 1)
+    host = rest.split("/", 1)[0]
+    m = re.search(r":([0-9]+)$", host)
+    return int(m.group(1)) if m else (443 if scheme == "https" else 80)
+
+
+def check_network_policy(np, v, opts, selector, pod_labels, ports, server):
+    """Ingress to the metrics port only, from the configured peers and the
+    test pod; egress only to DNS, the Pyroscope server and the API."""
+    n = v["networkPolicy"]
+    sp = np["spec"]
+    if sp.get("podSelector", {}).get("matchLabels") != selector:
+        problem("NetworkPolicy: podSelector is not the agents' selector")
+    if sorted(sp.get("policyTypes", [])) != ["Egress", "Ingress"]:
+        problem(f"NetworkPolicy: policyTypes {sp.get('policyTypes')}, want Ingress and Egress")
+    test_peer = {"podSelector": {"matchLabels": {"app.kubernetes.io/name": "kiln",
+                                                 "app.kubernetes.io/instance": opts.release,
+                                                 "app.kubernetes.io/component": "test"}}}
+    want_in = [{"from": n["metricsFrom"] + [test_peer], "ports": [{"port": "metrics", "protocol": "TCP"}]}]
+    if n["healthFrom"]:
+        want_in.append({"from": n["healthFrom"], "ports": [{"port": "health", "protocol": "TCP"}]})
+    if sp.get("ingress") != want_in:
+        problem(f"NetworkPolicy: ingress {sp.get('ingress')}, want {want_in}")
+    for rule in sp.get("ingress", []):
+        for p in rule.get("ports", []):
+            if p.get("port") not in ports:
+                problem(f"NetworkPolicy: ingress port {p.get('port')} names no container port")
+    port = n["pyroscopePort"] or (url_port(server[0]) if server else 0)
+
+    def rule(ports_, to):
+        r = {"ports": [{"port": p, "protocol": "TCP"} for p in ports_]}
+        if to:
+            r["to"] = to
+        return r
+    want_out = [{"ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]},
+                rule([port], n["pyroscopeTo"]), rule(n["kubeAPIPorts"], n["kubeAPITo"])]
+    if sp.get("egress") != want_out:
+        problem(f"NetworkPolicy: egress {sp.get('egress')}, want {want_out}")
 
 
 def check(opts):
@@ -259,7 +307,8 @@ def check(opts):
             "ServiceAccount": int(v["serviceAccount"]["create"]),
             "ClusterRole": int(v["rbac"]["create"]), "ClusterRoleBinding": int(v["rbac"]["create"]),
             "ServiceMonitor": int(v["metrics"]["serviceMonitor"]["enabled"]),
-            "Pod": int(not opts.skip_tests)}
+            "Pod": int(not opts.skip_tests),
+            "NetworkPolicy": int(v["networkPolicy"]["enabled"])}
     for kind, n in want.items():
         if len(by_kind.get(kind, [])) != n:
             problem(f"{len(by_kind.get(kind, []))} {kind} objects, want {n}")
@@ -308,6 +357,10 @@ def check(opts):
             problem("ServiceMonitor: interval not passed")
         if not subset(v["metrics"]["serviceMonitor"]["labels"], sm["metadata"]["labels"]):
             problem("ServiceMonitor: labels not passed")
+
+    for np in by_kind.get("NetworkPolicy", []):
+        args = ds["spec"]["template"]["spec"]["containers"][0].get("args", [])
+        check_network_policy(np, v, opts, selector, pod_labels, ports, arg_value(args, "--server"))
 
     for test in by_kind.get("Pod", []):
         if test["metadata"].get("annotations", {}).get("helm.sh/hook") != "test":

@@ -49,6 +49,26 @@ test_renders() {
 	render capabilities-1.29 v1.29.0 "$CHART/ci/capabilities-values.yaml"
 }
 
+# The default render and the plain manifest: no privileged container,
+# seccomp RuntimeDefault, every capability dropped but the six kiln uses,
+# no privilege escalation, a read-only root, and a NetworkPolicy that lets
+# in only the metrics port and lets out only named ports. Fixed
+# expectations, not the values: a default loosened in values.yaml fails.
+# Privileged mode renders a privileged container (the checker can fail).
+test_default_least_privilege() {
+	local out
+	out=$($PY "$HERE/check_least_privilege.py" "$ROOT/user/core/preflight.c" \
+		"$TMP/render-default.yaml" "$ROOT/deploy/kubernetes/kiln.yaml")
+	if [ -n "$out" ]; then
+		fail least_privilege "$(head -5 <<<"$out" | paste -sd '|')"
+	elif $PY "$HERE/check_least_privilege.py" "$ROOT/user/core/preflight.c" \
+		"$TMP/render-privileged.yaml" >/dev/null; then
+		fail least_privilege "the checker passed the privileged render"
+	else
+		pass "least privilege by default: no privileged container, seccomp RuntimeDefault, drop ALL + the 6 capabilities kiln uses, NetworkPolicy (render and manifest)"
+	fi
+}
+
 # Values the templates refuse, with a message naming the value.
 test_render_errors() {
 	local out
@@ -97,7 +117,16 @@ test_checker_fails() {
 		's/path: password/path: pass/'
 		's/verbs: \[get, list, watch\]/verbs: ["*"]/'
 		's/readOnlyRootFilesystem: true/readOnlyRootFilesystem: false/'
-		's/privileged: true/privileged: false/'
+		's/type: RuntimeDefault/type: Unconfined/'
+		's/- SYSLOG/- SYS_ADMIN/'
+		's/drop: \[ALL\]/drop: [NET_RAW]/'
+		's/allowPrivilegeEscalation: false/allowPrivilegeEscalation: true/'
+		's/port: health/port: metrics/'
+		's/--health-addr=0.0.0.0:4042/--health-addr=127.0.0.1:4042/'
+		's/- port: metrics/- port: health/'
+		's/policyTypes: \[Ingress, Egress\]/policyTypes: [Ingress]/'
+		's/- port: 443/- port: 80/'
+		's/app.kubernetes.io\/name: prometheus/app.kubernetes.io\/name: grafana/'
 		's/namespace: observability/namespace: default/'
 	)
 	[ -s "$base" ] || { fail checker "no basic-auth render to mutate"; return; }
@@ -108,10 +137,15 @@ test_checker_fails() {
 			--values "$CHART/ci/basic-auth-values.yaml" --namespace "$NS" \
 			"$TMP/mutant.yaml" >/dev/null && missed="$missed [$m]"
 	done
+	# privileged mode, the opt-in
+	sed 's/privileged: true/privileged: false/' "$TMP/render-privileged.yaml" >"$TMP/mutant.yaml"
+	$PY "$HERE/check_render.py" --help-text "$TMP/help.txt" --chart "$CHART" \
+		--values "$CHART/ci/privileged-values.yaml" --namespace "$NS" \
+		"$TMP/mutant.yaml" >/dev/null && missed="$missed [privileged: false]"
 	if [ -n "$missed" ]; then
 		fail checker "broken renders passed:$missed"
 	else
-		pass "checker: ${#mutations[@]} broken renders each rejected"
+		pass "checker: $((${#mutations[@]} + 1)) broken renders each rejected"
 	fi
 }
 
@@ -264,12 +298,20 @@ test_install() {
 
 # The installed unit as systemd would run it, without systemd as PID 1:
 # systemd-analyze verify, then its ExecStart in its working directory with
-# its EnvironmentFile, capability bounding set and no_new_privs, writing
-# profiles (no server) of a busy shell loop until the first appears.
+# its EnvironmentFile, under what unit_sandbox.sh applies of the unit
+# (ProtectSystem=strict but the state directory, PrivateDevices,
+# ProtectKernelModules, ProtectControlGroups, UMask, NoNewPrivileges,
+# CapabilityBoundingSet, SystemCallFilter with RestrictAddressFamilies),
+# writing profiles (no server) of a busy shell loop until the first
+# appears. A probe in the same sandbox shows each part is in force.
 test_unit_runs() {
-	local p=$TMP/prefix unit state caps exec envs pid n busy
+	local p unit state exec envs pid n busy probe bad
+	p=$TMP/prefix
 	if ! command -v systemd-analyze >/dev/null; then
 		fail unit_runs "systemd-analyze is not installed (make test-deps installs systemd)"; return
+	fi
+	if ! $PY -c 'import seccomp' 2>/dev/null; then
+		fail unit_runs "no python3-seccomp for $PY (make deps)"; return
 	fi
 	make -s -C "$ROOT" install OUT="$(dirname "$KILN")" DESTDIR="$p" PREFIX="$p" >/dev/null 2>&1 ||
 		{ fail unit_runs "make install PREFIX=$p failed"; return; }
@@ -280,15 +322,22 @@ test_unit_runs() {
 		fail unit_runs "systemd-analyze verify: $(head -3 "$TMP/verify" | paste -sd '|')"; return
 	fi
 	exec=$(sed -n 's/^ExecStart=//p' "$unit")
-	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
 	state=$TMP/state$(sed -n 's/^WorkingDirectory=//p' "$unit")
 	mkdir -p "$state"
+	# the sandbox holds: /usr read-only, the state directory writable, the
+	# umask, a call outside the filter (ioprio_set, @resources) refused
+	probe=$("$HERE/unit_sandbox.sh" "$unit" "$state" /bin/sh -c 'touch /usr/.kiln-probe 2>/dev/null && echo usr-writable;
+		touch probe && echo state-writable; umask; ionice -c 3 -p $$ >/dev/null 2>&1 || echo ioprio-refused;
+		ls /dev | paste -sd " "' 2>&1)
+	rm -f "$state/probe" /usr/.kiln-probe
+	if [ "$probe" != "$(printf 'state-writable\n0077\nioprio-refused\nfull null random tty urandom zero')" ]; then
+		fail unit_runs "the sandbox does not hold: $(paste -sd '|' <<<"$probe")"; return
+	fi
 	# EnvironmentFile: the installed default (every line commented: the
 	# defaults), then a 1 s interval so that the run is short.
 	envs=$(grep -E '^KILN_[A-Z_]+=' "$p/etc/default/kiln")
-	(cd "$state" && exec env -i PATH=/usr/bin:/bin $envs KILN_INTERVAL=1 KILN_METRICS_ADDR=off \
-		setpriv --no-new-privs --inh-caps -all --bounding-set "-all,$caps" -- $exec) \
-		2>"$TMP/unit.log" &
+	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin $envs KILN_INTERVAL=1 KILN_METRICS_ADDR=off \
+		"$HERE/unit_sandbox.sh" "$unit" "$state" $exec 2>"$TMP/unit.log" &
 	pid=$!
 	# something to sample, even on an idle host; stop once an interval's
 	# profile and page are written
@@ -300,20 +349,23 @@ test_unit_runs() {
 	kill -TERM $pid
 	wait $pid || { fail unit_runs "the agent exited $?: $(grep -m2 level=error "$TMP/unit.log")"; return; }
 	n=$(ls "$state/profiles" 2>/dev/null | grep -c '\.pb\.gz$')
+	bad=$(find "$state/profiles" -type f -perm /077 | head -3)
 	if [ "$n" -lt 1 ] || [ ! -s "$state/profiles/latest.html" ]; then
 		fail unit_runs "no profiles in $state/profiles: $(tail -2 "$TMP/unit.log" | paste -sd '|')"
 	elif grep -q 'level=\(warn\|error\)' "$TMP/unit.log"; then
 		fail unit_runs "warnings: $(grep -m2 'level=\(warn\|error\)' "$TMP/unit.log" | paste -sd '|')"
+	elif [ -n "$bad" ]; then
+		fail unit_runs "UMask=0077 but group or others may read: $(echo $bad)"
 	else
-		pass "unit: verified; ExecStart with its capabilities wrote $n profiles to WorkingDirectory/profiles"
+		pass "unit: verified; ExecStart under its file system, device, capability and system call limits wrote $n profiles (0600) to WorkingDirectory/profiles"
 	fi
 }
 
-run_tests test_renders test_render_errors test_notes test_checker_fails test_yamllint test_schema \
+run_tests test_renders test_default_least_privilege test_render_errors test_notes test_checker_fails test_yamllint test_schema \
 	test_values_documented test_manifest test_image_libraries test_unit_files test_install
 if [ "$(id -u)" -eq 0 ]; then
 	run_tests test_unit_runs
 else
 	skip unit_runs "loading BPF needs root"
 fi
-finish 20
+finish 21

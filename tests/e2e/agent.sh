@@ -26,6 +26,7 @@ AGENT_STATUS=
 cleanup() {
 	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
 	[ -n "$RECV_PID" ] && kill "$RECV_PID" 2>/dev/null
+	[ -n "${SLOW_PIDS:-}" ] && kill $SLOW_PIDS 2>/dev/null
 	stop_workloads
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
 }
@@ -491,6 +492,69 @@ test_metrics_health() {
 	fi
 }
 
+# http_code PORT PATH [SOURCE]: the status of a fresh GET (000: none).
+http_code() {
+	curl -s -o /dev/null -w '%{http_code}' --max-time 10 ${3:+--interface "$3"} \
+		"http://127.0.0.1:$1$2"
+}
+answers_200() { [ "$(http_code "$@")" = 200 ]; }
+# slow_status NAME KEY: open=, closed= or rounds= of a slow_clients.py run.
+slow_status() { { tr ' ' '\n' <"$TMP/$1.status"; } 2>/dev/null | sed -n "s/^$2=//p"; }
+slow_rounds_at_least() { [ "$(slow_status "$1" rounds)" -ge "$2" ] 2>/dev/null; }
+slow_closed_is() { [ "$(slow_status "$1" closed)" = "$2" ]; }
+# start_slow NAME PORT ARGS...: slow clients in the background, PID in SLOW_PIDS.
+start_slow() {
+	local name=$1 port=$2
+	shift 2
+	$PY "$HERE/slow_clients.py" --port "$port" --status "$TMP/$name.status" "$@" \
+		>"$TMP/$name.slow.out" 2>&1 &
+	SLOW_PIDS="$SLOW_PIDS $!"
+	wait_until "$GUARD" slow_rounds_at_least "$name" 3
+}
+
+# Slow clients (a slowloris: requests sent a byte at a time, never idle,
+# never done) against the agent's listeners, while a fresh client asks
+# /healthz as the kubelet would. 16 from one address against the metrics
+# port: the per-address limit closes those past it, and /healthz from
+# another address is answered there. Then 80 from ten addresses (more than
+# the metrics listener's 64 slots) plus 16 against the probes port itself:
+# /healthz on --health-addr is still answered. Each answer is waited for
+# under the hang guard; no time is measured.
+test_probes_slow_clients() {
+	local hport problem got= n
+	SLOW_PIDS=
+	hport=$(free_port)
+	workload 60
+	start_agent probes --output-dir "$TMP/probes-out" --interval 1 \
+		--health-addr "127.0.0.1:$hport"
+	wait_until "$GUARD" answers_200 "$hport" /ready
+	start_slow one "$MPORT" --count 16 --per-addr 16 --first-addr 1
+	wait_until "$GUARD" slow_closed_is one 8
+	wait_until "$GUARD" answers_200 "$MPORT" /healthz 127.0.0.2 && got="metrics-port"
+	answers_200 "$hport" /healthz && got="$got health-port"
+	got="$got $(slow_status one open)/$(slow_status one closed)"
+	start_slow many "$MPORT" --count 80 --per-addr 8 --first-addr 10
+	start_slow probes "$hport" --count 16 --per-addr 16 --first-addr 30
+	wait_until "$GUARD" slow_closed_is probes 8
+	for n in 1 2 3 4 5; do
+		wait_until "$GUARD" answers_200 "$hport" /healthz || break
+		got="$got ok$n"
+	done
+	[ "$(http_code "$hport" /metrics)" = 404 ] && got="$got no-metrics"
+	got="$got $(slow_status many open) $(slow_status probes open)/$(slow_status probes closed)"
+	kill $SLOW_PIDS 2>/dev/null
+	wait $SLOW_PIDS 2>/dev/null
+	stop_agent
+	problem=$(exit_problem probes)
+	if [ -n "$problem" ]; then
+		fail probes_slow_clients "$problem"
+	elif [ "$got" != "metrics-port health-port 8/8 ok1 ok2 ok3 ok4 ok5 no-metrics 80 8/8" ]; then
+		fail probes_slow_clients "want /healthz 200 on both ports with 16 slow clients (8 held, 8 closed), then 5 answers on --health-addr with 96 slow clients, /metrics 404 there; got: $got"
+	else
+		pass "probes: /healthz answered with 16 slow clients on one address (8 held, 8 closed at the per-address limit), and on --health-addr with 80 + 16 more from 12 addresses; /metrics is 404 there"
+	fi
+}
+
 test_symbol_cache_ttl() {
 	local expired= problem
 	start_receiver ttl
@@ -622,7 +686,7 @@ JSON
 
 TESTS="test_push test_ingest test_files test_down_then_up test_503_then_ok test_429 test_400
 	test_slow_server test_queue_bound test_sigterm_flush test_auth test_basic_auth
-	test_metrics_health test_symbol_cache_ttl test_config test_kube_labels"
+	test_metrics_health test_probes_slow_clients test_symbol_cache_ttl test_config test_kube_labels"
 # all tests, or those named on the command line (e.g. test_push)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" != 0 ]; then

@@ -436,18 +436,33 @@ Test(metrics_http, keeps_connections_alive)
 	http_server__stop(s);
 }
 
-/* A raw client connection to s on 127.0.0.1. */
-static int raw_connect(struct http_server *s)
+/* A raw client connection to port on 127.0.0.1 from 127.0.0.<from> (all
+ * of 127.0.0.0/8 is this host's loopback: many client addresses for the
+ * per-address limit). */
+static int raw_connect_port_from(uint16_t port, int from)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr_in sin = { .sin_family = AF_INET }, src = { .sin_family = AF_INET };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	cr_assert_geq(fd, 0, "socket: %s", strerror(errno));
-	sin.sin_port = htons(http_server__port(s));
+	src.sin_addr.s_addr = htonl(INADDR_LOOPBACK + (uint32_t)(from - 1));
+	cr_assert_eq(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0, "bind 127.0.0.%d: %s",
+		     from, strerror(errno));
+	sin.sin_port = htons(port);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	cr_assert_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0, "connect: %s",
 		     strerror(errno));
 	return fd;
+}
+
+static int raw_connect_from(struct http_server *s, int from)
+{
+	return raw_connect_port_from(http_server__port(s), from);
+}
+
+static int raw_connect(struct http_server *s)
+{
+	return raw_connect_from(s, 1);
 }
 
 static void send_all(int fd, const char *text)
@@ -512,6 +527,56 @@ static void *trickle(void *arg)
 	return NULL;
 }
 
+/* Many clients, each with a request half-sent and kept busy: a header
+ * byte on every connection every 20 ms (the slow clients of a slowloris). */
+struct slow_clients {
+	int fds[2 * HTTP_SERVER_MAX_CONNECTIONS];
+	int n;
+	atomic_bool quit;
+	atomic_uint rounds;
+};
+
+static void *trickle_all(void *arg)
+{
+	struct slow_clients *c = arg;
+
+	while (!atomic_load(&c->quit)) {
+		for (int i = 0; i < c->n; i++)
+			send(c->fds[i], "a", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		atomic_fetch_add(&c->rounds, 1);
+		usleep(20 * 1000);
+	}
+	return NULL;
+}
+
+/* n slow clients to port, per_addr of them from each of 127.0.0.<first>,
+ * <first + 1>, ...; each has sent the start of a request. */
+static void slow_clients_start(struct slow_clients *c, pthread_t *t, uint16_t port, int n,
+			       int first, int per_addr)
+{
+	static const char start[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: ";
+
+	cr_assert_leq(n, (int)(sizeof(c->fds) / sizeof(c->fds[0])));
+	c->n = n;
+	atomic_init(&c->quit, false);
+	atomic_init(&c->rounds, 0);
+
+	for (int i = 0; i < n; i++) {
+		c->fds[i] = raw_connect_port_from(port, first + i / per_addr);
+		send(c->fds[i], start, sizeof(start) - 1, MSG_NOSIGNAL);
+	}
+	cr_assert_eq(pthread_create(t, NULL, trickle_all, c), 0);
+	POLL_UNTIL(atomic_load(&c->rounds) >= 2, "the slow clients never trickled");
+}
+
+static void slow_clients_stop(struct slow_clients *c, pthread_t t)
+{
+	atomic_store(&c->quit, true);
+	pthread_join(t, NULL);
+	for (int i = 0; i < c->n; i++)
+		close(c->fds[i]);
+}
+
 struct stopper {
 	struct http_server *s;
 	atomic_bool done;
@@ -569,25 +634,31 @@ Test(metrics_http, stop_is_prompt_with_open_connections)
 /* Past HTTP_SERVER_MAX_CONNECTIONS the server stops accepting; a slot
  * freed, the waiting client is served. No timeout decides: the held
  * connections' own requests, answered after the extra client's request was
- * sent, show the server went round its loop without serving it. */
+ * sent, show the server went round its loop without serving it. The
+ * connections come from several addresses (the per-address limit is
+ * lower) and all but one trickle a half-sent request, so the idle timeout
+ * frees none of them. */
 Test(metrics_http, connection_limit_is_enforced)
 {
 	struct http_server *s = http_server__start("127.0.0.1:0", NULL, NULL);
-	int fds[HTTP_SERVER_MAX_CONNECTIONS], extra;
-	const int last = HTTP_SERVER_MAX_CONNECTIONS - 1;
+	const int per = HTTP_SERVER_PER_IP_CONNECTIONS;
+	struct slow_clients slow;
+	int last, extra;
 	char buf[1024];
 	size_t len = 0;
+	pthread_t t;
 
 	cr_assert_not_null(s);
-	for (int i = 0; i < HTTP_SERVER_MAX_CONNECTIONS; i++)
-		fds[i] = raw_connect(s);
+	/* 127.0.0.2 onwards: the slow ones; the last slot, from 127.0.0.1. */
+	slow_clients_start(&slow, &t, http_server__port(s), HTTP_SERVER_MAX_CONNECTIONS - 1, 2, per);
+	last = raw_connect(s);
 	/* The last answered: all of them were accepted (FIFO). */
-	healthz_roundtrip(fds[last]);
+	healthz_roundtrip(last);
 
-	extra = raw_connect(s);
+	extra = raw_connect_from(s, 200);
 	send_all(extra, healthz_request);
 	for (int round = 0; round < 5; round++) {
-		healthz_roundtrip(fds[last]);
+		healthz_roundtrip(last);
 		cr_assert_not(got_healthz(extra, buf, sizeof(buf), &len),
 			      "served past the limit of %d connections (round %d): '%s'",
 			      HTTP_SERVER_MAX_CONNECTIONS, round, buf);
@@ -596,14 +667,88 @@ Test(metrics_http, connection_limit_is_enforced)
 			      "waiting");
 	}
 
-	close(fds[0]);
+	close(last);
 	POLL_UNTIL(got_healthz(extra, buf, sizeof(buf), &len),
 		   "the waiting client was not served once a slot was free (got '%s')", buf);
 	cr_assert(!strncmp(buf, "HTTP/1.1 200 ", 13), "answer '%s'", buf);
 	close(extra);
-	for (int i = 1; i < HTTP_SERVER_MAX_CONNECTIONS; i++)
-		close(fds[i]);
+	slow_clients_stop(&slow, t);
 	http_server__stop(s);
+}
+
+/* One address holds at most HTTP_SERVER_PER_IP_CONNECTIONS: the next
+ * connection from it is closed at once, while a client from another
+ * address is served. Sixteen slow clients from one address thus cannot
+ * starve anyone else. */
+Test(metrics_http, per_address_limit)
+{
+	struct http_server *s = http_server__start("127.0.0.1:0", NULL, NULL);
+	struct slow_clients slow;
+	pthread_t t;
+	int extra;
+
+	cr_assert_not_null(s);
+	slow_clients_start(&slow, &t, http_server__port(s), 2 * HTTP_SERVER_PER_IP_CONNECTIONS, 1,
+			   2 * HTTP_SERVER_PER_IP_CONNECTIONS);
+	/* Those past the limit were closed by the server... */
+	for (int i = HTTP_SERVER_PER_IP_CONNECTIONS; i < slow.n; i++)
+		POLL_UNTIL(closed_by_peer(slow.fds[i]), "slow client %d of one address still open "
+			   "past the limit of %d", i, HTTP_SERVER_PER_IP_CONNECTIONS);
+	/* ... and the next one from that address is too. */
+	extra = raw_connect_from(s, 1);
+	POLL_UNTIL(closed_by_peer(extra), "a connection past the per-address limit stayed open");
+	close(extra);
+	/* Another address is served while the first holds its slots. */
+	extra = raw_connect_from(s, 2);
+	healthz_roundtrip(extra);
+	close(extra);
+	for (int i = 0; i < HTTP_SERVER_PER_IP_CONNECTIONS; i++)
+		cr_assert_not(closed_by_peer(slow.fds[i]), "slow client %d within the limit closed",
+			      i);
+	slow_clients_stop(&slow, t);
+	http_server__stop(s);
+}
+
+/* The probes' listener: /healthz and /ready only, and served while slow
+ * clients from more addresses than the per-address limit covers hold every
+ * slot of the metrics listener (which then answers nobody new). */
+Test(metrics_http, probes_listener_answers_while_metrics_is_starved)
+{
+	struct agent a;
+	struct http_server *m, *p;
+	struct slow_clients slow;
+	char buf[1024];
+	size_t len = 0;
+	pthread_t t;
+	int extra;
+
+	agent_init(&a);
+	m = http_server__start("127.0.0.1:0", &handlers, &a);
+	p = http_server__start_probes("127.0.0.1:0", &handlers, &a);
+	cr_assert_not_null(m);
+	cr_assert_not_null(p);
+	expect(p, "GET", "/healthz", 200, TEXT, "ok\n");
+	expect(p, "GET", "/ready", 200, TEXT, "ok\n");
+	expect(p, "GET", "/metrics", 404, TEXT, "not found\n");
+	cr_assert_eq(atomic_load(&a.scrapes), 0, "the probes listener ran the metrics handler");
+
+	slow_clients_start(&slow, &t, http_server__port(m), HTTP_SERVER_MAX_CONNECTIONS + 16, 2,
+			   HTTP_SERVER_PER_IP_CONNECTIONS);
+	extra = raw_connect_from(m, 1);
+	send_all(extra, healthz_request);
+	for (int round = 0; round < 3; round++) {
+		/* Fresh connections each time, as the kubelet's. */
+		expect(p, "GET", "/healthz", 200, TEXT, "ok\n");
+		expect(p, "GET", "/ready", 200, TEXT, "ok\n");
+	}
+	atomic_store(&a.healthy, false);
+	expect(p, "GET", "/healthz", 503, TEXT, "unhealthy\n");
+	cr_assert_not(got_healthz(extra, buf, sizeof(buf), &len),
+		      "the metrics listener was not full: '%s'", buf);
+	close(extra);
+	slow_clients_stop(&slow, t);
+	http_server__stop(p);
+	http_server__stop(m);
 }
 
 /* The exposition as Prometheus' own Python parser reads it. */

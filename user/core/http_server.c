@@ -7,7 +7,16 @@
  * ":port" dual-stack form an IPv4 fallback on hosts without IPv6.
  *
  * One MHD internal polling thread serves every connection, so requests
- * run one at a time and the scrape buffer can be reused without a lock. */
+ * run one at a time and the scrape buffer can be reused without a lock.
+ *
+ * Starvation: a slow client costs the thread nothing (MHD polls), only a
+ * connection slot, and a client that trickles a byte now and then is never
+ * idle long enough for the timeout. So slots are many
+ * (HTTP_SERVER_MAX_CONNECTIONS) and one address may hold only a few
+ * (HTTP_SERVER_PER_IP_CONNECTIONS; MHD closes the others at once); a
+ * client that holds slots from many addresses is met by the probes'
+ * own listener (http_server__start_probes(), --health-addr), whose slots
+ * the metrics clients never see. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -25,7 +34,7 @@
 #include "core/parse.h"
 
 #define TEXT_PLAIN "text/plain; charset=utf-8"
-#define LISTEN_BACKLOG 16
+#define LISTEN_BACKLOG 64
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -33,6 +42,8 @@ struct http_server {
 	void *ctx;
 	struct metrics_buf *metrics; /* reused by every scrape (one at a time) */
 	char *addr;                  /* as given, for messages */
+	const char *flag;            /* --metrics-addr or --health-addr */
+	bool probes_only;            /* /metrics is 404 here */
 	uint16_t port;
 };
 
@@ -170,7 +181,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	while (n > 0 && (size_t)n < sizeof(msg) && msg[n - 1] == '\n')
 		msg[--n] = '\0';
-	pr_debug("--metrics-addr %s: %s", s->addr, msg);
+	pr_debug("%s %s: %s", s->flag, s->addr, msg);
 }
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
@@ -213,7 +224,7 @@ static enum MHD_Result serve_metrics(struct http_server *s, struct MHD_Connectio
 	if (!err && metrics_buf__truncated(s->metrics))
 		err = -ENOSPC;
 	if (err) {
-		pr_warn("--metrics-addr %s: /metrics: %s%s", s->addr, strerror(-err),
+		pr_warn("%s %s: /metrics: %s%s", s->flag, s->addr, strerror(-err),
 			err == -ENOSPC ? " (output exceeds its size bound)" : "");
 		snprintf(body, sizeof(body), "metrics: %s\n", strerror(-err));
 		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, body);
@@ -261,7 +272,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_data_size = 0; /* a GET body means nothing: dropped */
 		return MHD_YES;
 	}
-	if (strcmp(url, "/metrics") == 0)
+	if (strcmp(url, "/metrics") == 0 && !s->probes_only)
 		return serve_metrics(s, conn);
 	if (strcmp(url, "/healthz") == 0)
 		return serve_check(s, conn, s->h.healthy, "unhealthy");
@@ -278,8 +289,8 @@ static const char *reason_of(int err, char *buf, size_t n)
 	return buf;
 }
 
-struct http_server *http_server__start(const char *addr, const struct http_handlers *h,
-				       void *ctx)
+static struct http_server *start(const char *addr, const struct http_handlers *h, void *ctx,
+				 const char *flag, bool probes_only)
 {
 	static const struct http_handlers none;
 	struct sockaddr_storage ss;
@@ -323,6 +334,8 @@ struct http_server *http_server__start(const char *addr, const struct http_handl
 		goto cleanup;
 	s->h = h ? *h : none;
 	s->ctx = ctx;
+	s->flag = flag;
+	s->probes_only = probes_only;
 	s->port = bound_port(fd);
 	s->addr = strdup(addr);
 	s->metrics = metrics_buf__new(METRICS_BUF_DEFAULT_MAX);
@@ -337,6 +350,8 @@ struct http_server *http_server__start(const char *addr, const struct http_handl
 				     MHD_OPTION_LISTEN_SOCKET, fd,
 				     MHD_OPTION_CONNECTION_LIMIT,
 				     (unsigned int)HTTP_SERVER_MAX_CONNECTIONS,
+				     MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				     (unsigned int)HTTP_SERVER_PER_IP_CONNECTIONS,
 				     MHD_OPTION_CONNECTION_TIMEOUT,
 				     (unsigned int)HTTP_SERVER_TIMEOUT_S,
 				     MHD_OPTION_END);
@@ -351,10 +366,10 @@ struct http_server *http_server__start(const char *addr, const struct http_handl
 		goto cleanup;
 	}
 	/* The daemon owns fd now; MHD_stop_daemon() closes it. */
-	pr_debug("--metrics-addr %s: listening on port %u", addr, s->port);
+	pr_debug("%s %s: listening on port %u", flag, addr, s->port);
 	return s;
 cleanup:
-	pr_error("--metrics-addr %s: %s", addr ? addr : "(null)", why);
+	pr_error("%s %s: %s", flag, addr ? addr : "(null)", why);
 	if (fd >= 0)
 		close(fd);
 	if (s) {
@@ -364,6 +379,18 @@ cleanup:
 	}
 	errno = -err;
 	return NULL;
+}
+
+struct http_server *http_server__start(const char *addr, const struct http_handlers *h,
+				       void *ctx)
+{
+	return start(addr, h, ctx, "--metrics-addr", false);
+}
+
+struct http_server *http_server__start_probes(const char *addr, const struct http_handlers *h,
+					      void *ctx)
+{
+	return start(addr, h, ctx, "--health-addr", true);
 }
 
 uint16_t http_server__port(const struct http_server *s)

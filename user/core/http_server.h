@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The agent's own HTTP endpoint (--metrics-addr): GET /metrics (Prometheus
- * text format 0.0.4), /healthz and /ready. Built on libmicrohttpd with one
- * internal polling thread, a bounded number of connections and an idle
- * timeout.
+ * text format 0.0.4), /healthz and /ready, and the probes-only listener
+ * (--health-addr). Built on libmicrohttpd with one internal polling thread
+ * per listener, a bounded number of connections, a bound per client
+ * address and an idle timeout.
  *
  *   /metrics  200, METRICS_CONTENT_TYPE, what the metrics handler wrote;
  *             500 when it failed or its output hit the size bound (a
@@ -27,8 +28,13 @@
 
 #include "core/metrics.h"
 
-#define HTTP_SERVER_MAX_CONNECTIONS 16
-#define HTTP_SERVER_TIMEOUT_S 10
+/* Connections open at once; past it new ones wait in the listen queue. */
+#define HTTP_SERVER_MAX_CONNECTIONS 64
+/* Connections open at once from one client address; past it MHD closes
+ * the new one straight away. A scraper or the kubelet needs one or two. */
+#define HTTP_SERVER_PER_IP_CONNECTIONS 8
+/* A connection that sends nothing for this long is closed. */
+#define HTTP_SERVER_TIMEOUT_S 5
 
 /* Any handler may be NULL: /metrics then serves an empty exposition, and
  * /healthz or /ready always answer "ok". */
@@ -59,6 +65,12 @@ struct http_server;
  * EADDRNOTAVAIL, EACCES) when it cannot be had, else ENOMEM or EIO. */
 struct http_server *http_server__start(const char *addr, const struct http_handlers *h,
 				       void *ctx);
+/* The same, serving only /healthz and /ready (/metrics is 404), for the
+ * probes' own listener (--health-addr): its connection slots are its own,
+ * so clients that hold every slot of the metrics listener do not delay a
+ * probe. Messages name --health-addr. */
+struct http_server *http_server__start_probes(const char *addr, const struct http_handlers *h,
+					      void *ctx);
 /* The port actually bound (the chosen one when addr asked for port 0). */
 uint16_t http_server__port(const struct http_server *s);
 /* Stops listening, closes every connection and joins the server thread;
