@@ -19,18 +19,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/hash.h"
 #include "core/log.h"
 #include "metadata/metadata_priv.h"
 
-static uint64_t text_hash(const char *s, size_t n)
+/* The text's key in by_text. The texts are not kept: two texts whose
+ * 64-bit hashes collide share an entry. Never 0, which means "no key". */
+static uint64_t text_key(const char *text, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;    /* FNV-1a, then a 64-bit finalizer */
+	uint64_t h = hash__bytes(text, n);
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
 	return h ? h : 1;
 }
 
@@ -57,46 +55,19 @@ static void entry_free(struct metadata *md, struct cg_entry *e)
 	free(e);
 }
 
-static void lru_unlink(struct metadata *md, struct cg_entry *e)
-{
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		md->head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		md->tail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-static void lru_push(struct metadata *md, struct cg_entry *e)
-{
-	e->next = md->head;
-	e->prev = NULL;
-	if (md->head)
-		md->head->prev = e;
-	md->head = e;
-	if (!md->tail)
-		md->tail = e;
-}
-
 static void entry_touch(struct metadata *md, struct cg_entry *e)
 {
 	md->stats.cgroup_hits++;
-	if (md->head != e) {
-		lru_unlink(md, e);
-		lru_push(md, e);
-	}
+	lru__touch(&md->lru, &e->lru);
 }
 
 void cgroup_cache__remove(struct metadata *md, struct cg_entry *e)
 {
-	if (e->text_key && u64map__get(&md->by_text, e->text_key) == e)
-		u64map__del(&md->by_text, e->text_key);
-	if (e->id_key && u64map__get(&md->by_id, e->id_key) == e)
-		u64map__del(&md->by_id, e->id_key);
-	lru_unlink(md, e);
+	if (e->text_key && hashmap__get_u64(&md->by_text, e->text_key) == e)
+		hashmap__del_u64(&md->by_text, e->text_key);
+	if (e->id_key && hashmap__get_u64(&md->by_id, e->id_key) == e)
+		hashmap__del_u64(&md->by_id, e->id_key);
+	lru__unlink(&md->lru, &e->lru);
 	md->nentries--;
 	entry_free(md, e);
 }
@@ -107,13 +78,13 @@ static struct cg_entry *entry_new(struct metadata *md)
 {
 	struct cg_entry *e;
 
-	if (md->nentries >= md->max_cgroups && md->tail) {
+	if (md->nentries >= md->max_cgroups && md->lru.tail) {
 		if (!md->warned_evict) {
 			md->warned_evict = true;
 			pr_info("metadata: cgroup cache full (%zu cgroups); evicting the least recently used (raise --max-cgroups if this repeats)",
 				md->max_cgroups);
 		}
-		cgroup_cache__remove(md, md->tail);
+		cgroup_cache__remove(md, LRU_ENTRY(md->lru.tail, struct cg_entry, lru));
 		md->stats.cgroup_evictions++;
 	}
 	e = calloc(1, sizeof(*e));
@@ -128,14 +99,14 @@ static struct cg_entry *entry_new(struct metadata *md)
 	}
 	md->stats.cgroup_misses++;
 	md->nentries++;
-	lru_push(md, e);
+	lru__push(&md->lru, &e->lru);
 	return e;
 }
 
-static int entry_index(struct metadata *md, struct u64map *map, uint64_t key,
+static int entry_index(struct metadata *md, struct hashmap *map, uint64_t key,
 		       struct cg_entry *e, uint64_t *slot)
 {
-	int err = u64map__put(map, key, e);
+	int err = hashmap__put_u64(map, key, e);
 
 	if (err)
 		return err;
@@ -147,8 +118,8 @@ static struct cg_entry *entry_for_text(struct metadata *md, const char *text, ui
 				       bool same_cgroup, pid_t pid)
 {
 	size_t n = strlen(text);
-	uint64_t tk = text_hash(text, n);
-	struct cg_entry *e = u64map__get(&md->by_text, tk);
+	uint64_t tk = text_key(text, n);
+	struct cg_entry *e = hashmap__get_u64(&md->by_text, tk);
 
 	if (e) {
 		entry_touch(md, e);
@@ -174,14 +145,14 @@ static struct cg_entry *entry_for_text(struct metadata *md, const char *text, ui
 	/* The text speaks for its v2 cgroup: samples of that cgroup without
 	 * a snapshot get the same answer. */
 	if (cgid && same_cgroup && e->id.from_v2 && !e->id_key &&
-	    !u64map__get(&md->by_id, cgid))
+	    !hashmap__get_u64(&md->by_id, cgid))
 		entry_index(md, &md->by_id, cgid, e, &e->id_key);
 	return e;
 }
 
 static struct cg_entry *entry_for_id(struct metadata *md, uint64_t cgid)
 {
-	struct cg_entry *e = u64map__get(&md->by_id, cgid);
+	struct cg_entry *e = hashmap__get_u64(&md->by_id, cgid);
 	char line[CGROUP_PATH_MAX + 3];
 	int err;
 
@@ -224,7 +195,7 @@ struct cg_entry *cgroup_cache__entry_for(struct metadata *md, const struct kiln_
 	uint64_t cgid = key->cgroup_id;
 	bool same = snap && snap->cgroup_id == cgid;
 
-	if (text && (!cgid || same || !u64map__get(&md->by_id, cgid)))
+	if (text && (!cgid || same || !hashmap__get_u64(&md->by_id, cgid)))
 		return entry_for_text(md, text, cgid, same, (pid_t)key->pid);
 	if (cgid)
 		return entry_for_id(md, cgid);

@@ -46,6 +46,7 @@
 
 #include <curl/curl.h>
 
+#include "core/backoff.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "metadata/kube.h"
@@ -65,8 +66,8 @@
 #define URL_MAX 4096            /* fits the above, escaped */
 #define WATCH_TIMEOUT_S 300
 #define TOKEN_REFRESH_NS (60ull * 1000000000ull)
-#define BACKOFF_MIN_MS 1000u
-#define BACKOFF_MAX_MS 30000u
+#define BACKOFF_MIN_S 1.0
+#define BACKOFF_MAX_S 30.0
 
 enum outcome {
 	DONE = 0,               /* list stored / watch ended normally */
@@ -101,7 +102,6 @@ struct kube {
 	char rv[RV_MAX + 1];
 	unsigned failures;      /* consecutive, for the backoff step */
 	unsigned gones;         /* consecutive 410s with no events in between */
-	unsigned seed;
 	uint64_t bad_lines;     /* for log rate limiting */
 	char errbuf[CURL_ERROR_SIZE];
 
@@ -581,15 +581,11 @@ static enum outcome do_watch(struct kube *k)
 /* Sleeps the next backoff step, or until kube__stop. */
 static void backoff(struct kube *k)
 {
-	unsigned step = BACKOFF_MIN_MS, ms;
+	unsigned ms = (unsigned)(backoff__delay(k->failures, BACKOFF_MIN_S, BACKOFF_MAX_S,
+						 backoff__random()) * 1000);
 	struct timespec ts;
 	uint64_t until;
 
-	for (unsigned i = 1; i < k->failures && step < BACKOFF_MAX_MS; i++)
-		step *= 2;
-	if (step > BACKOFF_MAX_MS)
-		step = BACKOFF_MAX_MS;
-	ms = step / 2 + (unsigned)rand_r(&k->seed) % (step / 2 + 1);
 	until = monotonic_ns() + (uint64_t)ms * 1000000ull;
 	ts.tv_sec = (time_t)(until / 1000000000ull);
 	ts.tv_nsec = (long)(until % 1000000000ull);
@@ -808,7 +804,6 @@ struct kube *kube__start(const struct kube_opts *opts, struct pods *pods)
 		return NULL;
 	}
 	k->pods = pods;
-	k->seed = (unsigned)(monotonic_ns() ^ (uint64_t)getpid());
 	k->base = kube__api_url(opts);
 	if (!k->base) {
 		err = errno ? -errno : -ENOMEM;

@@ -196,10 +196,10 @@ void metadata__free(struct metadata *md)
 		return;
 	/* The watcher writes into the index: stop it first. */
 	kube__stop(md->kube);
-	while (md->head)
-		cgroup_cache__remove(md, md->head);
-	u64map__clear(&md->by_text);
-	u64map__clear(&md->by_id);
+	while (md->lru.head)
+		cgroup_cache__remove(md, LRU_ENTRY(md->lru.head, struct cg_entry, lru));
+	hashmap__clear(&md->by_text);
+	hashmap__clear(&md->by_id);
 	if (md->own_pods)
 		pods__free(md->pods);
 	for (size_t i = 0; md->tags && i < md->ntags; i++) {

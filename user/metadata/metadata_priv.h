@@ -21,7 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/u64map.h"
+#include "core/hashmap.h"
+#include "core/lru.h"
 #include "metadata/cgroup.h"
 #include "metadata/metadata.h"
 
@@ -52,7 +53,7 @@ struct tag {
 };
 
 struct cg_entry {
-	struct cg_entry *prev, *next;   /* LRU list, most recent first */
+	struct lru_node lru;            /* in md->lru, most recent first */
 	uint64_t text_key, id_key;      /* keys in by_text / by_id, 0: none */
 	struct cgroup_identity id;      /* kind CGROUP_INVALID: nothing known */
 	/* Pod index answer at `generation`, looked up at `checked_ns`. */
@@ -74,8 +75,8 @@ struct metadata {
 	size_t ninclude, nexclude;
 	enum metadata_verdict podless_verdict;  /* processes with no known pod */
 	size_t max_cgroups;
-	struct u64map by_text, by_id;
-	struct cg_entry *head, *tail;
+	struct hashmap by_text, by_id;  /* u64 keys -> struct cg_entry */
+	struct lru lru;                 /* of struct cg_entry */
 	size_t nentries;
 	struct pods *pods;
 	bool own_pods;
