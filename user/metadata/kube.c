@@ -48,7 +48,9 @@
 
 #include "core/backoff.h"
 #include "core/clock.h"
+#include "core/curl_handle.h"
 #include "core/log.h"
+#include "core/secret.h"
 #include "metadata/kube.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -151,93 +153,48 @@ static void printable(char *dst, size_t size, const char *src, size_t len)
 /* Reads the token file. 0 and *changed, or -errno (the old token stays). */
 static int token_load(struct kube *k, bool *changed)
 {
-	char *buf = NULL, *s, *e;
-	struct curl_slist *h = NULL, *h2;
-	FILE *f;
-	size_t n;
-	int err = 0;
+	struct curl_slist *h, *h2;
+	char *tok = NULL, *hdr;
+	size_t hl;
+	int err;
 
 	*changed = false;
 	k->token_at = monotonic_ns();
 	if (!k->token_file)
 		return 0;
 	stat_add(k, &k->stats.token_reads, 1);
-	f = fopen(k->token_file, "re");
-	if (!f)
-		return -errno;
-	buf = malloc(TOKEN_MAX + 1);
-	if (!buf) {
-		fclose(f);
+	err = secret__read(k->token_file, TOKEN_MAX, SECRET_TOKEN, &tok);
+	if (err)
+		return err;
+	if (k->token && !strcmp(k->token, tok)) {
+		secret__free(tok);
+		return 0;
+	}
+	hl = strlen(tok) + sizeof("Authorization: Bearer ");
+	hdr = malloc(hl);
+	if (!hdr) {
+		secret__free(tok);
 		return -ENOMEM;
 	}
-	n = fread(buf, 1, TOKEN_MAX + 1, f);
-	if (ferror(f))
-		err = -EIO;
-	fclose(f);
-	if (err)
-		goto out;
-	if (n > TOKEN_MAX) {
-		err = -EFBIG;
-		goto out;
+	snprintf(hdr, hl, "Authorization: Bearer %s", tok);
+	h = curl_slist_append(NULL, "Accept: application/json");
+	h2 = h ? curl_slist_append(h, hdr) : NULL;
+	explicit_bzero(hdr, hl);
+	free(hdr);
+	if (!h2) {
+		curl_slist_free_all(h);
+		secret__free(tok);
+		return -ENOMEM;
 	}
-	buf[n] = '\0';
-	for (s = buf; *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'; s++)
-		;
-	for (e = buf + n; e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
-				   e[-1] == '\r'); e--)
-		;
-	*e = '\0';
-	/* A bearer token is printable ASCII; anything else (a NUL, a line
-	 * break) would corrupt or inject headers. */
-	if (s == e) {
-		err = -ENODATA;
-		goto out;
-	}
-	for (char *c = s; c < e; c++)
-		if (*c < 0x21 || *c > 0x7e) {
-			err = -EBADMSG;
-			goto out;
-		}
-	if (k->token && !strcmp(k->token, s))
-		goto out;
-	{
-		size_t hl = strlen(s) + sizeof("Authorization: Bearer ");
-		char *hdr = malloc(hl), *tok = strdup(s);
-
-		if (!hdr || !tok) {
-			free(hdr);
-			free(tok);
-			err = -ENOMEM;
-			goto out;
-		}
-		snprintf(hdr, hl, "Authorization: Bearer %s", s);
-		h = curl_slist_append(NULL, "Accept: application/json");
-		h2 = h ? curl_slist_append(h, hdr) : NULL;
-		explicit_bzero(hdr, hl);
-		free(hdr);
-		if (!h2) {
-			curl_slist_free_all(h);
-			explicit_bzero(tok, strlen(tok));
-			free(tok);
-			err = -ENOMEM;
-			goto out;
-		}
-		if (k->token) {
-			explicit_bzero(k->token, strlen(k->token));
-			free(k->token);
-		}
-		/* libcurl keeps a copy of the old list in no way but the pointer:
-		 * set the new one before freeing the old. */
-		curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, h2);
-		curl_slist_free_all(k->headers);
-		k->headers = h2;
-		k->token = tok;
-		*changed = true;
-	}
-out:
-	explicit_bzero(buf, TOKEN_MAX + 1);
-	free(buf);
-	return err;
+	secret__free(k->token);
+	/* libcurl keeps a copy of the old list in no way but the pointer:
+	 * set the new one before freeing the old. */
+	curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, h2);
+	curl_slist_free_all(k->headers);
+	k->headers = h2;
+	k->token = tok;
+	*changed = true;
+	return 0;
 }
 
 static const char *token_error(int err)
@@ -744,10 +701,7 @@ static void kube_free(struct kube *k)
 	if (k->curl)
 		curl_easy_cleanup(k->curl);
 	curl_slist_free_all(k->headers);
-	if (k->token) {
-		explicit_bzero(k->token, strlen(k->token));
-		free(k->token);
-	}
+	secret__free(k->token);
 	free(k->x.buf);
 	free(k->base);
 	free(k->token_file);
@@ -841,22 +795,19 @@ struct kube *kube__start(const struct kube_opts *opts, struct pods *pods)
 		goto fail;
 	}
 
-	curl_easy_setopt(k->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_handle__setup(k->curl, &(struct curl_handle_opts){
+		.connect_timeout_ms = 10000,
+		.ca_file = ca_file,
+		.keepalive = true,
+		.on_body = on_data,
+		.body_ctx = k,
+		.on_progress = on_progress,
+		.progress_ctx = k,
+	});
 	curl_easy_setopt(k->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(k->curl, CURLOPT_ERRORBUFFER, k->errbuf);
-	curl_easy_setopt(k->curl, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(k->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(k->curl, CURLOPT_TCP_KEEPIDLE, 30L);
-	curl_easy_setopt(k->curl, CURLOPT_TCP_KEEPINTVL, 10L);
 	curl_easy_setopt(k->curl, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(k->curl, CURLOPT_USERAGENT, "kiln/" KILN_VERSION);
-	curl_easy_setopt(k->curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(k->curl, CURLOPT_WRITEDATA, k);
-	curl_easy_setopt(k->curl, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(k->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(k->curl, CURLOPT_XFERINFODATA, k);
-	if (ca_file)
-		curl_easy_setopt(k->curl, CURLOPT_CAINFO, ca_file);
 	if (!token_file) {
 		k->headers = curl_slist_append(NULL, "Accept: application/json");
 		if (!k->headers)
