@@ -35,11 +35,11 @@ static bool str_eq(const void *ctx, const void *val, const void *key)
  * the middle of the probe run keeps the rest reachable. */
 Test(hashmap, colliding_hashes_are_told_apart_by_eq)
 {
-	static char keys[64][8];
+	static char keys[64][16];
 	struct hashmap m = { 0 };
 
-	for (int i = 0; i < 64; i++) {
-		snprintf(keys[i], sizeof(keys[i]), "k%d", i);
+	for (unsigned i = 0; i < 64; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%u", i);
 		cr_assert_eq(hashmap__put(&m, 42, str_eq, NULL, keys[i], keys[i]), 0);
 	}
 	cr_assert_eq(m.len, 64);
