@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "core/parse.h"
-#include "core/u64map.h"
 #include "proc/proc.h"
 #include "unit_helpers.h"
 
@@ -181,22 +180,6 @@ Test(proc_table, vanished_process_and_full_table, .init = fake_proc, .fini = rem
 	cr_assert_str_eq(proc_table__get(t, 101)->comm, "thread-7");
 	cr_assert(proc_table__get(t, 101)->ended);
 	proc_table__free(t);
-}
-
-Test(u64map, put_get_delete_many)
-{
-	struct u64map m = { 0 };
-
-	for (uint64_t k = 1; k <= 5000; k++)
-		cr_assert_eq(u64map__put(&m, k * 4096, (void *)(uintptr_t)k), 0);
-	cr_assert_eq(m.len, 5000);
-	for (uint64_t k = 1; k <= 5000; k += 2)
-		cr_assert_eq((uintptr_t)u64map__del(&m, k * 4096), k);
-	for (uint64_t k = 1; k <= 5000; k++)
-		cr_assert_eq((uintptr_t)u64map__get(&m, k * 4096), k % 2 ? 0 : k);
-	cr_assert_eq(m.len, 2500);
-	cr_assert_eq(u64map__put(&m, 0, NULL), -EINVAL);
-	u64map__clear(&m);
 }
 
 Test(parse, values_and_bounds)

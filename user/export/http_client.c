@@ -8,7 +8,9 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "core/curl_handle.h"
 #include "core/log.h"
+#include "core/secret.h"
 #include "export/http_client.h"
 
 #define SECRET_MAX 65536
@@ -25,36 +27,22 @@ struct http_client {
 	const volatile int *abort_flag;
 };
 
-/* Reads a secret file: its first line, without the newline. */
+/* Reads a secret file into *out (its first line), replacing what *out held
+ * only on success. */
 static int read_secret(const char *path, const char *flag, char **out)
 {
-	char buf[SECRET_MAX + 1];
-	FILE *f = fopen(path, "re");
-	size_t n;
-	char *s;
+	char *s = NULL;
+	int err = secret__read(path, SECRET_MAX, SECRET_FIRST_LINE, &s);
 
-	if (!f) {
-		int err = -errno;
-
-		pr_error("%s %s: cannot read: %s", flag, path, strerror(errno));
-		return err;
-	}
-	n = fread(buf, 1, SECRET_MAX, f);
-	fclose(f);
-	buf[n] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	if (!*buf) {
+	if (err == -ENODATA) {
 		pr_error("%s %s: the file is empty", flag, path);
 		return -EINVAL;
 	}
-	s = strdup(buf);
-	explicit_bzero(buf, sizeof(buf));
-	if (!s)
-		return -ENOMEM;
-	if (*out) {
-		explicit_bzero(*out, strlen(*out));
-		free(*out);
+	if (err) {
+		pr_error("%s %s: cannot read: %s", flag, path, strerror(-err));
+		return err;
 	}
+	secret__free(*out);
 	*out = s;
 	return 0;
 }
@@ -212,28 +200,24 @@ static int post_once(struct http_client *c, const char *url, const char *content
 		return -ENOMEM;
 
 	curl_easy_reset(c->curl);
+	curl_handle__setup(c->curl, &(struct curl_handle_opts){
+		.connect_timeout_ms = (long)(c->o.connect_timeout * 1000),
+		.ca_file = c->o.ca_file,
+		.insecure = c->o.insecure_skip_verify,
+		.on_body = on_body,
+		.body_ctx = c,
+		.on_progress = on_progress,
+		.progress_ctx = c,
+	});
 	curl_easy_setopt(c->curl, CURLOPT_URL, url);
 	curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(c->curl, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->o.connect_timeout * 1000));
 	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, (long)(c->o.request_timeout * 1000));
-	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, c);
 	curl_easy_setopt(c->curl, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c->curl, CURLOPT_HEADERDATA, c);
-	curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, c);
-	if (c->o.ca_file)
-		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->o.ca_file);
-	if (c->o.insecure_skip_verify) {
-		curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
 	if (c->o.basic_auth_user && c->password) {
 		curl_easy_setopt(c->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(c->curl, CURLOPT_USERNAME, c->o.basic_auth_user);
@@ -274,11 +258,7 @@ void http_client__free(struct http_client *c)
 	if (c->curl)
 		curl_easy_cleanup(c->curl);
 	curl_slist_free_all(c->fixed);
-	if (c->password)
-		explicit_bzero(c->password, strlen(c->password));
-	if (c->token)
-		explicit_bzero(c->token, strlen(c->token));
-	free(c->password);
-	free(c->token);
+	secret__free(c->password);
+	secret__free(c->token);
 	free(c);
 }

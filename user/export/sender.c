@@ -10,9 +10,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
+#include "core/backoff.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "export/sender.h"
@@ -117,12 +117,8 @@ void sender__enqueue(struct sender *s, char *url, const char *content_type, uint
 
 double sender__backoff(unsigned failures, double retry_after, uint32_t r)
 {
-	double b = BACKOFF_MIN * (double)(1u << (failures > 6 ? 5 : failures - 1));
+	double b = backoff__delay(failures, BACKOFF_MIN, BACKOFF_MAX, r);
 
-	if (b > BACKOFF_MAX)
-		b = BACKOFF_MAX;
-	/* Full jitter over the upper half: agents restarted together spread out. */
-	b = b / 2 + (b / 2) * (r / (double)UINT32_MAX);
 	if (retry_after > 0)
 		b = retry_after < BACKOFF_MAX ? retry_after : BACKOFF_MAX;
 	return b;
@@ -130,11 +126,7 @@ double sender__backoff(unsigned failures, double retry_after, uint32_t r)
 
 static double backoff_seconds(unsigned failures, double retry_after)
 {
-	uint32_t r = 0;
-
-	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-		r = (uint32_t)monotonic_ns();
-	return sender__backoff(failures, retry_after, r);
+	return sender__backoff(failures, retry_after, backoff__random());
 }
 
 enum sender_verdict sender__classify(int err, long status)

@@ -47,8 +47,11 @@
 
 #include <curl/curl.h>
 
+#include "core/backoff.h"
 #include "core/clock.h"
+#include "core/curl_handle.h"
 #include "core/log.h"
+#include "core/secret.h"
 #include "metadata/kube.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -66,8 +69,8 @@
 #define URL_MAX 4096            /* fits the above, escaped */
 #define WATCH_TIMEOUT_S 300
 #define TOKEN_REFRESH_NS (60ull * 1000000000ull)
-#define BACKOFF_MIN_MS 1000u
-#define BACKOFF_MAX_MS 30000u
+#define BACKOFF_MIN_S 1.0
+#define BACKOFF_MAX_S 30.0
 
 enum outcome {
 	DONE = 0,               /* list stored / watch ended normally */
@@ -102,7 +105,6 @@ struct kube {
 	char rv[RV_MAX + 1];
 	unsigned failures;      /* consecutive, for the backoff step */
 	unsigned gones;         /* consecutive 410s with no events in between */
-	unsigned seed;
 	uint64_t bad_lines;     /* for log rate limiting */
 	char errbuf[CURL_ERROR_SIZE];
 
@@ -152,93 +154,48 @@ static void printable(char *dst, size_t size, const char *src, size_t len)
 /* Reads the token file. 0 and *changed, or -errno (the old token stays). */
 static int token_load(struct kube *k, bool *changed)
 {
-	char *buf = NULL, *s, *e;
-	struct curl_slist *h = NULL, *h2;
-	FILE *f;
-	size_t n;
-	int err = 0;
+	struct curl_slist *h, *h2;
+	char *tok = NULL, *hdr;
+	size_t hl;
+	int err;
 
 	*changed = false;
 	k->token_at = monotonic_ns();
 	if (!k->token_file)
 		return 0;
 	stat_add(k, &k->stats.token_reads, 1);
-	f = fopen(k->token_file, "re");
-	if (!f)
-		return -errno;
-	buf = malloc(TOKEN_MAX + 1);
-	if (!buf) {
-		fclose(f);
+	err = secret__read(k->token_file, TOKEN_MAX, SECRET_TOKEN, &tok);
+	if (err)
+		return err;
+	if (k->token && !strcmp(k->token, tok)) {
+		secret__free(tok);
+		return 0;
+	}
+	hl = strlen(tok) + sizeof("Authorization: Bearer ");
+	hdr = malloc(hl);
+	if (!hdr) {
+		secret__free(tok);
 		return -ENOMEM;
 	}
-	n = fread(buf, 1, TOKEN_MAX + 1, f);
-	if (ferror(f))
-		err = -EIO;
-	fclose(f);
-	if (err)
-		goto out;
-	if (n > TOKEN_MAX) {
-		err = -EFBIG;
-		goto out;
+	snprintf(hdr, hl, "Authorization: Bearer %s", tok);
+	h = curl_slist_append(NULL, "Accept: application/json");
+	h2 = h ? curl_slist_append(h, hdr) : NULL;
+	explicit_bzero(hdr, hl);
+	free(hdr);
+	if (!h2) {
+		curl_slist_free_all(h);
+		secret__free(tok);
+		return -ENOMEM;
 	}
-	buf[n] = '\0';
-	for (s = buf; *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'; s++)
-		;
-	for (e = buf + n; e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
-				   e[-1] == '\r'); e--)
-		;
-	*e = '\0';
-	/* A bearer token is printable ASCII; anything else (a NUL, a line
-	 * break) would corrupt or inject headers. */
-	if (s == e) {
-		err = -ENODATA;
-		goto out;
-	}
-	for (char *c = s; c < e; c++)
-		if (*c < 0x21 || *c > 0x7e) {
-			err = -EBADMSG;
-			goto out;
-		}
-	if (k->token && !strcmp(k->token, s))
-		goto out;
-	{
-		size_t hl = strlen(s) + sizeof("Authorization: Bearer ");
-		char *hdr = malloc(hl), *tok = strdup(s);
-
-		if (!hdr || !tok) {
-			free(hdr);
-			free(tok);
-			err = -ENOMEM;
-			goto out;
-		}
-		snprintf(hdr, hl, "Authorization: Bearer %s", s);
-		h = curl_slist_append(NULL, "Accept: application/json");
-		h2 = h ? curl_slist_append(h, hdr) : NULL;
-		explicit_bzero(hdr, hl);
-		free(hdr);
-		if (!h2) {
-			curl_slist_free_all(h);
-			explicit_bzero(tok, strlen(tok));
-			free(tok);
-			err = -ENOMEM;
-			goto out;
-		}
-		if (k->token) {
-			explicit_bzero(k->token, strlen(k->token));
-			free(k->token);
-		}
-		/* libcurl keeps a copy of the old list in no way but the pointer:
-		 * set the new one before freeing the old. */
-		curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, h2);
-		curl_slist_free_all(k->headers);
-		k->headers = h2;
-		k->token = tok;
-		*changed = true;
-	}
-out:
-	explicit_bzero(buf, TOKEN_MAX + 1);
-	free(buf);
-	return err;
+	secret__free(k->token);
+	/* libcurl keeps a copy of the old list in no way but the pointer:
+	 * set the new one before freeing the old. */
+	curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, h2);
+	curl_slist_free_all(k->headers);
+	k->headers = h2;
+	k->token = tok;
+	*changed = true;
+	return 0;
 }
 
 static const char *token_error(int err)
@@ -582,15 +539,11 @@ static enum outcome do_watch(struct kube *k)
 /* Sleeps the next backoff step, or until kube__stop. */
 static void backoff(struct kube *k)
 {
-	unsigned step = BACKOFF_MIN_MS, ms;
+	unsigned ms = (unsigned)(backoff__delay(k->failures, BACKOFF_MIN_S, BACKOFF_MAX_S,
+						 backoff__random()) * 1000);
 	struct timespec ts;
 	uint64_t until;
 
-	for (unsigned i = 1; i < k->failures && step < BACKOFF_MAX_MS; i++)
-		step *= 2;
-	if (step > BACKOFF_MAX_MS)
-		step = BACKOFF_MAX_MS;
-	ms = step / 2 + (unsigned)rand_r(&k->seed) % (step / 2 + 1);
 	until = monotonic_ns() + (uint64_t)ms * 1000000ull;
 	ts.tv_sec = (time_t)(until / 1000000000ull);
 	ts.tv_nsec = (long)(until % 1000000000ull);
@@ -749,10 +702,7 @@ static void kube_free(struct kube *k)
 	if (k->curl)
 		curl_easy_cleanup(k->curl);
 	curl_slist_free_all(k->headers);
-	if (k->token) {
-		explicit_bzero(k->token, strlen(k->token));
-		free(k->token);
-	}
+	secret__free(k->token);
 	free(k->x.buf);
 	free(k->base);
 	free(k->token_file);
@@ -809,7 +759,6 @@ struct kube *kube__start(const struct kube_opts *opts, struct pods *pods)
 		return NULL;
 	}
 	k->pods = pods;
-	k->seed = (unsigned)(monotonic_ns() ^ (uint64_t)getpid());
 	k->base = kube__api_url(opts);
 	if (!k->base) {
 		err = errno ? -errno : -ENOMEM;
@@ -847,22 +796,19 @@ struct kube *kube__start(const struct kube_opts *opts, struct pods *pods)
 		goto fail;
 	}
 
-	curl_easy_setopt(k->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_handle__setup(k->curl, &(struct curl_handle_opts){
+		.connect_timeout_ms = 10000,
+		.ca_file = ca_file,
+		.keepalive = true,
+		.on_body = on_data,
+		.body_ctx = k,
+		.on_progress = on_progress,
+		.progress_ctx = k,
+	});
 	curl_easy_setopt(k->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(k->curl, CURLOPT_ERRORBUFFER, k->errbuf);
-	curl_easy_setopt(k->curl, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(k->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(k->curl, CURLOPT_TCP_KEEPIDLE, 30L);
-	curl_easy_setopt(k->curl, CURLOPT_TCP_KEEPINTVL, 10L);
 	curl_easy_setopt(k->curl, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(k->curl, CURLOPT_USERAGENT, "kiln/" KILN_VERSION);
-	curl_easy_setopt(k->curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(k->curl, CURLOPT_WRITEDATA, k);
-	curl_easy_setopt(k->curl, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(k->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(k->curl, CURLOPT_XFERINFODATA, k);
-	if (ca_file)
-		curl_easy_setopt(k->curl, CURLOPT_CAINFO, ca_file);
 	if (!token_file) {
 		k->headers = curl_slist_append(NULL, "Accept: application/json");
 		if (!k->headers)

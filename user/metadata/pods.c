@@ -18,10 +18,9 @@
  * UIDs are stored normalized (lowercase, '_' -> '-'), so the systemd
  * driver's pod<uid_with_underscores> finds the API's dashed UID.
  *
- * The string map is a small open-addressing table written here rather than
- * reusing u64map (keys are strings, and hashing them to u64 would need
- * collision handling anyway) or a jansson object (values are our pointers,
- * not json_t).
+ * The maps are core/hashmap tables keyed by the string's hash; the key
+ * strings are the pod's own (a map's equality asks the pod whether the key
+ * is one of its uids / container ids), so the maps copy nothing.
  *
  * Everything a hostile API object can grow is bounded: labels per pod,
  * label key/value sizes, label bytes per pod, containers per pod, string
@@ -32,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
+#include "core/hashmap.h"
 #include "core/log.h"
 #include "metadata/pods.h"
 
@@ -64,139 +65,60 @@ struct pod {
 	size_t ncontainers;
 };
 
-/* String-keyed map: open addressing, linear probing, backward-shift
- * deletion. Keys are owned by the map; values are not. */
-struct strmap {
-	char **keys;            /* NULL = empty slot */
-	void **vals;
-	size_t cap, len;        /* cap: power of two */
-};
-
 struct pods {
 	pthread_mutex_t lock;
 	size_t max_pods;
-	struct strmap by_api_uid, by_uid, by_cid;
+	struct hashmap by_api_uid, by_uid, by_cid;     /* -> struct pod */
 	uint64_t generation;
 	struct pods_stats stats;
 };
 
-/* ---- string map ---- */
+/* ---- the maps' keys ---- */
 
-static uint64_t str_hash(const char *s)
+static bool api_uid_is(const void *ctx, const void *val, const void *key)
 {
-	uint64_t h = 1469598103934665603ull;            /* FNV-1a */
+	const struct pod *d = val;
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h ^ (h >> 29);
+	(void)ctx;
+	return !strcmp(d->api_uid, key);
 }
 
-static size_t strmap_slot(const struct strmap *m, const char *key)
+static bool uid_is(const void *ctx, const void *val, const void *key)
 {
-	size_t mask = m->cap - 1, i = (size_t)str_hash(key) & mask;
+	const struct pod *d = val;
 
-	while (m->keys[i] && strcmp(m->keys[i], key))
-		i = (i + 1) & mask;
-	return i;
+	(void)ctx;
+	return !strcmp(d->uid, key) || !strcmp(d->api_uid, key);
 }
 
-static void *strmap_get(const struct strmap *m, const char *key)
+static bool cid_is(const void *ctx, const void *val, const void *key)
 {
-	size_t i;
+	const struct pod *d = val;
 
-	if (!m->cap)
-		return NULL;
-	i = strmap_slot(m, key);
-	return m->keys[i] ? m->vals[i] : NULL;
+	(void)ctx;
+	for (size_t i = 0; i < d->ncontainers; i++)
+		if (!strcmp(d->containers[i].id, key))
+			return true;
+	return false;
 }
 
-static int strmap_grow(struct strmap *m)
+static struct pod *map_get(const struct hashmap *m, hashmap_eq_fn is, const char *key)
 {
-	size_t cap = m->cap ? m->cap * 2 : 16;
-	struct strmap n = { .cap = cap };
-
-	n.keys = calloc(cap, sizeof(*n.keys));
-	n.vals = calloc(cap, sizeof(*n.vals));
-	if (!n.keys || !n.vals) {
-		free(n.keys);
-		free(n.vals);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->keys[i])
-			continue;
-		j = strmap_slot(&n, m->keys[i]);
-		n.keys[j] = m->keys[i];
-		n.vals[j] = m->vals[i];
-	}
-	n.len = m->len;
-	free(m->keys);
-	free(m->vals);
-	*m = n;
-	return 0;
+	return hashmap__get(m, hash__str(key), is, NULL, key);
 }
 
-/* Inserts or replaces. 0 or -ENOMEM. */
-static int strmap_put(struct strmap *m, const char *key, void *val)
+/* key -> d, replacing what key mapped to. 0 or -ENOMEM. */
+static int map_put(struct hashmap *m, hashmap_eq_fn is, const char *key, struct pod *d)
 {
-	size_t i;
-
-	if ((m->len + 1) * 4 > m->cap * 3 && strmap_grow(m))
-		return -ENOMEM;
-	i = strmap_slot(m, key);
-	if (!m->keys[i]) {
-		m->keys[i] = strdup(key);
-		if (!m->keys[i])
-			return -ENOMEM;
-		m->len++;
-	}
-	m->vals[i] = val;
-	return 0;
+	return hashmap__put(m, hash__str(key), is, NULL, key, d);
 }
 
-static void strmap_del(struct strmap *m, const char *key)
+/* Deletes key only while it maps to d. */
+static void map_del_if(struct hashmap *m, hashmap_eq_fn is, const char *key,
+		       const struct pod *d)
 {
-	size_t mask, i, j;
-
-	if (!m->cap)
-		return;
-	mask = m->cap - 1;
-	i = strmap_slot(m, key);
-	if (!m->keys[i])
-		return;
-	free(m->keys[i]);
-	m->keys[i] = NULL;
-	m->len--;
-	/* Backward shift: move later entries of the probe run into the hole
-	 * when their home slot does not lie cyclically in (i, j]. */
-	for (j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
-		size_t home = (size_t)str_hash(m->keys[j]) & mask;
-
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			m->keys[i] = m->keys[j];
-			m->vals[i] = m->vals[j];
-			m->keys[j] = NULL;
-			i = j;
-		}
-	}
-}
-
-/* Deletes key only while it maps to val. */
-static void strmap_del_if(struct strmap *m, const char *key, const void *val)
-{
-	if (key && strmap_get(m, key) == val)
-		strmap_del(m, key);
-}
-
-static void strmap_clear(struct strmap *m)
-{
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->keys[i]);
-	free(m->keys);
-	free(m->vals);
-	*m = (struct strmap){ 0 };
+	if (key && map_get(m, is, key) == d)
+		hashmap__del(m, hash__str(key), is, NULL, key);
 }
 
 /* ---- decoded pods ---- */
@@ -450,11 +372,11 @@ fail:
 
 static void unindex(struct pods *p, struct pod *d)
 {
-	strmap_del_if(&p->by_api_uid, d->api_uid, d);
-	strmap_del_if(&p->by_uid, d->api_uid, d);
-	strmap_del_if(&p->by_uid, d->uid, d);
+	map_del_if(&p->by_api_uid, api_uid_is, d->api_uid, d);
+	map_del_if(&p->by_uid, uid_is, d->api_uid, d);
+	map_del_if(&p->by_uid, uid_is, d->uid, d);
 	for (size_t i = 0; i < d->ncontainers; i++)
-		strmap_del_if(&p->by_cid, d->containers[i].id, d);
+		map_del_if(&p->by_cid, cid_is, d->containers[i].id, d);
 }
 
 /* Adds d; on failure nothing of d stays indexed. */
@@ -462,12 +384,12 @@ static int index_pod(struct pods *p, struct pod *d)
 {
 	int err;
 
-	if ((err = strmap_put(&p->by_api_uid, d->api_uid, d)) ||
-	    (err = strmap_put(&p->by_uid, d->api_uid, d)) ||
-	    (err = strmap_put(&p->by_uid, d->uid, d)))
+	if ((err = map_put(&p->by_api_uid, api_uid_is, d->api_uid, d)) ||
+	    (err = map_put(&p->by_uid, uid_is, d->api_uid, d)) ||
+	    (err = map_put(&p->by_uid, uid_is, d->uid, d)))
 		goto fail;
 	for (size_t i = 0; i < d->ncontainers; i++)
-		if ((err = strmap_put(&p->by_cid, d->containers[i].id, d)))
+		if ((err = map_put(&p->by_cid, cid_is, d->containers[i].id, d)))
 			goto fail;
 	return 0;
 fail:
@@ -475,15 +397,20 @@ fail:
 	return err;
 }
 
+static void pod_free_cb(uint64_t hash, void *val, void *ctx)
+{
+	(void)hash;
+	(void)ctx;
+	pod_free(val);
+}
+
 /* Removes and frees every pod. by_api_uid owns the pods. */
 static void index_clear(struct pods *p)
 {
-	for (size_t i = 0; i < p->by_api_uid.cap; i++)
-		if (p->by_api_uid.keys[i])
-			pod_free(p->by_api_uid.vals[i]);
-	strmap_clear(&p->by_api_uid);
-	strmap_clear(&p->by_uid);
-	strmap_clear(&p->by_cid);
+	hashmap__each(&p->by_api_uid, pod_free_cb, NULL);
+	hashmap__clear(&p->by_api_uid);
+	hashmap__clear(&p->by_uid);
+	hashmap__clear(&p->by_cid);
 }
 
 static void stats_merge(struct pods_stats *dst, const struct pods_stats *src)
@@ -498,7 +425,7 @@ static void stats_merge(struct pods_stats *dst, const struct pods_stats *src)
 /* Takes d (indexes it or frees it). */
 static int upsert_locked(struct pods *p, struct pod *d)
 {
-	struct pod *old = strmap_get(&p->by_api_uid, d->api_uid);
+	struct pod *old = map_get(&p->by_api_uid, api_uid_is, d->api_uid);
 	int err;
 
 	if (old && pod_equal(old, d)) {
@@ -592,7 +519,7 @@ int pods__remove(struct pods *p, const json_t *pod)
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&p->lock);
-	old = strmap_get(&p->by_api_uid, uid);
+	old = map_get(&p->by_api_uid, api_uid_is, uid);
 	if (old) {
 		unindex(p, old);
 		pod_free(old);
@@ -692,13 +619,13 @@ bool pods__lookup(struct pods *p, const char *container_id, const char *pod_uid,
 		uid = uid_normalize(pod_uid);
 	pthread_mutex_lock(&p->lock);
 	if (container_id && *container_id) {
-		d = strmap_get(&p->by_cid, container_id);
+		d = map_get(&p->by_cid, cid_is, container_id);
 		for (size_t i = 0; d && i < d->ncontainers; i++)
 			if (!strcmp(d->containers[i].id, container_id))
 				container = d->containers[i].name;
 	}
 	if (!d && uid)
-		d = strmap_get(&p->by_uid, uid);
+		d = map_get(&p->by_uid, uid_is, uid);
 	if (d)
 		found = !info_fill(out, d, container);
 	pthread_mutex_unlock(&p->lock);

@@ -12,7 +12,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "core/u64map.h"
+#include "core/hashmap.h"
 #include "proc/proc.h"
 #include "core/elf.h"
 
@@ -23,8 +23,8 @@
 struct proc_table {
 	char *proc_root;
 	size_t max_processes;
-	struct u64map snapshots;        /* instance -> proc_snapshot */
-	struct u64map binaries;         /* mix(dev, ino) -> binary */
+	struct hashmap snapshots;        /* instance -> proc_snapshot */
+	struct hashmap binaries;         /* mix(dev, ino) -> binary */
 	uint64_t drains;
 	struct proc_stats stats;
 };
@@ -197,8 +197,8 @@ static void binary_put(struct proc_table *t, struct binary *b)
 {
 	if (!b || --b->refs)
 		return;
-	if (u64map__get(&t->binaries, binary_slot(b->dev, b->ino)) == b)
-		u64map__del(&t->binaries, binary_slot(b->dev, b->ino));
+	if (hashmap__get_u64(&t->binaries, binary_slot(b->dev, b->ino)) == b)
+		hashmap__del_u64(&t->binaries, binary_slot(b->dev, b->ino));
 	if (b->fd >= 0)
 		close(b->fd);
 	free(b->path);
@@ -213,7 +213,7 @@ static struct binary *binary_get(struct proc_table *t, pid_t pid,
 				 const struct proc_mapping *m, uint64_t dev, uint64_t ino)
 {
 	uint64_t slot = binary_slot(dev, ino);
-	struct binary *b = u64map__get(&t->binaries, slot);
+	struct binary *b = hashmap__get_u64(&t->binaries, slot);
 	char path[4200];
 	size_t plen;
 
@@ -251,8 +251,8 @@ static struct binary *binary_get(struct proc_table *t, pid_t pid,
 		snprintf(b->key, sizeof(b->key), "b:%s", b->build_id);
 	else
 		snprintf(b->key, sizeof(b->key), "i:%" PRIu64 ":%" PRIu64, dev, ino);
-	if (!u64map__get(&t->binaries, slot))
-		u64map__put(&t->binaries, slot, b);
+	if (!hashmap__get_u64(&t->binaries, slot))
+		hashmap__put_u64(&t->binaries, slot, b);
 	return b;
 }
 
@@ -371,7 +371,7 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 	char path[128];
 	int err;
 
-	if (u64map__get(&t->snapshots, ev->instance))
+	if (hashmap__get_u64(&t->snapshots, ev->instance))
 		return;
 	if (t->snapshots.len >= t->max_processes) {
 		t->stats.table_full++;
@@ -410,7 +410,7 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 		s->ended = true;
 		s->ended_drain = t->drains;
 	}
-	if (u64map__put(&t->snapshots, s->instance, s))
+	if (hashmap__put_u64(&t->snapshots, s->instance, s))
 		snapshot_free(t, s);
 }
 
@@ -423,7 +423,7 @@ void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev)
 		snapshot_take(t, ev);
 		break;
 	case KILN_EVENT_EXEC:
-		s = u64map__get(&t->snapshots, ev->instance);
+		s = hashmap__get_u64(&t->snapshots, ev->instance);
 		/* Its first sample came just before the exec, and /proc was read
 		 * after it: those are the next program's mappings and name. */
 		if (s && !s->ended && s->nmaps && s->taken_ns > ev->time_ns) {
@@ -433,7 +433,7 @@ void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev)
 		}
 		/* fall through */
 	case KILN_EVENT_EXIT:
-		s = u64map__get(&t->snapshots, ev->instance);
+		s = hashmap__get_u64(&t->snapshots, ev->instance);
 		if (s && !s->ended) {
 			s->ended = true;
 			s->ended_drain = t->drains;
@@ -446,7 +446,7 @@ void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev)
 
 struct proc_snapshot *proc_table__get(struct proc_table *t, uint32_t instance)
 {
-	return u64map__get(&t->snapshots, instance);
+	return hashmap__get_u64(&t->snapshots, instance);
 }
 
 int proc_table__refresh(struct proc_table *t, struct proc_snapshot *s)
@@ -490,7 +490,7 @@ static struct proc_snapshot **snapshot_list(struct proc_table *t, size_t *n)
 	w.list = malloc((t->snapshots.len + 1) * sizeof(*w.list));
 	if (!w.list)
 		return NULL;
-	u64map__each(&t->snapshots, collect, &w);
+	hashmap__each(&t->snapshots, collect, &w);
 	*n = w.n;
 	return w.list;
 }
@@ -521,7 +521,7 @@ void proc_table__refresh_young(struct proc_table *t)
 {
 	struct young_walk w = { .t = t, .now = monotonic_ns() };
 
-	u64map__each(&t->snapshots, refresh_if_due, &w);
+	hashmap__each(&t->snapshots, refresh_if_due, &w);
 }
 
 void proc_table__drained(struct proc_table *t)
@@ -537,7 +537,7 @@ void proc_table__drained(struct proc_table *t)
 			/* Samples taken before it ended sat in the generation
 			 * drained by the first drain after the end at the latest. */
 			if (s->ended && s->ended_drain < t->drains) {
-				u64map__del(&t->snapshots, s->instance);
+				hashmap__del_u64(&t->snapshots, s->instance);
 				snapshot_free(t, s);
 				t->stats.reaped++;
 			}
@@ -564,9 +564,9 @@ void proc_table__free(struct proc_table *t)
 {
 	if (!t)
 		return;
-	u64map__each(&t->snapshots, free_snapshot_cb, t);
-	u64map__clear(&t->snapshots);
-	u64map__clear(&t->binaries);
+	hashmap__each(&t->snapshots, free_snapshot_cb, t);
+	hashmap__clear(&t->snapshots);
+	hashmap__clear(&t->binaries);
 	free(t->proc_root);
 	free(t);
 }

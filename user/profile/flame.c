@@ -52,7 +52,7 @@ static enum func_class classify(enum frame_kind kind, const char *module)
 
 static uint64_t func_hash(const struct flame_func *f)
 {
-	return hash_add(hash_mix((uint64_t)f->name << 32 | f->module), f->kind);
+	return hash__add(hash__mix((uint64_t)f->name << 32 | f->module), f->kind);
 }
 
 static bool func_eq(const void *ctx, uint32_t idx, const void *key)
@@ -79,15 +79,15 @@ static int intern_func(struct flame *fl, enum frame_kind kind, const char *name,
 	if (err)
 		return err;
 	hash = func_hash(&f);
-	*idx = idxhash__find(&fl->func_index, hash, func_eq, fl, &f);
-	if (*idx != IDXHASH_NONE)
+	*idx = hashmap__find_idx(&fl->func_index, hash, func_eq, fl, &f);
+	if (*idx != HASHMAP_NO_INDEX)
 		return 0;
-	if (fl->nfuncs >= IDXHASH_NONE)
+	if (fl->nfuncs >= HASHMAP_NO_INDEX)
 		return -ENOMEM;
 	f.cls = classify(kind, module);
 	err = array_reserve(fl->funcs, fl->funcs_cap, fl->nfuncs + 1);
 	if (!err)
-		err = idxhash__add(&fl->func_index, hash, fl->nfuncs);
+		err = hashmap__add_idx(&fl->func_index, hash, fl->nfuncs);
 	if (err)
 		return err;
 	*idx = fl->nfuncs;
@@ -266,7 +266,7 @@ void flame__release(struct flame *fl)
 {
 	strtab__release(&fl->strings);
 	free(fl->funcs);
-	idxhash__release(&fl->func_index);
+	hashmap__clear(&fl->func_index);
 	stack_tree__release(&fl->tree);
 	for (int c = 0; c < FLAME_COLS; c++)
 		free(fl->self[c]);

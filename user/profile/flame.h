@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profile/idxhash.h"
+#include "core/hash.h"
+#include "core/hashmap.h"
 #include "profile/profile.h"
 #include "profile/stack_tree.h"
 #include "profile/strtab.h"
@@ -42,7 +43,7 @@ struct flame {
 	struct strtab strings;
 	struct flame_func *funcs;
 	size_t nfuncs, funcs_cap;
-	struct idxhash func_index;
+	struct hashmap func_index;
 	struct stack_tree tree;         /* keys: function indexes; self unused */
 	uint64_t *self[FLAME_COLS];     /* per node, samples ending there */
 	size_t self_cap[FLAME_COLS];

@@ -67,7 +67,7 @@ static int64_t wire_string(struct pprof_msg *m, const struct profile *p,
 	uint32_t id = strtab__find(&p->strings, s);
 	size_t i;
 
-	if (id != IDXHASH_NONE)
+	if (id != HASHMAP_NO_INDEX)
 		return id;
 	for (i = p->strings.len; i < m->prof.n_string_table; i++)
 		if (!strcmp(m->prof.string_table[i], s))

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/u64map.h"
+#include "core/hashmap.h"
 #include "profile.pb-c.h"
 #include "profile/array.h"
 #include "profile/reader.h"
@@ -32,7 +32,7 @@ struct pb_reader {
 	struct profile *prof;   /* what samples are added to */
 	const pb_profile *pb;
 	struct read_info *info;
-	struct u64map maps, funcs, locs;        /* id -> message / index + 1 */
+	struct hashmap maps, funcs, locs;        /* id -> message / index + 1 */
 	/* frames of location i: loc_frames[loc_first[i] .. loc_first[i + 1]) */
 	struct frame *loc_frames;
 	size_t *loc_first;
@@ -44,9 +44,9 @@ struct pb_reader {
 
 static void pb_reader_release(struct pb_reader *r)
 {
-	u64map__clear(&r->maps);
-	u64map__clear(&r->funcs);
-	u64map__clear(&r->locs);
+	hashmap__clear(&r->maps);
+	hashmap__clear(&r->funcs);
+	hashmap__clear(&r->locs);
 	free(r->loc_frames);
 	free(r->loc_first);
 	free(r->made_up);
@@ -66,13 +66,13 @@ static const char *pb_string(struct pb_reader *r, int64_t idx, const char *what)
 }
 
 /* Checks that ids are non-zero and unique, and indexes them. */
-static int check_id(struct pb_reader *r, struct u64map *m, uint64_t id,
+static int check_id(struct pb_reader *r, struct hashmap *m, uint64_t id,
 		    void *val, const char *what)
 {
-	if (!id || u64map__get(m, id))
+	if (!id || hashmap__get_u64(m, id))
 		return read_fail(r->info, -EINVAL, "%s id %" PRIu64 " is %s",
 				 what, id, id ? "used twice" : "zero");
-	return u64map__put(m, id, val) ? -ENOMEM : 0;
+	return hashmap__put_u64(m, id, val) ? -ENOMEM : 0;
 }
 
 static int index_ids(struct pb_reader *r)
@@ -154,7 +154,7 @@ static const char *base_name(const char *path)
 static const char *line_name(struct pb_reader *r, const pb_location *l, size_t i)
 {
 	uint64_t fid = l->line[i]->function_id;
-	const pb_function *fn = u64map__get(&r->funcs, fid);
+	const pb_function *fn = hashmap__get_u64(&r->funcs, fid);
 	const char *name;
 
 	if (!fn) {
@@ -173,7 +173,7 @@ static const char *line_name(struct pb_reader *r, const pb_location *l, size_t i
  * mapping, "[unknown]" outside any. */
 static int location_frames(struct pb_reader *r, const pb_location *l, size_t *n)
 {
-	const pb_mapping *m = l->mapping_id ? u64map__get(&r->maps, l->mapping_id) : NULL;
+	const pb_mapping *m = l->mapping_id ? hashmap__get_u64(&r->maps, l->mapping_id) : NULL;
 	const char *file = NULL, *build_id = NULL;
 	enum frame_kind kind = FRAME_USER;
 	size_t i, lines = l->n_line ? l->n_line : 1;
@@ -276,7 +276,7 @@ static int add_samples(struct pb_reader *r, int value, const struct read_limits 
 		}
 		/* outermost location first */
 		for (size_t j = smp->n_location_id; j-- > 0;) {
-			uintptr_t loc = (uintptr_t)u64map__get(&r->locs, smp->location_id[j]);
+			uintptr_t loc = (uintptr_t)hashmap__get_u64(&r->locs, smp->location_id[j]);
 			size_t first, n;
 
 			if (!loc)

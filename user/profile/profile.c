@@ -11,11 +11,11 @@
 
 static uint64_t mapping_hash(const struct mapping *m)
 {
-	uint64_t h = hash_mix((uint64_t)m->file << 32 | m->build_id);
+	uint64_t h = hash__mix((uint64_t)m->file << 32 | m->build_id);
 
-	h = hash_add(h, m->start);
-	h = hash_add(h, m->limit);
-	return hash_add(h, m->offset);
+	h = hash__add(h, m->start);
+	h = hash__add(h, m->limit);
+	return hash__add(h, m->offset);
 }
 
 static bool mapping_eq(const void *ctx, uint32_t idx, const void *key)
@@ -30,10 +30,10 @@ static bool mapping_eq(const void *ctx, uint32_t idx, const void *key)
 
 static uint64_t location_hash(const struct location *l)
 {
-	uint64_t h = hash_mix((uint64_t)l->name << 32 | l->mapping);
+	uint64_t h = hash__mix((uint64_t)l->name << 32 | l->mapping);
 
-	h = hash_add(h, l->addr);
-	return hash_add(h, l->kind);
+	h = hash__add(h, l->addr);
+	return hash__add(h, l->kind);
 }
 
 static bool location_eq(const void *ctx, uint32_t idx, const void *key)
@@ -64,13 +64,13 @@ static int intern_mapping(struct profile *p, const struct frame *f,
 	if (err)
 		return err;
 	hash = mapping_hash(&m);
-	idx = idxhash__find(&p->map_index, hash, mapping_eq, p, &m);
-	if (idx == IDXHASH_NONE) {
-		if (p->nmaps >= IDXHASH_NONE - 1) /* ids are index + 1 */
+	idx = hashmap__find_idx(&p->map_index, hash, mapping_eq, p, &m);
+	if (idx == HASHMAP_NO_INDEX) {
+		if (p->nmaps >= HASHMAP_NO_INDEX - 1) /* ids are index + 1 */
 			return -ENOMEM;
 		err = array_reserve(p->maps, p->maps_cap, p->nmaps + 1);
 		if (!err)
-			err = idxhash__add(&p->map_index, hash, p->nmaps);
+			err = hashmap__add_idx(&p->map_index, hash, p->nmaps);
 		if (err)
 			return err;
 		idx = p->nmaps;
@@ -94,14 +94,14 @@ static int intern_location_in(struct profile *p, const struct frame *f, uint32_t
 	if (f->kind != FRAME_ROOT)
 		l.addr = f->addr;
 	hash = location_hash(&l);
-	*idx = idxhash__find(&p->loc_index, hash, location_eq, p, &l);
-	if (*idx != IDXHASH_NONE)
+	*idx = hashmap__find_idx(&p->loc_index, hash, location_eq, p, &l);
+	if (*idx != HASHMAP_NO_INDEX)
 		return 0;
-	if (p->nlocs >= IDXHASH_NONE)
+	if (p->nlocs >= HASHMAP_NO_INDEX)
 		return -ENOMEM;
 	err = array_reserve(p->locs, p->locs_cap, p->nlocs + 1);
 	if (!err)
-		err = idxhash__add(&p->loc_index, hash, p->nlocs);
+		err = hashmap__add_idx(&p->loc_index, hash, p->nlocs);
 	if (err)
 		return err;
 	*idx = p->nlocs;
@@ -193,8 +193,8 @@ size_t profile__nodes(const struct profile *p)
 size_t profile__bytes(const struct profile *p)
 {
 	return sizeof(*p) + strtab__bytes(&p->strings) +
-	       p->maps_cap * sizeof(*p->maps) + idxhash__bytes(&p->map_index) +
-	       p->locs_cap * sizeof(*p->locs) + idxhash__bytes(&p->loc_index) +
+	       p->maps_cap * sizeof(*p->maps) + hashmap__bytes(&p->map_index) +
+	       p->locs_cap * sizeof(*p->locs) + hashmap__bytes(&p->loc_index) +
 	       stack_tree__bytes(&p->tree);
 }
 
@@ -204,9 +204,9 @@ void profile__free(struct profile *p)
 		return;
 	strtab__release(&p->strings);
 	free(p->maps);
-	idxhash__release(&p->map_index);
+	hashmap__clear(&p->map_index);
 	free(p->locs);
-	idxhash__release(&p->loc_index);
+	hashmap__clear(&p->loc_index);
 	stack_tree__release(&p->tree);
 	free(p);
 }

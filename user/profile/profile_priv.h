@@ -7,7 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profile/idxhash.h"
+#include "core/hash.h"
+#include "core/hashmap.h"
 #include "profile/profile.h"
 #include "profile/stack_tree.h"
 #include "profile/strtab.h"
@@ -33,10 +34,10 @@ struct profile {
 	struct strtab strings;
 	struct mapping *maps;
 	size_t nmaps, maps_cap;
-	struct idxhash map_index;
+	struct hashmap map_index;
 	struct location *locs;
 	size_t nlocs, locs_cap;
-	struct idxhash loc_index;
+	struct hashmap loc_index;
 	struct stack_tree tree;
 };
 

@@ -5,23 +5,15 @@
 #include <string.h>
 
 #include "profile/array.h"
-#include "profile/idxhash.h"
+#include "core/hash.h"
+#include "core/hashmap.h"
 #include "profile/profile_set.h"
 
 struct profile_set {
 	struct profile_set_entry *entries;
 	size_t n, cap, max;
-	struct idxhash index;
+	struct hashmap index;
 };
-
-static uint64_t hash_labels(const struct labels *l)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < l->len; i++)
-		h = (h ^ (unsigned char)l->buf[i]) * 0x100000001b3ULL;
-	return hash_mix(h);
-}
 
 static bool entry_eq(const void *ctx, uint32_t idx, const void *key)
 {
@@ -43,11 +35,11 @@ struct profile_set *profile_set__new(size_t max_sets)
 struct profile_set_entry *profile_set__get(struct profile_set *s, const struct labels *labels,
 					   int *err)
 {
-	uint64_t h = hash_labels(labels);
-	uint32_t idx = idxhash__find(&s->index, h, entry_eq, s, labels);
+	uint64_t h = hash__bytes(labels->buf, labels->len);
+	uint32_t idx = hashmap__find_idx(&s->index, h, entry_eq, s, labels);
 	struct profile_set_entry *e;
 
-	if (idx != IDXHASH_NONE)
+	if (idx != HASHMAP_NO_INDEX)
 		return &s->entries[idx];
 	if (s->n >= s->max) {
 		*err = -ENOSPC;
@@ -60,7 +52,7 @@ struct profile_set_entry *profile_set__get(struct profile_set *s, const struct l
 	memset(e, 0, sizeof(*e));
 	e->profile = profile__new();
 	if (!e->profile || labels__copy(&e->labels, labels) ||
-	    idxhash__add(&s->index, h, (uint32_t)s->n)) {
+	    hashmap__add_idx(&s->index, h, (uint32_t)s->n)) {
 		profile__free(e->profile);
 		labels__release(&e->labels);
 		return NULL;
@@ -91,7 +83,7 @@ uint64_t profile_set__total(const struct profile_set *s)
 
 size_t profile_set__bytes(const struct profile_set *s)
 {
-	size_t b = sizeof(*s) + s->cap * sizeof(*s->entries) + idxhash__bytes(&s->index);
+	size_t b = sizeof(*s) + s->cap * sizeof(*s->entries) + hashmap__bytes(&s->index);
 
 	for (size_t i = 0; i < s->n; i++)
 		b += profile__bytes(s->entries[i].profile) + s->entries[i].labels.cap;
@@ -107,6 +99,6 @@ void profile_set__free(struct profile_set *s)
 		labels__release(&s->entries[i].labels);
 	}
 	free(s->entries);
-	idxhash__release(&s->index);
+	hashmap__clear(&s->index);
 	free(s);
 }

@@ -13,7 +13,7 @@ struct edge {
 
 static uint64_t edge_hash(uint32_t parent, uint32_t key)
 {
-	return hash_mix((uint64_t)parent << 32 | key);
+	return hash__mix((uint64_t)parent << 32 | key);
 }
 
 static bool edge_eq(const void *ctx, uint32_t idx, const void *key)
@@ -27,7 +27,7 @@ static bool edge_eq(const void *ctx, uint32_t idx, const void *key)
 /* Room for one more node whose index still fits a hash entry. */
 static int node_reserve(struct stack_tree *t)
 {
-	if (t->len >= IDXHASH_NONE)
+	if (t->len >= HASHMAP_NO_INDEX)
 		return -ENOMEM;
 	return array_reserve(t->nodes, t->cap, t->len + 1);
 }
@@ -52,11 +52,11 @@ int stack_tree__child(struct stack_tree *t, uint32_t parent, uint32_t key,
 	uint32_t idx;
 	int err;
 
-	idx = idxhash__find(&t->children, hash, edge_eq, t, &e);
-	if (idx == IDXHASH_NONE) {
+	idx = hashmap__find_idx(&t->children, hash, edge_eq, t, &e);
+	if (idx == HASHMAP_NO_INDEX) {
 		err = node_reserve(t);
 		if (!err)
-			err = idxhash__add(&t->children, hash, t->len);
+			err = hashmap__add_idx(&t->children, hash, t->len);
 		if (err)
 			return err;
 		idx = t->len++;
@@ -92,12 +92,12 @@ void stack_tree__count(struct stack_tree *t, uint32_t node, uint64_t n)
 
 size_t stack_tree__bytes(const struct stack_tree *t)
 {
-	return t->cap * sizeof(*t->nodes) + idxhash__bytes(&t->children);
+	return t->cap * sizeof(*t->nodes) + hashmap__bytes(&t->children);
 }
 
 void stack_tree__release(struct stack_tree *t)
 {
 	free(t->nodes);
-	idxhash__release(&t->children);
+	hashmap__clear(&t->children);
 	memset(t, 0, sizeof(*t));
 }

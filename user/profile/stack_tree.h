@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profile/idxhash.h"
+#include "core/hash.h"
+#include "core/hashmap.h"
 
 #define STACK_TREE_ROOT 0       /* the empty stack; has no key */
 
@@ -24,7 +25,7 @@ struct stack_node {
 struct stack_tree {
 	struct stack_node *nodes;
 	size_t len, cap;
-	struct idxhash children;
+	struct hashmap children;
 	uint64_t total;         /* sum of all self counts */
 };
 

@@ -22,28 +22,28 @@ int strtab__init(struct strtab *t)
 
 uint32_t strtab__find(const struct strtab *t, const char *s)
 {
-	return idxhash__find(&t->index, hash_str(s), str_eq, t, s);
+	return hashmap__find_idx(&t->index, hash__str(s), str_eq, t, s);
 }
 
 int strtab__intern(struct strtab *t, const char *s, uint32_t *id)
 {
-	uint64_t hash = hash_str(s);
+	uint64_t hash = hash__str(s);
 	size_t n = strlen(s) + 1;
 	uint32_t found;
 	int err;
 
-	found = idxhash__find(&t->index, hash, str_eq, t, s);
-	if (found != IDXHASH_NONE) {
+	found = hashmap__find_idx(&t->index, hash, str_eq, t, s);
+	if (found != HASHMAP_NO_INDEX) {
 		*id = found;
 		return 0;
 	}
-	if (t->len >= IDXHASH_NONE || n > SIZE_MAX - t->buf_len)
+	if (t->len >= HASHMAP_NO_INDEX || n > SIZE_MAX - t->buf_len)
 		return -ENOMEM;
 	err = array_reserve(t->buf, t->buf_cap, t->buf_len + n);
 	if (!err)
 		err = array_reserve(t->off, t->off_cap, t->len + 1);
 	if (!err)
-		err = idxhash__add(&t->index, hash, t->len);
+		err = hashmap__add_idx(&t->index, hash, t->len);
 	if (err)
 		return err;
 	memcpy(t->buf + t->buf_len, s, n);
@@ -56,13 +56,13 @@ int strtab__intern(struct strtab *t, const char *s, uint32_t *id)
 size_t strtab__bytes(const struct strtab *t)
 {
 	return t->buf_cap + t->off_cap * sizeof(*t->off) +
-	       idxhash__bytes(&t->index);
+	       hashmap__bytes(&t->index);
 }
 
 void strtab__release(struct strtab *t)
 {
 	free(t->buf);
 	free(t->off);
-	idxhash__release(&t->index);
+	hashmap__clear(&t->index);
 	memset(t, 0, sizeof(*t));
 }

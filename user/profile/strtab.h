@@ -7,21 +7,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profile/idxhash.h"
+#include "core/hash.h"
+#include "core/hashmap.h"
 
 struct strtab {
 	char *buf;              /* the strings back to back, each NUL-ended */
 	size_t buf_len, buf_cap;
 	size_t *off;            /* id -> offset in buf */
 	size_t len, off_cap;
-	struct idxhash index;
+	struct hashmap index;
 };
 
 /* Sets up t holding only "". 0 or -ENOMEM. */
 int strtab__init(struct strtab *t);
 /* Id of s, copying s in on first sight. 0 or -ENOMEM. */
 int strtab__intern(struct strtab *t, const char *s, uint32_t *id);
-/* Id of s, or IDXHASH_NONE when s was never interned. */
+/* Id of s, or HASHMAP_NO_INDEX when s was never interned. */
 uint32_t strtab__find(const struct strtab *t, const char *s);
 
 /* The string of id; valid until the next intern. */

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
+#include "core/hashmap.h"
 #include "symbolize/kallsyms.h"
 
 /* Longest line we accept: KSYM_NAME_LEN is 512 since Linux 6.1, module
@@ -50,8 +52,7 @@ struct builder {
 	size_t n, cap;
 	char *arena;
 	size_t arena_len, arena_cap;
-	size_t *mods;		/* open-addressing table of module offsets + 1 */
-	size_t mods_cap, mods_n;
+	struct hashmap mods;	/* module name -> its arena offset + 1 */
 };
 
 static int arena_add(struct builder *b, const char *s, size_t len, size_t *off)
@@ -75,65 +76,38 @@ static int arena_add(struct builder *b, const char *s, size_t len, size_t *off)
 	return 0;
 }
 
-static size_t str_hash(const char *s, size_t len)
+struct mod_key {
+	const char *s;
+	size_t len;
+};
+
+static bool mod_is(const void *ctx, const void *val, const void *key)
 {
-	uint64_t h = 1469598103934665603ull;
+	const struct builder *b = ctx;
+	const struct mod_key *k = key;
+	const char *m = b->arena + (uintptr_t)val - 1;
 
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return (size_t)h;
-}
-
-static int mods_grow(struct builder *b)
-{
-	size_t cap = b->mods_cap ? b->mods_cap * 2 : 64;
-	size_t *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < b->mods_cap; i++) {
-		size_t off = b->mods[i], j;
-		const char *s;
-
-		if (!off)
-			continue;
-		s = b->arena + off - 1;
-		j = str_hash(s, strlen(s)) & (cap - 1);
-		while (t[j])
-			j = (j + 1) & (cap - 1);
-		t[j] = off;
-	}
-	free(b->mods);
-	b->mods = t;
-	b->mods_cap = cap;
-	return 0;
+	return strncmp(m, k->s, k->len) == 0 && m[k->len] == '\0';
 }
 
 /* Interns a module name: *off gets its arena offset + 1. */
 static int mod_intern(struct builder *b, const char *s, size_t len, size_t *off)
 {
-	size_t j, o;
+	struct mod_key k = { s, len };
+	uint64_t h = hash__bytes(s, len);
+	void *v = hashmap__get(&b->mods, h, mod_is, b, &k);
+	size_t o;
 	int err;
 
-	if ((b->mods_n + 1) * 2 > b->mods_cap) {
-		err = mods_grow(b);
-		if (err)
-			return err;
-	}
-	j = str_hash(s, len) & (b->mods_cap - 1);
-	for (; b->mods[j]; j = (j + 1) & (b->mods_cap - 1)) {
-		const char *m = b->arena + b->mods[j] - 1;
-
-		if (strncmp(m, s, len) == 0 && m[len] == '\0') {
-			*off = b->mods[j];
-			return 0;
-		}
+	if (v) {
+		*off = (uintptr_t)v;
+		return 0;
 	}
 	err = arena_add(b, s, len, &o);
 	if (err)
 		return err;
-	b->mods[j] = o + 1;
-	b->mods_n++;
+	if (hashmap__add(&b->mods, h, (void *)(uintptr_t)(o + 1)))
+		return -ENOMEM;
 	*off = o + 1;
 	return 0;
 }
@@ -333,7 +307,7 @@ static struct kallsyms *reader_finish(struct reader *r, int err)
 		err = finish(&r->b, r->ks);
 	}
 	free(r->b.v);
-	free(r->b.mods);
+	hashmap__clear(&r->b.mods);
 	free(r->b.arena);
 	if (err) {
 		kallsyms__free(r->ks);

@@ -2,44 +2,43 @@
 /* Symbol tables by key, bounded in bytes, least recently used out first,
  * idle ones out after a while.
  *
- * DESIGN: a chained hash table (power-of-two buckets, doubled when the
- * load passes 1) finds entries; a doubly linked list orders them from most
- * (head) to least (tail) recently used. An entry's bytes are its table's
- * symtab__bytes plus the entry itself with its key, so the bound covers
- * everything the cache holds. Each entry keeps the time of its last use;
- * as the caller's clock never goes back, the list is also ordered by that
- * time, so expiry only looks at the tail. Not thread-safe: one owner at a
- * time. */
+ * DESIGN: a core/hashmap keyed by the key's hash finds entries; a core/lru
+ * list orders them from most (head) to least (tail) recently used. An
+ * entry's bytes are its table's symtab__bytes plus the entry itself with
+ * its key, so the bound covers everything the cache holds but the map's
+ * slots. Each entry keeps the time of its last use; as the caller's clock
+ * never goes back, the list is also ordered by that time, so expiry only
+ * looks at the tail. Not thread-safe: one owner at a time. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
+#include "core/hashmap.h"
+#include "core/lru.h"
 #include "symbolize/symcache.h"
 
 struct entry {
-	struct entry *chain;		/* next in the bucket */
-	struct entry *prev, *next;	/* LRU list */
+	struct lru_node lru;
 	struct symtab *st;
 	size_t bytes;
-	size_t hash;
+	uint64_t hash;                  /* of key */
 	uint64_t used;                  /* last get or put, caller's clock */
 	char key[];
 };
 
 struct symcache {
-	struct entry **buckets;
-	size_t nbuckets;		/* power of two */
-	struct entry *head, *tail;	/* most, least recently used */
+	struct hashmap index;           /* hash of key -> struct entry */
+	struct lru lru;
 	struct symcache_stats stats;
 };
 
-static size_t key_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
+#define TAIL(c) LRU_ENTRY((c)->lru.tail, struct entry, lru)
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (size_t)h;
+static bool key_is(const void *ctx, const void *val, const void *key)
+{
+	(void)ctx;
+	return strcmp(((const struct entry *)val)->key, key) == 0;
 }
 
 struct symcache *symcache__new(size_t max_bytes)
@@ -50,94 +49,25 @@ struct symcache *symcache__new(size_t max_bytes)
 		errno = ENOMEM;
 		return NULL;
 	}
-	c->nbuckets = 64;
-	c->buckets = calloc(c->nbuckets, sizeof(*c->buckets));
-	if (!c->buckets) {
-		free(c);
-		errno = ENOMEM;
-		return NULL;
-	}
 	c->stats.max_bytes = max_bytes;
 	return c;
 }
 
-static struct entry **find_slot(const struct symcache *c, const char *key, size_t h)
-{
-	struct entry **pp = &c->buckets[h & (c->nbuckets - 1)];
-
-	for (; *pp; pp = &(*pp)->chain)
-		if ((*pp)->hash == h && strcmp((*pp)->key, key) == 0)
-			return pp;
-	return pp;
-}
-
-static void lru_unlink(struct symcache *c, struct entry *e)
-{
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		c->head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		c->tail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-static void lru_push_head(struct symcache *c, struct entry *e)
-{
-	e->prev = NULL;
-	e->next = c->head;
-	if (c->head)
-		c->head->prev = e;
-	c->head = e;
-	if (!c->tail)
-		c->tail = e;
-}
-
-/* Unlinks e from its bucket and the list, frees it and its table. */
+/* Unlinks e from the map and the list, frees it and its table. */
 static void entry_remove(struct symcache *c, struct entry *e)
 {
-	struct entry **pp = find_slot(c, e->key, e->hash);
-
-	*pp = e->chain;
-	lru_unlink(c, e);
+	hashmap__del(&c->index, e->hash, key_is, NULL, e->key);
+	lru__unlink(&c->lru, &e->lru);
 	c->stats.bytes -= e->bytes;
 	c->stats.entries--;
 	symtab__free(e->st);
 	free(e);
 }
 
-/* Doubling keeps chains short; a failed allocation only costs speed. */
-static void maybe_grow(struct symcache *c)
-{
-	size_t n = c->nbuckets * 2;
-	struct entry **b;
-
-	if (c->stats.entries < c->nbuckets)
-		return;
-	b = calloc(n, sizeof(*b));
-	if (!b)
-		return;
-	for (size_t i = 0; i < c->nbuckets; i++) {
-		struct entry *e = c->buckets[i], *next;
-
-		for (; e; e = next) {
-			next = e->chain;
-			e->chain = b[e->hash & (n - 1)];
-			b[e->hash & (n - 1)] = e;
-		}
-	}
-	free(c->buckets);
-	c->buckets = b;
-	c->nbuckets = n;
-}
-
 /* Marks e most recently used at now. */
 static void touch(struct symcache *c, struct entry *e, uint64_t now)
 {
-	lru_unlink(c, e);
-	lru_push_head(c, e);
+	lru__touch(&c->lru, &e->lru);
 	e->used = now;
 }
 
@@ -147,7 +77,7 @@ const struct symtab *symcache__get(struct symcache *c, const char *key, uint64_t
 
 	if (!c || !key)
 		return NULL;
-	e = *find_slot(c, key, key_hash(key));
+	e = hashmap__get(&c->index, hash__str(key), key_is, NULL, key);
 	if (!e) {
 		c->stats.misses++;
 		return NULL;
@@ -160,25 +90,27 @@ const struct symtab *symcache__get(struct symcache *c, const char *key, uint64_t
 const struct symtab *symcache__put(struct symcache *c, const char *key,
 				   struct symtab *st, uint64_t now)
 {
-	size_t h, len;
-	struct entry **pp, *e;
+	struct entry *e, *old;
+	uint64_t h;
+	size_t len;
 
 	if (!c || !key || !st) {
 		symtab__free(st);
 		errno = EINVAL;
 		return NULL;
 	}
-	h = key_hash(key);
-	pp = find_slot(c, key, h);
-	if (*pp && (*pp)->st == st) {
-		touch(c, *pp, now);
+	h = hash__str(key);
+	old = hashmap__get(&c->index, h, key_is, NULL, key);
+	if (old && old->st == st) {
+		touch(c, old, now);
 		return st;
 	}
-	if (*pp)
-		entry_remove(c, *pp);
+	if (old)
+		entry_remove(c, old);
 	len = strlen(key) + 1;
 	e = malloc(sizeof(*e) + len);
-	if (!e) {
+	if (!e || hashmap__add(&c->index, h, e)) {
+		free(e);
 		symtab__free(st);
 		errno = ENOMEM;
 		return NULL;
@@ -188,17 +120,13 @@ const struct symtab *symcache__put(struct symcache *c, const char *key,
 	e->hash = h;
 	e->used = now;
 	e->bytes = sizeof(*e) + len + symtab__bytes(st);
-	pp = find_slot(c, key, h);
-	e->chain = NULL;
-	*pp = e;
-	lru_push_head(c, e);
+	lru__push(&c->lru, &e->lru);
 	c->stats.bytes += e->bytes;
 	c->stats.entries++;
-	while (c->stats.bytes > c->stats.max_bytes && c->tail != e) {
-		entry_remove(c, c->tail);
+	while (c->stats.bytes > c->stats.max_bytes && TAIL(c) != e) {
+		entry_remove(c, TAIL(c));
 		c->stats.evictions++;
 	}
-	maybe_grow(c);
 	return st;
 }
 
@@ -208,8 +136,8 @@ size_t symcache__expire(struct symcache *c, uint64_t now, uint64_t max_idle)
 
 	if (!c || !max_idle || now <= max_idle)
 		return 0;
-	while (c->tail && c->tail->used < now - max_idle) {
-		entry_remove(c, c->tail);
+	while (c->lru.tail && TAIL(c)->used < now - max_idle) {
+		entry_remove(c, TAIL(c));
 		n++;
 	}
 	c->stats.expired += n;
@@ -231,8 +159,8 @@ void symcache__free(struct symcache *c)
 {
 	if (!c)
 		return;
-	while (c->head)
-		entry_remove(c, c->head);
-	free(c->buckets);
+	while (c->lru.head)
+		entry_remove(c, LRU_ENTRY(c->lru.head, struct entry, lru));
+	hashmap__clear(&c->index);
 	free(c);
 }
