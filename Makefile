@@ -101,7 +101,11 @@ WARN       := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 \
 CFLAGS     := -std=gnu11 -g -O2 $(WARN) -fno-omit-frame-pointer -MMD -MP \
 	-Iinclude -Iuser -I$(OUT)/gen -D_GNU_SOURCE \
 	-DKILN_VERSION='"$(VERSION)"' -DKILN_GIT_REV='"$(GIT_REV)"'
-LDLIBS     := -lpthread -lstdc++
+# libstdc++'s callback demangler (__gcclibcxx_demangle_callback), which lets
+# symbolize/elf_symtab.c bound a demangled name's size, is exported by the
+# static archive only: link that archive after the shared library.
+LIBSTDCXX_A = $(shell $(CC) -print-file-name=libstdc++.a)
+LDLIBS     := -lpthread -lstdc++ $(LIBSTDCXX_A)
 ifeq ($(SANITIZE),1)
 CFLAGS     += -fsanitize=address,undefined -fno-sanitize-recover=undefined -O1
 LDFLAGS    += -fsanitize=address,undefined
