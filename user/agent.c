@@ -21,12 +21,14 @@
 
 #include "agent.h"
 #include "core/clock.h"
+#include "core/elf.h"
 #include "core/config.h"
 #include "core/file.h"
 #include "core/http_server.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/preflight.h"
+#include "core/safe_open.h"
 #include "export/files.h"
 #include "export/pyroscope.h"
 #include "export/sender.h"
@@ -482,7 +484,8 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 	struct family f = { b, 0 };
 	struct sender_stats ss = { 0 };
 	struct snapshot s;
-	uint64_t lookups;
+	struct safe_open_stats so;
+	uint64_t lookups, elf_refused[ELF_REFUSAL_COUNT];
 
 	pthread_mutex_lock(&a->lock);
 	s = a->snap;
@@ -578,6 +581,22 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 	    "samples whose user stack is not whole, by reason");
 	val(&f, "reason", "unwind_left_mappings", s.sym.user_stacks_cut);
 	val(&f, "reason", "inside_execve", s.events[KILN_EV_EXEC_USER_SKIPPED]);
+	one(&f, "kiln_symtab_loads_total", METRICS_COUNTER, "ELF symbol tables loaded",
+	    s.sym.symtab_loads);
+	one(&f, "kiln_symtab_failures_total", METRICS_COUNTER,
+	    "mapped files whose symbols could not be loaded (not ELF, or refused)",
+	    s.sym.symtab_failures);
+	/* Process-wide atomic counters of the safe opener and the ELF readers. */
+	safe_open__stats(&so);
+	elf__refusal_stats(elf_refused);
+	fam(&f, "kiln_files_refused_total", METRICS_COUNTER,
+	    "files a process controls that kiln refused to open, by reason");
+	for (int i = 0; i < SAFE_OPEN_REFUSAL_COUNT; i++)
+		val(&f, "reason", safe_open_refusal_names[i], so.refused[i]);
+	fam(&f, "kiln_elf_refused_total", METRICS_COUNTER,
+	    "ELF files, or parts of them, refused for exceeding a bound, by reason");
+	for (int i = 0; i < ELF_REFUSAL_COUNT; i++)
+		val(&f, "reason", elf_refusal_names[i], elf_refused[i]);
 	one(&f, "kiln_cgroups_cached", METRICS_GAUGE, "cgroups in the metadata cache",
 	    s.md.cgroups);
 	one(&f, "kiln_kube_pods", METRICS_GAUGE, "pods known on this node", s.md.pods);

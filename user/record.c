@@ -22,10 +22,12 @@
 #include <bpf/bpf.h>
 
 #include "core/clock.h"
+#include "core/elf.h"
 #include "core/file.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/preflight.h"
+#include "core/safe_open.h"
 #include "pipeline.h"
 #include "proc/proc.h"
 #include "profile/profile.h"
@@ -428,6 +430,27 @@ static void summary_labels(struct record *r)
 	free(order);
 }
 
+/* Ends the --stats object: files and ELF parts refused, by reason
+ * (core/safe_open.h, core/elf.h), and symbol tables not loaded. */
+static void refusals_json(FILE *f, const struct symbolizer_stats *ss)
+{
+	struct safe_open_stats so;
+	uint64_t elf[ELF_REFUSAL_COUNT];
+
+	safe_open__stats(&so);
+	elf__refusal_stats(elf);
+	fprintf(f, ",\n \"symtab_loads\": %" PRIu64 ", \"symtab_failures\": %" PRIu64
+		", \"files_opened\": %" PRIu64 ", \"files_refused\": {",
+		ss->symtab_loads, ss->symtab_failures, so.opened);
+	for (int i = 0; i < SAFE_OPEN_REFUSAL_COUNT; i++)
+		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", safe_open_refusal_names[i],
+			so.refused[i]);
+	fprintf(f, "},\n \"elf_refused\": {");
+	for (int i = 0; i < ELF_REFUSAL_COUNT; i++)
+		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", elf_refusal_names[i], elf[i]);
+	fprintf(f, "}}\n");
+}
+
 static void summary(struct record *r, double seconds)
 {
 	const struct pipeline_totals *t = pipeline__totals(r->pipe);
@@ -499,13 +522,14 @@ static void summary(struct record *r, double seconds)
 		", \"drain_ns_max\": %" PRIu64 ", \"drain_ns_sum\": %" PRIu64
 		", \"label_sets\": %zu,\n \"bpf_run_cnt\": %" PRIu64
 		", \"bpf_run_ns\": %" PRIu64 ", \"max_rss_kb\": %ld, \"cpu_user_ms\": %.1f"
-		", \"cpu_sys_ms\": %.1f}\n",
+		", \"cpu_sys_ms\": %.1f",
 		ev[KILN_EV_SENT], ev[KILN_EV_DROPPED], ps.snapshots, ps.snapshot_failures,
 		ps.table_full, ps.read_after_exec, ps.refreshes, ss.kernel_frames, ss.kernel_resolved, ss.user_frames,
 		ss.user_resolved, ss.user_stacks_cut, ev[KILN_EV_EXEC_USER_SKIPPED], cs.bytes, t->drain_ns_max, t->drain_ns_sum,
 		profile_set__count(pipeline__label_sets_seen(r->pipe)), run_cnt, run_ns,
 		ru.ru_maxrss, ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
 		ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
+	refusals_json(f, &ss);
 	fclose(f);
 }
 
