@@ -157,7 +157,7 @@ WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
-.PHONY: all deps run test unit e2e e2e-record e2e-agent test-view test-docs test-browser test-deploy \
+.PHONY: all deps run test unit e2e e2e-record e2e-agent e2e-attacks test-view test-docs test-browser test-deploy \
 	test-receiver test-kernels test-layers manifests bench soak \
 	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale
 
@@ -285,13 +285,17 @@ fuzz:
 		$(addprefix build-fuzz/fuzz/,$(FUZZ_TARGETS))
 	tests/fuzz/run.sh fuzz build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-e2e: e2e-record e2e-agent
+e2e: e2e-record e2e-agent e2e-attacks
 
 e2e-record: $(OUT)/kiln workloads
 	$(SUITE) e2e-record env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
 
 e2e-agent: $(OUT)/kiln workloads
 	$(SUITE) e2e-agent env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/agent.sh
+
+# The attacks a container can try on the files kiln reads (tests/e2e/attacks.sh).
+e2e-attacks: $(OUT)/kiln
+	$(SUITE) e2e-attacks env KILN=$(OUT)/kiln tests/e2e/attacks.sh
 
 # kiln view / kiln diff on real files; no root needed.
 test-view: $(OUT)/kiln
@@ -331,7 +335,7 @@ test-kernels: $(OUT)/kiln workloads
 # the unit tests, the corpus replays, the record and agent end-to-end tests
 # and the view tests (the kernel matrix runs once, in the plain build).
 # The suites are named after their targets, less "test-".
-TEST_TARGETS := test-layers unit fuzz-replay e2e-record e2e-agent test-view test-docs
+TEST_TARGETS := test-layers unit fuzz-replay e2e-record e2e-agent e2e-attacks test-view test-docs
 ifneq ($(SANITIZE),1)
 TEST_TARGETS += test-browser test-deploy test-receiver test-kernels
 endif
