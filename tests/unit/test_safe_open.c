@@ -23,6 +23,15 @@ static char base[64], root[128], host[128];
  * base/root/etc/up   -> ../../../host/secret (climbs: clamped at root)
  * base/root/etc/loop -> loop; base/root/etc/rel -> good; base/root/lnk -> etc
  * base/root/<host>/secret  the in-root file "abs" and "up" must reach */
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+}
+
 static void setup(void)
 {
 	char p[512];
@@ -37,15 +46,9 @@ static void setup(void)
 	snprintf(p, sizeof(p), "%s/etc", root);
 	cr_assert_eq(mkdir(p, 0755), 0);
 	snprintf(p, sizeof(p), "%s/secret", host);
-	f = fopen(p, "w");
-	cr_assert_not_null(f);
-	fputs("host secret\n", f);
-	fclose(f);
+	write_text(p, "host secret\n");
 	snprintf(p, sizeof(p), "%s/etc/good", root);
-	f = fopen(p, "w");
-	cr_assert_not_null(f);
-	fputs("inside\n", f);
-	fclose(f);
+	write_text(p, "inside\n");
 	snprintf(p, sizeof(p), "%s/etc/big", root);
 	f = fopen(p, "w");
 	cr_assert_not_null(f);
@@ -69,10 +72,7 @@ static void setup(void)
 	snprintf(p, sizeof(p), "%s/host", root);
 	cr_assert_eq(mkdir(p, 0755), 0);
 	snprintf(p, sizeof(p), "%s/host/secret", root);
-	f = fopen(p, "w");
-	cr_assert_not_null(f);
-	fputs("in-root decoy\n", f);
-	fclose(f);
+	write_text(p, "in-root decoy\n");
 }
 
 static void teardown(void)
