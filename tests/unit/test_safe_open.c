@@ -4,7 +4,6 @@
  * directory, a device and a file over the cap are refused, a good file
  * opens, and each refusal is counted by reason. */
 #include <criterion/criterion.h>
-#include <criterion/parameterized.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -37,6 +36,7 @@ static void setup(void)
 	char p[512];
 	FILE *f;
 
+	alarm(30);
 	snprintf(base, sizeof(base), "/tmp/kiln-safeopen-XXXXXX");
 	cr_assert_not_null(mkdtemp(base));
 	snprintf(root, sizeof(root), "%s/root", base);
@@ -149,7 +149,9 @@ static void all_cases(void)
 	cr_assert_eq(s1.opened, s0.opened + 6);
 }
 
-TestSuite(safe_open, .init = setup, .fini = teardown, .timeout = 30);
+/* alarm() in setup turns a hang on the FIFO into a failure (Criterion's
+ * .timeout leaks in its runner under ASan). */
+TestSuite(safe_open, .init = setup, .fini = teardown);
 
 Test(safe_open, openat2_or_its_fallback)
 {
