@@ -108,7 +108,11 @@ WARN       := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 \
 CFLAGS     := -std=gnu11 -g -O2 $(WARN) -fno-omit-frame-pointer -MMD -MP \
 	-Iinclude -Iuser -I$(OUT)/gen -D_GNU_SOURCE \
 	-DKILN_VERSION='"$(VERSION)"' -DKILN_GIT_REV='"$(GIT_REV)"'
-LDLIBS     := -lpthread -lstdc++
+# libstdc++'s callback demangler (__gcclibcxx_demangle_callback), which lets
+# symbolize/elf_symtab.c bound a demangled name's size, is exported by the
+# static archive only: link that archive after the shared library.
+LIBSTDCXX_A = $(shell $(CC) -print-file-name=libstdc++.a)
+LDLIBS     := -lpthread -lstdc++ $(LIBSTDCXX_A)
 ifeq ($(SANITIZE),1)
 CFLAGS     += -fsanitize=address,undefined -fno-sanitize-recover=undefined -O1
 LDFLAGS    += -fsanitize=address,undefined
@@ -160,7 +164,7 @@ WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
-.PHONY: all deps test-deps run test unit e2e e2e-record e2e-agent test-view test-docs options-doc \
+.PHONY: all deps test-deps run test unit e2e e2e-record e2e-agent e2e-attacks test-view test-docs options-doc \
 	test-hygiene test-layers test-browser test-deploy test-receiver test-kernels manifests bench \
 	soak format-check \
 	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale
@@ -300,13 +304,17 @@ fuzz:
 		$(addprefix build-fuzz/fuzz/,$(FUZZ_TARGETS))
 	tests/fuzz/run.sh fuzz build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-e2e: e2e-record e2e-agent
+e2e: e2e-record e2e-agent e2e-attacks
 
 e2e-record: $(OUT)/kiln workloads
 	$(SUITE) e2e-record env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
 
 e2e-agent: $(OUT)/kiln workloads
 	$(SUITE) e2e-agent env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/agent.sh
+
+# The attacks a container can try on the files kiln reads (tests/e2e/attacks.sh).
+e2e-attacks: $(OUT)/kiln
+	$(SUITE) e2e-attacks env KILN=$(OUT)/kiln tests/e2e/attacks.sh
 
 # kiln view / kiln diff on real files; no root needed.
 test-view: $(OUT)/kiln
@@ -372,7 +380,8 @@ test-kernels: $(OUT)/kiln workloads
 # the unit tests, the corpus replays, the record and agent end-to-end tests
 # and the view tests (the kernel matrix runs once, in the plain build).
 # The suites are named after their targets, less "test-".
-TEST_TARGETS := test-layers test-hygiene test-docs unit fuzz-replay e2e-record e2e-agent test-view
+TEST_TARGETS := test-layers test-hygiene test-docs unit fuzz-replay e2e-record e2e-agent \
+	e2e-attacks test-view
 ifneq ($(SANITIZE),1)
 TEST_TARGETS += test-browser test-deploy test-receiver test-kernels
 endif

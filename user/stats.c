@@ -67,6 +67,15 @@ static bool bpf_stats_on(const void *snap)
 	LABELED("kiln_samples_dropped_total", "reason", NAME, NULL, t.outcomes[I], "samples", \
 		"samples lost, by reason (BPF outcomes, label-set bound, memory)")
 
+#define FILE_REFUSED(I, NAME) \
+	LABELED("kiln_files_refused_total", "reason", NAME, "files_refused." NAME, \
+		opens.refused[I], "files", \
+		"files a process controls that kiln refused to open, by reason")
+#define ELF_REFUSED(I, NAME) \
+	LABELED("kiln_elf_refused_total", "reason", NAME, "elf_refused." NAME, \
+		elf_refused[I], "refusals", \
+		"ELF files, or parts of them, refused for exceeding a bound, by reason")
+
 static const struct counter stats_rows[] = {
 	/* record's run (JSON only) */
 	ROW(NULL, METRICS_GAUGE, NULL, NULL, "seconds", seconds, "seconds", "length of the run"),
@@ -204,6 +213,20 @@ static const struct counter stats_rows[] = {
 	COUNTER("kiln_symbol_table_failures_total", "symtab_failures", sym.symtab_failures,
 		"tables", "binaries whose symbols could not be read",
 		.summary = "symbol tables unreadable"),
+	COUNTER("kiln_files_opened_total", "files_opened", opens.opened, "files",
+		"files opened on behalf of a process (its binaries, debug files)"),
+	FILE_REFUSED(SAFE_OPEN_NOT_REGULAR, "not_regular"),
+	FILE_REFUSED(SAFE_OPEN_TOO_LARGE, "too_large"),
+	FILE_REFUSED(SAFE_OPEN_LINK, "link"),
+	FILE_REFUSED(SAFE_OPEN_BAD_PATH, "bad_path"),
+	ELF_REFUSED(ELF_REFUSED_HEADERS, "headers"),
+	ELF_REFUSED(ELF_REFUSED_NOTE, "note"),
+	ELF_REFUSED(ELF_REFUSED_SECTION, "section"),
+	ELF_REFUSED(ELF_REFUSED_SYMBOLS, "symbols"),
+	ELF_REFUSED(ELF_REFUSED_NAMES, "names"),
+	ELF_REFUSED(ELF_REFUSED_NAME_LONG, "name_too_long"),
+	ELF_REFUSED(ELF_REFUSED_DEMANGLE, "demangle"),
+	ELF_REFUSED(ELF_REFUSED_TABLE, "table_too_large"),
 	LABELED("kiln_frames_total", "kind", "kernel", "kernel_frames", sym.kernel_frames,
 		"frames", "frames symbolized, by kind"),
 	LABELED("kiln_frames_total", "kind", "user", "user_frames", sym.user_frames, "frames",
@@ -286,6 +309,8 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	symbolizer__cache_stats(pipeline__symbolizer(p), &s->cache);
 	sampler__event_stats(smp, s->events);
 	sampler__prog_stats(smp, &s->bpf_run_ns, &s->bpf_run_cnt);
+	safe_open__stats(&s->opens);
+	elf__refusal_stats(s->elf_refused);
 }
 
 int stats__write_metrics(const struct kiln_stats *s, struct metrics_buf *b)

@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/elf.h"
 #include "core/metrics.h"
+#include "core/safe_open.h"
 #include "export/files.h"
 #include "export/sender.h"
 #include "pipeline.h"
@@ -28,6 +30,9 @@ struct kiln_stats {
 	uint64_t events[KILN_EV_STAT_COUNT];
 	uint64_t bpf_run_ns, bpf_run_cnt;
 	bool bpf_stats_on;              /* the run-time counters are being kept */
+	/* Hostile-input refusals, process-wide (core/safe_open, core/elf). */
+	struct safe_open_stats opens;
+	uint64_t elf_refused[ELF_REFUSAL_COUNT];
 	/* The agent's exporters. */
 	struct files_stats files;
 	struct sender_stats send;

@@ -55,4 +55,30 @@ for line in open('/proc/self/maps'):
             mem.seek(lo)
             open(sys.argv[1], 'wb').write(mem.read(hi - lo))
 PY
+# The bombs of issue 15, each a few KB that claims far more: a PT_NOTE of
+# 768 MiB, 5 million sections (extended numbering: section 0's sh_size),
+# and C++ names that demangle to hundreds of MB (P<T, T> nested 26 deep).
+python3 - tiny.so "$dst/bomb-note.so" "$dst/bomb-sections.so" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+phoff, = struct.unpack_from('<Q', data, 32)
+phentsize, phnum = struct.unpack_from('<HH', data, 54)
+note = bytearray(data)
+for i in range(phnum):
+    off = phoff + i * phentsize
+    if struct.unpack_from('<I', note, off)[0] == 4:     # PT_NOTE: p_filesz
+        struct.pack_into('<Q', note, off + 32, 768 << 20)
+open(sys.argv[2], 'wb').write(note)
+shoff, = struct.unpack_from('<Q', data, 40)
+struct.pack_into('<H', data, 60, 0)                     # e_shnum 0: see section 0
+struct.pack_into('<Q', data, shoff + 32, 5000000)       # section 0 sh_size
+open(sys.argv[3], 'wb').write(data)
+PY
+python3 - > bomb.cc <<'PY'
+print('template <class A, class B> struct P {};\ntypedef P<int, int> T0;')
+for i in range(1, 27):
+    print('typedef P<T%d, T%d> T%d;' % (i - 1, i - 1, i))
+print('template <class T> int bomb(int x) { return x + 1; }\ntemplate int bomb<T26>(int);')
+PY
+g++ -O1 -c bomb.cc -o "$dst/bomb-demangle.o"
 ls -l "$dst"

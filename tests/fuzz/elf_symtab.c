@@ -2,7 +2,8 @@
 /* ELF symbols: symtab__load_mem (the vDSO path), and the same bytes as a
  * file (a memfd) through symtab__load_fd and elf__build_id, which read
  * lazily with pread and look for debug files by build id and debuglink
- * under a root that does not exist. */
+ * under a root that does not exist; then once more with a 4 KiB table
+ * bound, so the symbol, name and table bounds are reached. */
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,6 +14,7 @@
 #include "symbolize/elf_symtab.h"
 
 #define ROOT "/nonexistent-kiln-fuzz"
+#define SMALL_TABLE 4096
 
 static int memfd = -1;
 
@@ -94,6 +96,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(symtab__count(st) == symtab__count(mem));
 		FUZZ_CHECK(!strcmp(symtab__build_id(st), symtab__build_id(mem)));
 		FUZZ_CHECK(!strcmp(symtab__source(st), symtab__source(mem)));
+	}
+	symtab__free(st);
+	/* A table bound of 4 KiB: the symbol, name and table bounds refuse
+	 * what small inputs hold, never more than the bound is kept. */
+	st = symtab__load(memfd, ROOT, ROOT "/usr/bin/prog", SMALL_TABLE);
+	if (st) {
+		check_table(st, data, size);
+		FUZZ_CHECK(symtab__bytes(st) <= SMALL_TABLE);
+		FUZZ_CHECK(!mem || symtab__count(st) == symtab__count(mem));
 	}
 	symtab__free(st);
 	symtab__free(mem);

@@ -15,6 +15,7 @@
 #include "core/hashmap.h"
 #include "proc/proc.h"
 #include "core/elf.h"
+#include "core/safe_open.h"
 
 /* /proc/PID/maps of a large JVM is a few MiB; past this it is truncated. */
 #define MAPS_MAX_BYTES (16u << 20)
@@ -207,14 +208,23 @@ static void binary_put(struct proc_table *t, struct binary *b)
 }
 
 /* The shared binary for a mapped file, opened through map_files (works for
- * deleted and replaced files and across mount namespaces), else through the
- * process's root. */
+ * deleted and replaced files and across mount namespaces), else by its path
+ * inside the process's root; both through the safe opener: a regular file
+ * under ELF_FILE_MAX, never a FIFO, never a symlink out of the root.
+ *
+ * The symbol cache key names the file itself, from fstat of what was
+ * opened: device, inode, size and mtime. Never the build id the file
+ * claims: a container mapping a forged file with a victim's build id would
+ * otherwise choose the names of the victim's frames in every other
+ * container. (A debuginfod client may key by build id the files it fetched
+ * itself, as their content is what the server vouches for.) */
 static struct binary *binary_get(struct proc_table *t, pid_t pid,
 				 const struct proc_mapping *m, uint64_t dev, uint64_t ino)
 {
 	uint64_t slot = binary_slot(dev, ino);
 	struct binary *b = hashmap__get_u64(&t->binaries, slot);
 	char path[4200];
+	struct stat sb;
 	size_t plen;
 
 	if (b && b->dev == dev && b->ino == ino) {
@@ -240,15 +250,19 @@ static struct binary *binary_get(struct proc_table *t, pid_t pid,
 	}
 	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, t->proc_root,
 		 pid, m->start, m->end);
-	b->fd = open(path, O_RDONLY | O_CLOEXEC);
+	b->fd = safe_open__proc_link(path, ELF_FILE_MAX, &sb);
+	if (b->fd == -ENOENT || b->fd == -EACCES || b->fd == -EPERM)
+		b->fd = safe_open__in(b->root, b->path, ELF_FILE_MAX, &sb);
 	if (b->fd < 0) {
-		snprintf(path, sizeof(path), "%s%s", b->root, b->path);
-		b->fd = open(path, O_RDONLY | O_CLOEXEC);
+		pr_debug("pid %d: cannot open %s: %s", pid, b->path, strerror(-b->fd));
+		b->fd = -1;
 	}
-	if (b->fd < 0)
-		pr_debug("pid %d: cannot open %s: %s", pid, b->path, strerror(errno));
-	if (b->fd >= 0 && elf__build_id(b->fd, b->build_id, sizeof(b->build_id)) == 0)
-		snprintf(b->key, sizeof(b->key), "b:%s", b->build_id);
+	if (b->fd >= 0)
+		elf__build_id_of(b->fd, b->path, b->build_id, sizeof(b->build_id));
+	if (b->fd >= 0)
+		snprintf(b->key, sizeof(b->key), "f:%" PRIu64 ":%" PRIu64 ":%lld:%lld.%09ld",
+			 (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, (long long)sb.st_size,
+			 (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec);
 	else
 		snprintf(b->key, sizeof(b->key), "i:%" PRIu64 ":%" PRIu64, dev, ino);
 	if (!hashmap__get_u64(&t->binaries, slot))

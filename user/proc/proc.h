@@ -18,7 +18,10 @@
  * can be (re)loaded even after every process mapping it has exited. */
 struct binary {
 	uint64_t dev, ino;
-	char key[80];           /* cache key: "b:<build id>" or "i:<dev>:<ino>" */
+	/* Symbol cache key, what the opened file is (never what it claims):
+	 * "f:<dev>:<ino>:<size>:<mtime>" from fstat, "i:<dev>:<ino>" from maps
+	 * when it could not be opened (nothing is loaded then). */
+	char key[96];
 	char build_id[72];      /* hex, "" when the file has none */
 	char *path;             /* as the first process mapping it sees it */
 	char *root;             /* "/proc/<pid>/root" of that process */

@@ -9,12 +9,27 @@
  * addresses into ELF virtual addresses. Every size read from a file is
  * checked (libelf bounds section data and strings by the file size; we
  * bound counts, note sizes and decompressed sizes), so a hostile or
- * truncated file costs an error, not a crash. */
+ * truncated file costs an error, not a crash.
+ *
+ * Bounds, all checked before the allocation they guard (a file a container
+ * controls can claim anything): the file under ELF_FILE_MAX (the safe
+ * opener), section and segment counts (elf__begin_fd), notes (core/elf.c);
+ * here: the symbol and string sections read at most SECTION_FACTOR times
+ * the table bound, function symbols at most bound / sizeof(struct sym),
+ * name bytes at most the bound, each name cut to SYMTAB_NAME_MAX, and the
+ * finished table within the bound (the caller passes a quarter of its
+ * symbol cache). C++ names are demangled only when short enough, into a
+ * bounded buffer: a 233-byte name can demangle to 100 MB, so the demangler
+ * writes through a callback that gives up past DEMANGLE_OUT_MAX bytes and
+ * the name stays mangled. Every refusal is counted (elf__refuse). Debug
+ * files are opened only through the safe opener, inside the process's
+ * root. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
 #include <lzma.h>
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,16 +40,26 @@
 
 #include "core/elf.h"
 #include "core/log.h"
+#include "core/safe_open.h"
 #include "symbolize/elf_symtab.h"
 
-/* From libstdc++ (the build links -lstdc++); no C header declares it. */
-char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+/* libstdc++'s demangler writing through a callback, without a heap: no C
+ * header declares it, and only the static libstdc++.a exports it (the
+ * Makefile links that archive for it). 0 on success, -1 when name is not
+ * a mangled name. */
+int __gcclibcxx_demangle_callback(const char *name,
+				  void (*out)(const char *s, size_t n, void *opaque),
+				  void *opaque);
 
-#define SYMTAB_MAX_SYMS		(10u * 1000 * 1000)
 #define MINIDEBUG_MAX		(64u << 20)	/* decompressed .gnu_debugdata */
 #define XZ_MEMLIMIT		(64u << 20)
 #define IMAGE_MAX		(64u << 20)	/* symtab__load_mem */
 #define DEBUGLINK_NAME_MAX	255
+#define DEBUGLINK_SECTION_MAX	4096		/* name, padding, CRC */
+#define SHSTRTAB_MAX		(1u << 20)	/* section names */
+#define SECTION_FACTOR		2		/* symbol/string section read vs the table bound */
+#define DEMANGLE_IN_MAX		1024		/* longer mangled names stay mangled */
+#define DEMANGLE_OUT_MAX	(64u << 10)	/* demangler output that marks a bomb */
 
 struct seg {
 	uint64_t offset, filesz, vaddr;
@@ -59,6 +84,9 @@ struct raw_sym {
 
 /* State of one load; everything here is released by loader_release. */
 struct loader {
+	size_t max_bytes;	/* the table bound */
+	const char *name;	/* the main file, for logs */
+	const char *aux_name;	/* the debug file, for logs */
 	Elf *elf;		/* the main file */
 	Elf *aux;		/* debug file or MiniDebugInfo image */
 	int aux_fd;
@@ -79,16 +107,26 @@ static void loader_release(struct loader *ld)
 	ld->aux_image = NULL;
 }
 
+/* Function symbols beyond the table bound could never be kept: each costs
+ * at least a struct sym in the table. */
+static size_t max_syms(const struct loader *ld)
+{
+	return ld->max_bytes / sizeof(struct sym);
+}
+
 static int raw_push(struct loader *ld, const struct raw_sym *r)
 {
 	if (ld->nraw == ld->capraw) {
 		size_t cap = ld->capraw ? ld->capraw * 2 : 256;
 		struct raw_sym *v;
 
-		if (cap > SYMTAB_MAX_SYMS)
-			cap = SYMTAB_MAX_SYMS;
-		if (ld->nraw == cap)
-			return -E2BIG;
+		if (cap > max_syms(ld))
+			cap = max_syms(ld);
+		if (ld->nraw >= cap) {
+			elf__refuse(ELF_REFUSED_SYMBOLS, ld->name,
+				    "more function symbols than the table bound allows");
+			return -EFBIG;
+		}
 		v = realloc(ld->raw, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
@@ -116,10 +154,22 @@ static bool code_label(Elf *elf, const GElf_Sym *s, const char *name)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
+/* true when a section of size bytes may be read for a table of the
+ * loader's bound; else counted. */
+static bool section_fits(const struct loader *ld, const char *file, uint64_t size,
+			 const char *what)
+{
+	if (size <= (uint64_t)ld->max_bytes * SECTION_FACTOR)
+		return true;
+	elf__refuse(ELF_REFUSED_SECTION, file, what);
+	return false;
+}
+
 /* Appends the defined function symbols (and labels in executable sections)
  * of a SHT_SYMTAB/SHT_DYNSYM section. -EINVAL when the section or its
- * string table is malformed. */
-static int collect_syms(struct loader *ld, Elf *elf, Elf_Scn *scn)
+ * string table is malformed, -EFBIG when one is over its bound. file: for
+ * logs. */
+static int collect_syms(struct loader *ld, Elf *elf, Elf_Scn *scn, const char *file)
 {
 	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	GElf_Shdr sh, strsh;
@@ -130,11 +180,14 @@ static int collect_syms(struct loader *ld, Elf *elf, Elf_Scn *scn)
 	if (!gelf_getshdr(scn, &sh) || entsize == 0 || sh.sh_entsize != entsize)
 		return -EINVAL;
 	n = sh.sh_size / entsize;
-	if (n > SYMTAB_MAX_SYMS)
-		return -E2BIG;
+	if (n > INT_MAX || !section_fits(ld, file, sh.sh_size, "symbol section over twice the table bound"))
+		return -EFBIG;
 	strscn = elf_getscn(elf, sh.sh_link);
 	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
 		return -EINVAL;
+	/* elf_strptr reads the whole string section on first use. */
+	if (!section_fits(ld, file, strsh.sh_size, "string section over twice the table bound"))
+		return -EFBIG;
 	data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf)
 		return n ? -EINVAL : 0;
@@ -171,7 +224,8 @@ static int read_segments(struct symtab *st, Elf *elf)
 {
 	size_t phnum, n = 0;
 
-	if (elf_getphdrnum(elf, &phnum) != 0)
+	/* elf__begin_* bounded phnum by ELF_SEGMENTS_MAX. */
+	if (elf_getphdrnum(elf, &phnum) != 0 || phnum > ELF_SEGMENTS_MAX)
 		return -EINVAL;
 	if (phnum == 0)
 		return 0;
@@ -211,9 +265,18 @@ static int scan_sections(struct loader *ld)
 {
 	size_t shnum, shstrndx;
 
+	Elf_Scn *names;
+	GElf_Shdr nsh;
+
 	if (elf_getshdrnum(ld->elf, &shnum) != 0 ||
 	    elf_getshdrstrndx(ld->elf, &shstrndx) != 0)
 		return -EINVAL;
+	/* elf_strptr below reads the whole section-name table. */
+	names = elf_getscn(ld->elf, shstrndx);
+	if (names && gelf_getshdr(names, &nsh) && nsh.sh_size > SHSTRTAB_MAX) {
+		elf__refuse(ELF_REFUSED_SECTION, ld->name, "section names over 1 MiB");
+		return -EFBIG;
+	}
 	for (size_t i = 1; i < shnum; i++) {
 		Elf_Scn *scn = elf_getscn(ld->elf, i);
 		const char *name;
@@ -260,7 +323,7 @@ static bool use_aux(struct loader *ld, Elf *aux, int fd, void *image)
 	ld->aux = aux;
 	ld->aux_fd = fd;
 	ld->aux_image = image;
-	if (scn && collect_syms(ld, aux, scn) == 0 && ld->nraw > 0)
+	if (scn && collect_syms(ld, aux, scn, ld->aux_name) == 0 && ld->nraw > 0)
 		return true;
 	ld->nraw = 0;
 	loader_release(ld);
@@ -290,11 +353,15 @@ static int file_crc32(int fd, uint32_t *out)
 	return 0;
 }
 
-/* Tries one candidate debug file: it must not be the main file itself, must
- * be ELF, and must match the main file by build id (want_id) or by the
- * debuglink CRC (want_crc, when want_id is NULL). */
-static bool try_debug_file(struct loader *ld, const char *file, const struct stat *self,
-			   const char *want_id, uint32_t want_crc)
+/* Tries one candidate debug file, path as the process sees it, opened by
+ * the safe opener inside root (a FIFO, a directory, a symlink out of the
+ * root or a file over ELF_FILE_MAX is refused and counted there, before a
+ * byte is read: the CRC below reads only a file under the cap). It must not
+ * be the main file itself, must be ELF, and must match the main file by
+ * build id (want_id) or by the debuglink CRC (want_crc, when want_id is
+ * NULL). */
+static bool try_debug_file(struct loader *ld, const char *root, const char *file,
+			   const struct stat *self, const char *want_id, uint32_t want_crc)
 {
 	char id[2 * ELF_BUILD_ID_MAX + 1];
 	struct stat sb;
@@ -302,25 +369,25 @@ static bool try_debug_file(struct loader *ld, const char *file, const struct sta
 	Elf *elf;
 	int fd;
 
-	fd = open(file, O_RDONLY | O_CLOEXEC);
+	fd = safe_open__in(root, file, ELF_FILE_MAX, &sb);
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
-	    (self && sb.st_dev == self->st_dev && sb.st_ino == self->st_ino))
+	if (self && sb.st_dev == self->st_dev && sb.st_ino == self->st_ino)
 		goto reject;
 	if (!want_id && (file_crc32(fd, &crc) != 0 || crc != want_crc)) {
 		pr_debug("debug file '%s': CRC mismatch", file);
 		goto reject;
 	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
+	elf = elf__begin_fd(fd, file);
 	if (!elf)
 		goto reject;
 	if (elf_kind(elf) != ELF_K_ELF ||
-	    (want_id && (elf__read_build_id(elf, id, sizeof(id)) != 0 ||
+	    (want_id && (elf__read_build_id(elf, file, id, sizeof(id)) != 0 ||
 			 strcmp(id, want_id) != 0))) {
 		elf_end(elf);
 		goto reject;
 	}
+	ld->aux_name = file;
 	if (use_aux(ld, elf, fd, NULL)) {
 		pr_debug("debug file '%s': %zu function symbols", file, ld->nraw);
 		return true;
@@ -331,13 +398,17 @@ reject:
 	return false;
 }
 
-/* Separate debug file by build id, then by .gnu_debuglink. */
+/* Separate debug file by build id, then by .gnu_debuglink, every candidate
+ * inside the process's root (and the host's /usr/lib/debug by build id,
+ * for host binaries seen through a container's mount). */
 static bool load_debug_file(struct loader *ld, const struct symtab *st, int fd,
 			    const char *root, const char *path)
 {
 	char file[PATH_MAX], dir[PATH_MAX], name[DEBUGLINK_NAME_MAX + 1];
 	const char *slash;
 	struct stat self, *selfp = fstat(fd, &self) == 0 ? &self : NULL;
+	bool host = !root[0] || strcmp(root, "/") == 0;
+	GElf_Shdr lsh;
 	Elf_Data *d;
 	size_t name_len, crc_off;
 	uint32_t crc;
@@ -347,21 +418,19 @@ static bool load_debug_file(struct loader *ld, const struct symtab *st, int fd,
 	if (st->build_id[0]) {
 		const char *id = st->build_id;
 
-		n = snprintf(file, sizeof(file), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
-			     root, id, id + 2);
-		if (n > 0 && (size_t)n < sizeof(file) &&
-		    try_debug_file(ld, file, selfp, id, 0))
-			return true;
 		n = snprintf(file, sizeof(file), "/usr/lib/debug/.build-id/%.2s/%s.debug",
 			     id, id + 2);
-		if (root[0] && strcmp(root, "/") != 0 && n > 0 && (size_t)n < sizeof(file) &&
-		    try_debug_file(ld, file, selfp, id, 0))
+		if (n > 0 && (size_t)n < sizeof(file) &&
+		    (try_debug_file(ld, root, file, selfp, id, 0) ||
+		     (!host && try_debug_file(ld, "/", file, selfp, id, 0))))
 			return true;
 	}
-	if (!ld->debuglink || !path || !(slash = strrchr(path, '/')))
+	if (!ld->debuglink || !path || path[0] != '/' || !(slash = strrchr(path, '/')))
 		return false;
 	/* Section: the file name, NUL, padding to 4, a CRC32 in the file's
 	 * byte order. */
+	if (!gelf_getshdr(ld->debuglink, &lsh) || lsh.sh_size > DEBUGLINK_SECTION_MAX)
+		return false;
 	d = elf_getdata(ld->debuglink, NULL);
 	if (!d || !d->d_buf)
 		return false;
@@ -384,23 +453,23 @@ static bool load_debug_file(struct loader *ld, const struct symtab *st, int fd,
 	/* Next to the file, in its .debug/, under /usr/lib/debug. */
 	for (int i = 0; i < 3; i++) {
 		if (i == 0)
-			n = snprintf(file, sizeof(file), "%s%s/%s", root, dir, name);
+			n = snprintf(file, sizeof(file), "%s/%s", dir, name);
 		else if (i == 1)
-			n = snprintf(file, sizeof(file), "%s%s/.debug/%s", root, dir, name);
+			n = snprintf(file, sizeof(file), "%s/.debug/%s", dir, name);
 		else
-			n = snprintf(file, sizeof(file), "%s/usr/lib/debug%s/%s", root, dir, name);
+			n = snprintf(file, sizeof(file), "/usr/lib/debug%s/%s", dir, name);
 		if (n > 0 && (size_t)n < sizeof(file) &&
-		    try_debug_file(ld, file, selfp, NULL, crc))
+		    try_debug_file(ld, root, file, selfp, NULL, crc))
 			return true;
 	}
 	return false;
 }
 
-/* Decompresses an xz stream into a new buffer of at most MINIDEBUG_MAX. */
-static int xz_decode(const void *in, size_t in_len, void **out, size_t *out_len)
+/* Decompresses an xz stream into a new buffer of at most max bytes. */
+static int xz_decode(const void *in, size_t in_len, size_t max, void **out, size_t *out_len)
 {
 	lzma_stream s = LZMA_STREAM_INIT;
-	size_t cap = in_len < MINIDEBUG_MAX / 8 ? in_len * 8 + 4096 : MINIDEBUG_MAX;
+	size_t cap = in_len < max / 8 ? in_len * 8 + 4096 : max;
 	uint8_t *buf = NULL, *p;
 	lzma_ret ret;
 	int err = 0;
@@ -427,11 +496,11 @@ static int xz_decode(const void *in, size_t in_len, void **out, size_t *out_len)
 		if (s.avail_out == 0) {
 			size_t used = cap;
 
-			if (cap >= MINIDEBUG_MAX) {
+			if (cap >= max) {
 				err = -E2BIG;
 				goto cleanup;
 			}
-			cap = cap * 2 < MINIDEBUG_MAX ? cap * 2 : MINIDEBUG_MAX;
+			cap = cap * 2 < max ? cap * 2 : max;
 			p = realloc(buf, cap);
 			if (!p) {
 				err = -ENOMEM;
@@ -455,14 +524,31 @@ cleanup:
  * holds the functions .dynsym lacks. */
 static bool load_minidebuginfo(struct loader *ld)
 {
-	Elf_Data *d = elf_getdata(ld->debugdata, NULL);
+	size_t max = ld->max_bytes * SECTION_FACTOR < MINIDEBUG_MAX ?
+		     ld->max_bytes * SECTION_FACTOR : MINIDEBUG_MAX;
+	GElf_Shdr sh;
+	Elf_Data *d;
 	void *image;
 	size_t len;
 	Elf *elf;
+	int err;
 
-	if (!d || !d->d_buf || xz_decode(d->d_buf, d->d_size, &image, &len) != 0)
+	if (!gelf_getshdr(ld->debugdata, &sh))
 		return false;
-	elf = elf_memory(image, len);
+	if (sh.sh_size > max) {
+		elf__refuse(ELF_REFUSED_SECTION, ld->name, ".gnu_debugdata over its bound");
+		return false;
+	}
+	d = elf_getdata(ld->debugdata, NULL);
+	if (!d || !d->d_buf)
+		return false;
+	err = xz_decode(d->d_buf, d->d_size, max, &image, &len);
+	if (err == -E2BIG)
+		elf__refuse(ELF_REFUSED_SECTION, ld->name, ".gnu_debugdata decompresses over its bound");
+	if (err)
+		return false;
+	ld->aux_name = ld->name;
+	elf = elf__begin_mem(image, len, ld->name);
 	if (!elf) {
 		free(image);
 		return false;
@@ -507,10 +593,13 @@ static int raw_cmp(const void *a, const void *b)
 	return x->size > y->size ? -1 : x->size < y->size;
 }
 
-static int arena_add(struct symtab *st, size_t *cap, const char *s, size_t *off)
+/* Appends s (at most len bytes of it) and a NUL; -EFBIG past max bytes. */
+static int arena_add(struct symtab *st, size_t *cap, const char *s, size_t len, size_t max,
+		     size_t *off)
 {
-	size_t len = strlen(s) + 1;
-
+	if (st->names_len + len + 1 > max)
+		return -EFBIG;
+	len++;
 	if (st->names_len + len > *cap) {
 		size_t c = *cap ? *cap * 2 : 4096;
 		char *p;
@@ -523,15 +612,81 @@ static int arena_add(struct symtab *st, size_t *cap, const char *s, size_t *off)
 		st->names = p;
 		*cap = c;
 	}
-	memcpy(st->names + st->names_len, s, len);
+	memcpy(st->names + st->names_len, s, len - 1);
+	st->names[st->names_len + len - 1] = '\0';
 	*off = st->names_len;
 	st->names_len += len;
 	return 0;
 }
 
+/* The demangler's output, kept up to SYMTAB_NAME_MAX - 1 bytes; past
+ * DEMANGLE_OUT_MAX the demangling is abandoned with a longjmp (libstdc++'s
+ * callback demangler keeps its state on the stack: nothing leaks). */
+struct demangled {
+	char buf[SYMTAB_NAME_MAX];
+	size_t len, total;
+	jmp_buf bail;
+};
+
+static void demangle_sink(const char *s, size_t n, void *opaque)
+{
+	struct demangled *d = opaque;
+	size_t room = sizeof(d->buf) - 1 - d->len;
+
+	memcpy(d->buf + d->len, s, n < room ? n : room);
+	d->len += n < room ? n : room;
+	d->total += n;
+	if (d->total > DEMANGLE_OUT_MAX)
+		longjmp(d->bail, 1);
+}
+
+/* 1: d->buf holds the demangled name (cut; d->total is its full length);
+ * 0: not a mangled name; -1: refused (too long to try, or a bomb). */
+static int demangle(const char *name, struct demangled *d)
+{
+	if (strnlen(name, DEMANGLE_IN_MAX + 1) > DEMANGLE_IN_MAX)
+		return -1;
+	d->len = d->total = 0;
+	if (setjmp(d->bail))
+		return -1;
+	if (__gcclibcxx_demangle_callback(name, demangle_sink, d) != 0)
+		return 0;
+	d->buf[d->len] = '\0';
+	return 1;
+}
+
+/* The name to keep for raw: demangled when it can be, cut to
+ * SYMTAB_NAME_MAX - 1 bytes; *len: how many bytes of it to keep. */
+static const char *symbol_name(struct loader *ld, const char *raw, struct demangled *d,
+			       size_t *len)
+{
+	const char *name = raw;
+	size_t full;
+	int r = 0;
+
+	if (raw[0] == '_' && raw[1] == 'Z') {
+		r = demangle(raw, d);
+		if (r < 0)
+			elf__refuse(ELF_REFUSED_DEMANGLE, ld->name,
+				    "mangled name too long or demangling too large: kept mangled");
+	}
+	if (r > 0) {
+		name = d->buf;
+		full = d->total;
+	} else {
+		full = strnlen(raw, SYMTAB_NAME_MAX);
+	}
+	*len = full < SYMTAB_NAME_MAX ? full : SYMTAB_NAME_MAX - 1;
+	if (full >= SYMTAB_NAME_MAX)
+		elf__refuse(ELF_REFUSED_NAME_LONG, ld->name, "names cut to 1023 bytes");
+	return name;
+}
+
 /* Sorts and deduplicates the raw symbols, demangles, fills st. */
 static int build_table(struct symtab *st, struct loader *ld)
 {
+	struct demangled *dem = NULL;
+
 	size_t n = 0, cap = 0;
 	size_t *offs = NULL;
 	uint64_t covered = 0;   /* end of the sized functions so far */
@@ -542,14 +697,15 @@ static int build_table(struct symtab *st, struct loader *ld)
 	qsort(ld->raw, ld->nraw, sizeof(*ld->raw), raw_cmp);
 	st->syms = calloc(ld->nraw, sizeof(*st->syms));
 	offs = calloc(ld->nraw, sizeof(*offs));
-	if (!st->syms || !offs) {
+	dem = malloc(sizeof(*dem));
+	if (!st->syms || !offs || !dem) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	for (size_t i = 0; i < ld->nraw; i++) {
 		const struct raw_sym *r = &ld->raw[i];
-		char *dem = NULL;
-		int status;
+		const char *name;
+		size_t len;
 
 		if (r->size && r->start + r->size > covered && (r->rank < 3 || r->start >= covered))
 			covered = r->start + r->size;
@@ -562,12 +718,12 @@ static int build_table(struct symtab *st, struct loader *ld)
 		/* A label inside a function is a branch target, not a name. */
 		if (r->rank == 3 && r->start < covered && r->size == 0)
 			continue;
-		if (r->name[0] == '_' && r->name[1] == 'Z')
-			dem = __cxa_demangle(r->name, NULL, NULL, &status);
-		err = arena_add(st, &cap, dem ? dem : r->name, &offs[n]);
-		free(dem);
-		if (err)
+		name = symbol_name(ld, r->name, dem, &len);
+		err = arena_add(st, &cap, name, len, ld->max_bytes, &offs[n]);
+		if (err) {
+			elf__refuse(ELF_REFUSED_NAMES, ld->name, "symbol names over the table bound");
 			goto cleanup;
+		}
 		st->syms[n].start = r->start;
 		st->syms[n].size = r->size;
 		n++;
@@ -587,8 +743,14 @@ static int build_table(struct symtab *st, struct loader *ld)
 	for (size_t i = 0; i < n; i++)
 		st->syms[i].name = st->names + offs[i];
 	st->count = n;
+	if (symtab__bytes(st) > ld->max_bytes) {
+		elf__refuse(ELF_REFUSED_TABLE, ld->name,
+			    "symbol table over a quarter of --symbol-cache: raise it to name this file");
+		err = -EFBIG;
+	}
 cleanup:
 	free(offs);
+	free(dem);
 	return err;
 }
 
@@ -604,7 +766,7 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 	err = read_segments(st, ld->elf);
 	if (err)
 		return err;
-	err = elf__read_build_id(ld->elf, st->build_id, sizeof(st->build_id));
+	err = elf__read_build_id(ld->elf, ld->name, st->build_id, sizeof(st->build_id));
 	if (err && err != -ENOENT)
 		return err;
 	err = scan_sections(ld);
@@ -613,7 +775,7 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 
 	st->source = "symtab";
 	if (ld->symtab) {
-		err = collect_syms(ld, ld->elf, ld->symtab);
+		err = collect_syms(ld, ld->elf, ld->symtab, ld->name);
 		if (err)
 			return err;
 		if (ld->nraw)
@@ -625,11 +787,11 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 	/* MiniDebugInfo holds only the local symbols: .dynsym adds the rest. */
 	st->source = "minidebuginfo";
 	if (ld->debugdata && load_minidebuginfo(ld)) {
-		err = ld->dynsym ? collect_syms(ld, ld->elf, ld->dynsym) : 0;
+		err = ld->dynsym ? collect_syms(ld, ld->elf, ld->dynsym, ld->name) : 0;
 		return err ? err : build_table(st, ld);
 	}
 	st->source = "dynsym";
-	err = ld->dynsym ? collect_syms(ld, ld->elf, ld->dynsym) : 0;
+	err = ld->dynsym ? collect_syms(ld, ld->elf, ld->dynsym, ld->name) : 0;
 	if (err)
 		return err;
 	if (ld->nraw)
@@ -638,9 +800,11 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 	return 0;
 }
 
-static struct symtab *load(Elf *elf, int fd, const char *root, const char *path)
+static struct symtab *load(Elf *elf, int fd, const char *root, const char *path,
+			   size_t max_bytes)
 {
-	struct loader ld = { .elf = elf, .aux_fd = -1 };
+	struct loader ld = { .elf = elf, .aux_fd = -1, .max_bytes = max_bytes,
+			     .name = path ? path : "(elf image)" };
 	struct symtab *st = calloc(1, sizeof(*st));
 	int err = st ? load_elf(st, &ld, fd, root, path) : -ENOMEM;
 
@@ -656,8 +820,12 @@ static struct symtab *load(Elf *elf, int fd, const char *root, const char *path)
 
 struct symtab *symtab__load_fd(int fd, const char *root, const char *path)
 {
+	return symtab__load(fd, root, path, SYMTAB_DEFAULT_MAX_BYTES);
+}
+
+struct symtab *symtab__load(int fd, const char *root, const char *path, size_t max_bytes)
+{
 	struct symtab *st;
-	struct stat sb;
 	Elf *elf;
 	int err;
 
@@ -666,14 +834,20 @@ struct symtab *symtab__load_fd(int fd, const char *root, const char *path)
 		errno = -err;
 		return NULL;
 	}
-	if (fstat(fd, &sb) != 0)
-		return NULL;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf) {
-		errno = EINVAL;
+	if (fd < 0) {
+		errno = EBADF;
 		return NULL;
 	}
-	st = load(elf, fd, root, path);
+	/* Whoever opened fd: a regular file under the cap, or nothing. */
+	err = safe_open__check_fd(fd, path ? path : "(fd)", ELF_FILE_MAX, NULL);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	elf = elf__begin_fd(fd, path);
+	if (!elf)
+		return NULL;
+	st = load(elf, fd, root, path, max_bytes);
 	err = errno;
 	elf_end(elf);
 	if (!st) {
@@ -707,13 +881,14 @@ struct symtab *symtab__load_mem(const void *image, size_t size)
 		return NULL;
 	}
 	memcpy(copy, image, size);
-	elf = elf_memory(copy, size);
+	elf = elf__begin_mem(copy, size, NULL);
 	if (!elf) {
+		err = errno;
 		free(copy);
-		errno = EINVAL;
+		errno = err;
 		return NULL;
 	}
-	st = load(elf, -1, NULL, NULL);
+	st = load(elf, -1, NULL, NULL, SYMTAB_DEFAULT_MAX_BYTES);
 	err = errno;
 	elf_end(elf);
 	free(copy);

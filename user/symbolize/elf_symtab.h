@@ -8,6 +8,13 @@
 
 struct symtab;
 
+/* Bytes of a name kept, NUL included: longer names are cut (the
+ * symbolizer shows no more). */
+#define SYMTAB_NAME_MAX 1024
+/* The table bound of symtab__load_fd and symtab__load_mem: a quarter of
+ * the default 64 MiB symbol cache. */
+#define SYMTAB_DEFAULT_MAX_BYTES (16u << 20)
+
 struct sym {
 	uint64_t start;         /* ELF virtual address */
 	uint64_t size;          /* 0: extends to the next symbol */
@@ -16,15 +23,20 @@ struct sym {
 
 /* Builds the symbol table of the ELF file open at fd (fd is only read,
  * never closed). Sources, best first: .symtab of the file; a separate debug
- * file found by build id (<root>/usr/lib/debug/.build-id/xx/rest.debug, then
- * the same without <root>) or by .gnu_debuglink (next to `path`, in its
- * .debug/ subfolder, and under /usr/lib/debug); MiniDebugInfo
+ * file found by build id (/usr/lib/debug/.build-id/xx/rest.debug inside
+ * root, then on the host) or by .gnu_debuglink (next to `path`, in its
+ * .debug/ subfolder, and under /usr/lib/debug, inside root); MiniDebugInfo
  * (.gnu_debugdata, xz) merged with .dynsym; .dynsym alone.
- * root: prefix under which the owning process sees its files
- * ("/proc/PID/root", or "" for the host). path: the file's path as the
- * process sees it, may be NULL.
+ * root: the owning process's root ("/proc/PID/root", or "" for the host):
+ * debug files are opened only through the safe opener, inside it.
+ * path: the file's path as the process sees it, may be NULL.
+ * max_bytes bounds the table (symtab__bytes) and, through it, what a load
+ * may allocate: a file whose table would exceed it is refused (-EFBIG).
  * A file with no symbols gives an empty table, not an error.
- * NULL + errno when fd is not a readable ELF file. */
+ * NULL + errno when fd is not a readable ELF file or is over a bound; each
+ * refusal counted in elf__refusal_stats (core/elf.h). */
+struct symtab *symtab__load(int fd, const char *root, const char *path, size_t max_bytes);
+/* symtab__load with SYMTAB_DEFAULT_MAX_BYTES. */
 struct symtab *symtab__load_fd(int fd, const char *root, const char *path);
 /* The same for an ELF image in memory (the vDSO). */
 struct symtab *symtab__load_mem(const void *image, size_t size);

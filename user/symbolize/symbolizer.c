@@ -23,6 +23,7 @@
 struct symbolizer {
 	struct kallsyms *ks;
 	struct symcache *cache;
+	size_t table_max;       /* a quarter of the cache: a bigger table is refused */
 	uint64_t cache_ttl_ns;
 	uint64_t now;           /* monotonic ns of the current drain */
 	uint64_t loads_aged;    /* stats.symtab_loads at the last symbolizer__age */
@@ -69,6 +70,10 @@ struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns,
 		return NULL;
 	sym->procs = procs;
 	sym->cache_ttl_ns = cache_ttl_ns;
+	/* One table may not take more than a quarter of the cache: a file
+	 * cannot push every other process's symbols out, and the loader
+	 * refuses it before allocating it. */
+	sym->table_max = cache_bytes / 4;
 	sym->scratch = malloc(SYMBOLIZER_MAX_FRAMES * NAME_MAX_BYTES);
 	sym->cache = symcache__new(cache_bytes);
 	if (!sym->scratch || !sym->cache) {
@@ -142,7 +147,7 @@ static const struct symtab *binary_symtab(struct symbolizer *sym, struct binary 
 
 	if (st || b->fd < 0)
 		return st;
-	loaded = symtab__load_fd(b->fd, b->root, b->path);
+	loaded = symtab__load(b->fd, b->root, b->path, sym->table_max);
 	if (!loaded) {
 		pr_debug("%s: no symbols: %s", b->path, strerror(errno));
 		sym->stats.symtab_failures++;

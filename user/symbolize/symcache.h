@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Symbol tables shared by every process mapping the same binary, keyed by
- * build id ("b:<hex>") else device and inode ("i:<dev>:<ino>"), bounded in
+ * what the file is (proc.h: "f:<dev>:<ino>:<size>:<mtime>"), never by the
+ * build id it claims (one container could then poison another's names;
+ * only files a debuginfod client fetched itself may go by build id), bounded in
  * bytes with least-recently-used eviction, and aged: symcache__expire frees
  * the tables no lookup wanted for a while. Times are the caller's monotonic
  * nanoseconds and must not go backwards from one call to the next. */

@@ -1,0 +1,276 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Attacks a process (a container) can try on the files kiln reads for it,
+# run against the real kiln record (root): a FIFO as the debug file, a
+# debug-file symlink out of a private mount namespace, a sparse-note bomb
+# and a demangling bomb under a memory cgroup, and a forged build id. Each
+# shows the attack fails and reads the counter that recorded the refusal
+# from --stats. Prints one line per test, then "N passed, ..." (tests/lib.sh).
+set -u
+. "$(dirname "$0")/../lib.sh"
+
+KILN=${KILN:-build/kiln}
+TMP=$(mktemp -d /tmp/kiln-attacks.XXXXXX)
+CG=
+MEM_CAP_MB=200
+cleanup() {
+	[ -n "$CG" ] && rmdir "$CG" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# json FILE KEY... : a value of the --stats file
+json() {
+	python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+for k in sys.argv[2:]: d=d[k]
+print(d)' "$@"
+}
+
+# Samples of folded lines matching an extended regex.
+folded_count() {
+	grep -E "$2" "$1" | awk '{ s += $NF } END { print s + 0 }'
+}
+
+# A workload whose hot function is attack_hot (HOT overrides the name);
+# with -DLIB, a library whose entry() runs it.
+cat >"$TMP/spin.c" <<'EOF'
+#include <stdlib.h>
+#include <time.h>
+#ifndef HOT
+#define HOT attack_hot
+#endif
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+__attribute__((noinline)) void HOT(double end)
+{
+	volatile unsigned long x = 0;
+	while (now() < end)
+		for (int i = 0; i < 100000; i++)
+			x += i;
+}
+#ifdef LIB
+void entry(double seconds) { HOT(now() + seconds); }
+#else
+int main(int argc, char **argv)
+{
+	HOT(now() + (argc > 1 ? atof(argv[1]) : 2));
+	return 0;
+}
+#endif
+EOF
+WL_CFLAGS="-O1 -g -fno-omit-frame-pointer"
+
+# (a) The debug file named by .gnu_debuglink is a FIFO with no writer: a
+# plain open() blocks kiln's only loop thread for good. kiln must finish,
+# name the workload's functions from .dynsym, and count the refusal.
+test_fifo_debuglink() {
+	local d=$TMP/fifo rc n refused
+	mkdir -p "$d"
+	gcc $WL_CFLAGS -rdynamic -o "$d/spin" "$TMP/spin.c" &&
+		objcopy --only-keep-debug "$d/spin" "$d/spin.debug" &&
+		objcopy --strip-all --add-gnu-debuglink="$d/spin.debug" "$d/spin" ||
+		{ fail fifo_debuglink "cannot build the workload"; return; }
+	rm -f "$d/spin.debug" && mkfifo "$d/spin.debug"
+	timeout 60 "$KILN" record -q -d 3 --stats "$d/stats.json" -o "$d/out.folded" \
+		-- "$d/spin" 3 2>"$d/err"
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		fail fifo_debuglink "kiln record exited $rc (124: hung on the FIFO): $(tail -1 "$d/err")"; return
+	fi
+	n=$(folded_count "$d/out.folded" '^spin;.*attack_hot')
+	refused=$(json "$d/stats.json" files_refused not_regular)
+	if [ "$n" -ge 20 ] && [ "$refused" -ge 1 ]; then
+		pass "fifo_debuglink: record finished, $n samples named attack_hot from .dynsym, files_refused.not_regular=$refused"
+	else
+		fail fifo_debuglink "attack_hot samples $n (want >= 20), files_refused.not_regular=$refused (want >= 1)"
+	fi
+}
+
+# (b) Inside a private mount namespace, a tmpfs root holds a static
+# workload whose debug file is a symlink to an absolute path: on the host,
+# that path is the workload's real debug file. Followed from kiln's root, it
+# would name the workload's functions. Resolved inside the process's root
+# it reaches the container's own file at that path, a FIFO: refused and
+# counted, and no name comes from the host's file. (/proc/PID/maps shows
+# kiln the binary as <mount point>/spin, so the debuglink is looked up in
+# that directory inside the root: the symlink is planted at both places.)
+test_symlink_out_of_mount_ns() {
+	local d=$TMP/mntns root=$TMP/mntns/root host=$TMP/mntns/host rc n total refused
+	mkdir -p "$root" "$host"
+	gcc $WL_CFLAGS -static -o "$d/spin" "$TMP/spin.c" 2>"$d/cc.err" ||
+		{ fail symlink_out_of_mount_ns "cannot build a static workload: $(tail -1 "$d/cc.err")"; return; }
+	objcopy --only-keep-debug "$d/spin" "$host/spin.debug" &&
+		objcopy --strip-all --add-gnu-debuglink="$host/spin.debug" "$d/spin" ||
+		{ fail symlink_out_of_mount_ns "objcopy failed"; return; }
+	timeout 60 "$KILN" record -q -d 3 --stats "$d/stats.json" -o "$d/out.folded" -- \
+		unshare -m --propagation private sh -c '
+			mount -t tmpfs kiln-attack "$1" || exit 1
+			cp "$2/spin" "$1/spin" && mkdir -p "$1$3" "$1$1" && mkfifo "$1$3/spin.debug" &&
+			ln -s "$3/spin.debug" "$1/spin.debug" && ln -s "$3/spin.debug" "$1$1/spin.debug" || exit 1
+			exec chroot "$1" /spin 3' sh "$root" "$d" "$host" 2>"$d/err"
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		fail symlink_out_of_mount_ns "kiln record exited $rc: $(tail -1 "$d/err")"; return
+	fi
+	total=$(folded_count "$d/out.folded" '^spin;')
+	n=$(folded_count "$d/out.folded" '^spin;.*attack_hot')
+	refused=$(json "$d/stats.json" files_refused not_regular)
+	if [ "$total" -ge 20 ] && [ "$n" = 0 ] && [ "$refused" -ge 1 ]; then
+		pass "symlink_out_of_mount_ns: the host's debug file unread ($total samples, none named from it), the in-root target refused, files_refused.not_regular=$refused"
+	else
+		fail symlink_out_of_mount_ns "samples $total (want >= 20), named from the host file $n (want 0), files_refused.not_regular=$refused (want >= 1)"
+	fi
+}
+
+# A memory cgroup of MEM_CAP_MB for kiln (v2 where the memory controller
+# is there, else v1); sets CG, or fails.
+cgroup_setup() {
+	local v2=/sys/fs/cgroup/unified v1=/sys/fs/cgroup/memory
+	[ -n "$CG" ] && return 0
+	[ -f /sys/fs/cgroup/cgroup.controllers ] && v2=/sys/fs/cgroup
+	if grep -qw memory "$v2/cgroup.controllers" 2>/dev/null; then
+		echo +memory >"$v2/cgroup.subtree_control" 2>/dev/null
+		CG=$v2/kiln-attacks-$$
+		mkdir "$CG" && echo "${MEM_CAP_MB}M" >"$CG/memory.max" && echo 0 >"$CG/memory.swap.max" 2>/dev/null
+		[ -f "$CG/memory.max" ]
+	elif [ -d "$v1" ]; then
+		CG=$v1/kiln-attacks-$$
+		mkdir "$CG" && echo "${MEM_CAP_MB}M" >"$CG/memory.limit_in_bytes"
+	else
+		return 1
+	fi
+}
+
+# bomb_run NAME BINARY COUNTER: kiln record of BINARY under the memory
+# cap; checks completion, peak RSS and the elf_refused counter.
+bomb_run() {
+	local name=$1 bin=$2 counter=$3 d rc rss refused n
+	d=$(dirname "$bin")
+	if ! cgroup_setup; then
+		fail "$name" "no memory cgroup to run kiln under"; return
+	fi
+	timeout 120 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$KILN" record -q -d 3 --stats "$d/stats.json" -o "$d/out.folded" \
+		-- "$bin" 3 2>"$d/err"
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		fail "$name" "kiln record exited $rc under a ${MEM_CAP_MB}M memory cgroup (137: OOM-killed): $(tail -1 "$d/err")"; return
+	fi
+	rss=$(json "$d/stats.json" max_rss_kb)
+	refused=$(json "$d/stats.json" elf_refused "$counter")
+	n=$(folded_count "$d/out.folded" "^$(basename "$bin");")
+	if [ "$rss" -lt $((MEM_CAP_MB * 1024)) ] && [ "$refused" -ge 1 ] && [ "$n" -ge 20 ]; then
+		pass "$name: record completed under a ${MEM_CAP_MB}M cgroup, peak RSS $((rss / 1024)) MiB, elf_refused.$counter=$refused, $n samples"
+	else
+		fail "$name" "peak RSS ${rss} KiB, elf_refused.$counter=$refused (want >= 1), samples $n (want >= 20)"
+	fi
+}
+
+# (c1) A PT_NOTE claiming 768 MiB in a sparse 900 MiB copy of a workload:
+# reading the note as claimed costs 768 MiB.
+test_sparse_note_bomb() {
+	local d=$TMP/note
+	mkdir -p "$d"
+	gcc $WL_CFLAGS -o "$d/notebomb" "$TMP/spin.c" ||
+		{ fail sparse_note_bomb "cannot build the workload"; return; }
+	python3 - "$d/notebomb" <<'EOF' || { fail sparse_note_bomb "cannot doctor the PT_NOTE"; return; }
+import struct, sys
+f = open(sys.argv[1], 'r+b')
+eh = f.read(64)
+phoff, = struct.unpack_from('<Q', eh, 32)
+phentsize, phnum = struct.unpack_from('<HH', eh, 54)
+for i in range(phnum):
+    off = phoff + i * phentsize
+    f.seek(off)
+    if struct.unpack('<I', f.read(4))[0] == 4:          # PT_NOTE
+        f.seek(off + 32)                                # p_filesz
+        f.write(struct.pack('<Q', 768 << 20))
+        f.truncate(900 << 20)                           # sparse: no disk, no page cache
+        sys.exit(0)
+sys.exit(1)
+EOF
+	bomb_run sparse_note_bomb "$d/notebomb" note
+}
+
+# (c2) C++ names that demangle to hundreds of MB: a function template
+# instantiated on P<T, T> nested 26 deep has a mangled name of a few hundred
+# bytes (substitutions) and a demangled one of 2^26 * 8 bytes.
+test_demangle_bomb() {
+	local d=$TMP/demangle
+	mkdir -p "$d"
+	python3 - >"$d/bomb.cc" <<'EOF'
+print('#include <stdlib.h>\n#include <time.h>')
+print('template <class A, class B> struct P {};')
+print('typedef P<int, int> T0;')
+for i in range(1, 27):
+    print('typedef P<T%d, T%d> T%d;' % (i - 1, i - 1, i))
+print('''static double now() { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + ts.tv_nsec / 1e9; }
+template <class T> __attribute__((noinline)) void bomb(double end)
+{ volatile unsigned long x = 0; while (now() < end) for (int i = 0; i < 100000; i++) x += i; }
+template <class T> __attribute__((noinline)) void bomb2(double end) { bomb<T>(end); }
+template <class T> __attribute__((noinline)) void bomb3(double end) { bomb2<T>(end); }
+int main(int argc, char **argv) { bomb3<T26>(now() + (argc > 1 ? atof(argv[1]) : 2)); return 0; }''')
+EOF
+	g++ -O1 -fno-omit-frame-pointer -o "$d/dmbomb" "$d/bomb.cc" ||
+		{ fail demangle_bomb "cannot build the C++ workload"; return; }
+	bomb_run demangle_bomb "$d/dmbomb" demangle
+}
+
+# (d) Process A maps libhot.so, forged: different function names but the
+# build id of the victim's libhot.so, which process B maps. A runs first,
+# so its table is loaded first; B's frames must still carry the victim's
+# names (the cache is keyed by the file, not by the id the file claims).
+test_forged_build_id() {
+	local d=$TMP/forged rc vb va fa fb loads
+	mkdir -p "$d/victim" "$d/forged"
+	cat >"$d/main.c" <<'EOF'
+#include <stdlib.h>
+void entry(double seconds);
+int main(int argc, char **argv) { entry(argc > 1 ? atof(argv[1]) : 2); return 0; }
+EOF
+	gcc $WL_CFLAGS -shared -fPIC -DLIB -DHOT=victim_hot -Wl,-soname,libhot.so -o "$d/victim/libhot.so" "$TMP/spin.c" &&
+		gcc $WL_CFLAGS -shared -fPIC -DLIB -DHOT=forged_hot -Wl,-soname,libhot.so -o "$d/forged/libhot.so" "$TMP/spin.c" &&
+		gcc $WL_CFLAGS -o "$d/victimB" "$d/main.c" -L"$d/victim" -lhot -Wl,-rpath,"$d/victim" &&
+		gcc $WL_CFLAGS -o "$d/forgeA" "$d/main.c" -L"$d/forged" -lhot -Wl,-rpath,"$d/forged" ||
+		{ fail forged_build_id "cannot build the libraries"; return; }
+	python3 - "$d/victim/libhot.so" "$d/forged/libhot.so" <<'EOF' || { fail forged_build_id "cannot forge the build id"; return; }
+import subprocess, sys
+def build_id(path):
+    out = subprocess.run(['readelf', '-n', path], capture_output=True, text=True).stdout
+    return bytes.fromhex(out.split('Build ID:')[1].split()[0])
+victim, forged = build_id(sys.argv[1]), build_id(sys.argv[2])
+data = open(sys.argv[2], 'rb').read()
+assert data.count(forged) == 1 and len(victim) == len(forged)
+open(sys.argv[2], 'wb').write(data.replace(forged, victim))
+assert build_id(sys.argv[2]) == victim
+EOF
+	timeout 60 "$KILN" record -q --stats "$d/stats.json" -o "$d/out.folded" \
+		-- sh -c "'$d/forgeA' 3; '$d/victimB' 3" 2>"$d/err"
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		fail forged_build_id "kiln record exited $rc: $(tail -1 "$d/err")"; return
+	fi
+	vb=$(folded_count "$d/out.folded" '^victimB;.*victim_hot')
+	fb=$(folded_count "$d/out.folded" '^victimB;.*forged_hot')
+	fa=$(folded_count "$d/out.folded" '^forgeA;.*forged_hot')
+	va=$(folded_count "$d/out.folded" '^forgeA;.*victim_hot')
+	loads=$(json "$d/stats.json" symtab_loads)
+	if [ "$vb" -ge 20 ] && [ "$fb" = 0 ] && [ "$fa" -ge 20 ] && [ "$va" = 0 ]; then
+		pass "forged_build_id: B's $vb samples named victim_hot (forged_hot 0), A's $fa forged_hot; two tables for one claimed build id (symtab_loads=$loads)"
+	else
+		fail forged_build_id "B: victim_hot $vb (want >= 20), forged_hot $fb (want 0); A: forged_hot $fa, victim_hot $va"
+	fi
+}
+
+if [ "$(id -u)" != 0 ]; then
+	skip_all "needs root (BPF, mount namespaces, cgroups)" test_fifo_debuglink \
+		test_symlink_out_of_mount_ns test_sparse_note_bomb test_demangle_bomb test_forged_build_id
+else
+	run_tests test_fifo_debuglink test_symlink_out_of_mount_ns test_sparse_note_bomb \
+		test_demangle_bomb test_forged_build_id
+fi
+finish 5
