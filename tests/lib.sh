@@ -69,3 +69,16 @@ pprof_samples() {
 		awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 }
 			on && /^ *[0-9]+ +[0-9]+:/ { s += $1 } END { print s + 0 }'
 }
+
+# json FILE KEY... : a value of a JSON file (record --stats), keys nested.
+json() {
+	python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+for k in sys.argv[2:]: d=d[k]
+print(d)' "$@"
+}
+
+# folded_count FILE REGEX: the samples of the folded lines matching REGEX.
+folded_count() {
+	grep -E "$2" "$1" | awk '{ s += $NF } END { print s + 0 }'
+}

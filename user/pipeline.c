@@ -48,10 +48,12 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	return 0;
 }
 
-struct pipeline *pipeline__open(const struct pipeline_opts *opts)
+/* A pipeline with or without the sampler (with_sampler: BPF, /proc). */
+static struct pipeline *pipeline_make(const struct pipeline_opts *opts, bool with_sampler,
+				      const char *proc_root)
 {
 	struct pipeline *p = calloc(1, sizeof(*p));
-	int err;
+	int err = 0;
 
 	if (!p) {
 		pr_error("out of memory");
@@ -59,13 +61,17 @@ struct pipeline *pipeline__open(const struct pipeline_opts *opts)
 		return NULL;
 	}
 	p->o = *opts;
-	/* --max-processes bounds both the process table and the BPF map of
-	 * processes: one option, the sampler's size follows it. */
-	if (!p->o.sampler.process_entries)
-		p->o.sampler.process_entries = (uint32_t)p->o.max_processes;
-	p->sampler = sampler__open(&p->o.sampler, &err);
-	/* sampler__open said why, whatever the errno behind it */
-	err = p->sampler ? open_stages(p, "/proc") : -ENODEV;
+	if (with_sampler) {
+		/* --max-processes bounds both the process table and the BPF map
+		 * of processes: one option, the sampler's size follows it. */
+		if (!p->o.sampler.process_entries)
+			p->o.sampler.process_entries = (uint32_t)p->o.max_processes;
+		/* sampler__open said why, whatever the errno behind it */
+		p->sampler = sampler__open(&p->o.sampler, &err);
+		err = p->sampler ? 0 : -ENODEV;
+	}
+	if (!err)
+		err = open_stages(p, proc_root);
 	if (err) {
 		pipeline__free(p);
 		errno = -err;
@@ -74,24 +80,14 @@ struct pipeline *pipeline__open(const struct pipeline_opts *opts)
 	return p;
 }
 
+struct pipeline *pipeline__open(const struct pipeline_opts *opts)
+{
+	return pipeline_make(opts, true, "/proc");
+}
+
 struct pipeline *pipeline__new(const struct pipeline_opts *opts, const char *proc_root)
 {
-	struct pipeline *p = calloc(1, sizeof(*p));
-	int err;
-
-	if (!p) {
-		pr_error("out of memory");
-		errno = ENOMEM;
-		return NULL;
-	}
-	p->o = *opts;
-	err = open_stages(p, proc_root);
-	if (err) {
-		pipeline__free(p);
-		errno = -err;
-		return NULL;
-	}
-	return p;
+	return pipeline_make(opts, false, proc_root);
 }
 
 int pipeline__filter_add(struct pipeline *p, pid_t pid, uint8_t flags)

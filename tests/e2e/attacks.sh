@@ -19,19 +19,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# json FILE KEY... : a value of the --stats file
-json() {
-	python3 -c 'import json,sys
-d=json.load(open(sys.argv[1]))
-for k in sys.argv[2:]: d=d[k]
-print(d)' "$@"
-}
-
-# Samples of folded lines matching an extended regex.
-folded_count() {
-	grep -E "$2" "$1" | awk '{ s += $NF } END { print s + 0 }'
-}
-
 # A workload whose hot function is attack_hot (HOT overrides the name);
 # with -DLIB, a library whose entry() runs it.
 cat >"$TMP/spin.c" <<'EOF'

@@ -13,19 +13,6 @@ TMP=$(mktemp -d /tmp/kiln-e2e.XXXXXX)
 export HOME=$TMP GOCACHE=$TMP/gocache   # go tool pprof as root in CI
 trap 'rm -rf "$TMP"' EXIT
 
-# json FILE KEY... : prints a value of the --stats file
-json() {
-	python3 -c 'import json,sys
-d=json.load(open(sys.argv[1]))
-for k in sys.argv[2:]: d=d[k]
-print(d)' "$@"
-}
-
-# Samples of folded lines matching an extended regex.
-folded_count() {
-	grep -E "$2" "$1" | awk '{ s += $NF } END { print s + 0 }'
-}
-
 test_ratio() {
 	local out=$TMP/ratio.pb.gz top three one
 	if ! "$KILN" record -q -d 5 -o "$out" -- "$WORKLOADS/cpu_ratio" 5 2>"$TMP/ratio.err"; then
