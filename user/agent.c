@@ -18,12 +18,12 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <curl/curl.h>
 
 #include "agent.h"
 #include "agent_export.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/curl_handle.h"
 #include "core/file.h"
 #include "core/http_server.h"
 #include "core/log.h"
@@ -421,7 +421,7 @@ int agent_main(int argc, char **argv)
 	log_level = level;
 	log_set_format(strcmp(a->o.log_format, "json") ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON);
 	log_route_libbpf();
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	curl_handle__global_init();
 	a->snap.start_mono_ns = monotonic_ns();
 	status = run(a);
 out:

@@ -1,5 +1,21 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
+#include <pthread.h>
+
 #include "core/curl_handle.h"
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc;
+
+static void global_init(void)
+{
+	global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+CURLcode curl_handle__global_init(void)
+{
+	pthread_once(&global_once, global_init);
+	return global_rc;
+}
 
 void curl_handle__setup(CURL *h, const struct curl_handle_opts *o)
 {

@@ -24,6 +24,10 @@ struct curl_handle_opts {
 	void *progress_ctx;
 };
 
+/* libcurl's global set-up, once per process whoever asks first (it is not
+ * thread-safe itself). CURLE_OK or why it failed. */
+CURLcode curl_handle__global_init(void);
+
 /* Sets the options every kiln client shares on h: no signals (the handle
  * runs in a worker thread), the connect timeout, TLS verification and CA
  * file, keep-alive, the body and progress callbacks. The strings must

@@ -636,14 +636,6 @@ static void *kube_thread(void *arg)
 
 /* ---- configuration ---- */
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-static void curl_init(void)
-{
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 char *kube__api_url(const struct kube_opts *opts)
 {
 	const char *host, *port;
@@ -721,6 +713,7 @@ struct kube *kube__start(const struct kube_opts *opts, struct pods *pods)
 	struct kube *k = NULL;
 	pthread_condattr_t ca;
 	sigset_t all, old;
+	CURLcode rc;
 	char *sel = NULL;
 	int err;
 
@@ -734,9 +727,9 @@ struct kube *kube__start(const struct kube_opts *opts, struct pods *pods)
 		errno = EINVAL;
 		return NULL;
 	}
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK) {
-		pr_warn("kube: libcurl: %s", curl_easy_strerror(curl_init_rc));
+	rc = curl_handle__global_init();
+	if (rc != CURLE_OK) {
+		pr_warn("kube: libcurl: %s", curl_easy_strerror(rc));
 		errno = ENOMEM;
 		return NULL;
 	}
