@@ -55,6 +55,9 @@ struct agent_opts {
 	const char *log_level;
 	const char *log_format;
 	const char *config;
+	/* --allow-insecure-credentials: credentials over plain http:// (the
+	 * Kubernetes token: pipe.metadata.kube_allow_insecure). */
+	bool allow_insecure_credentials;
 };
 
 #define A struct agent_opts
@@ -86,6 +89,8 @@ static const struct config_option agent_options[] = {
 			  "CA bundle to verify the server's certificate"),
 	CONFIG_ROW_BOOL(A, http.insecure_skip_verify, "tls-insecure-skip-verify", 0,
 			"do not verify the server's certificate (unsafe)"),
+	CONFIG_ROW_BOOL(A, allow_insecure_credentials, "allow-insecure-credentials", 0,
+			"send credentials over plain http:// (unsafe)"),
 	CONFIG_ROW_SECONDS(A, http.connect_timeout, "connect-timeout", 0, "SECONDS", "5", 0.1, 300,
 			   "TCP + TLS connect timeout"),
 	CONFIG_ROW_SECONDS(A, http.request_timeout, "request-timeout", 0, "SECONDS", "30", 0.1, 600,
@@ -304,6 +309,7 @@ static int setup(struct agent *a)
 	if (preflight__check())
 		return 2;
 	a->x.frequency = a->o.pipe.sampler.frequency;
+	a->o.pipe.metadata.kube_allow_insecure = a->o.allow_insecure_credentials;
 	a->pipe = pipeline__open(&a->o.pipe);
 	if (!a->pipe)
 		return errno == ENOMEM ? 1 : 2;

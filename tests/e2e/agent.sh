@@ -627,17 +627,50 @@ test_config() {
 	fi
 }
 
+# pod_cgroup UID CID: creates kubelet's cgroup v2 directory of a container
+# (systemd driver, containerd) and prints its path; empty without cgroup v2.
+pod_cgroup() {
+	local v2 cg
+	v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$v2" ] || return 1
+	cg=$v2/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${1//-/_}.slice/cri-containerd-$2.scope
+	mkdir -p "$cg" && echo "$cg"
+}
+
+# in_cgroup CG: cpu_ratio for 60 s inside CG; sets POD_PID.
+in_cgroup() {
+	sh -c "echo \$\$ > '$1/cgroup.procs' && exec '$WORKLOADS/cpu_ratio' 60" >/dev/null 2>&1 &
+	POD_PID=$!
+}
+
+# start_kube_api NAME SCENARIO ARGS...: the fake API server; sets APIPORT, KUBE_PID.
+start_kube_api() {
+	local name=$1 scen=$2
+	shift 2
+	: >"$TMP/$name.api.out"         # there before the server's first line
+	$PY "$HERE/../kube/fake_apiserver.py" --node kiln-e2e-node --scenario "$scen" "$@" \
+		>"$TMP/$name.api.out" 2>&1 &
+	KUBE_PID=$!
+	wait_until 10 grep -q '^PORT' "$TMP/$name.api.out"
+	APIPORT=$(awk '/^PORT/ { print $2 }' "$TMP/$name.api.out")
+}
+
+# stop_pod_test CG: stops the fake API server and the pod's workload,
+# removes the pod's cgroup.
+stop_pod_test() {
+	kill "$KUBE_PID" "$POD_PID" 2>/dev/null
+	wait "$KUBE_PID" "$POD_PID" 2>/dev/null
+	rmdir "$1" "$(dirname "$1")" 2>/dev/null
+}
+
 # A pod on this host: a real cgroup v2 directory shaped like kubelet's
 # (systemd driver, containerd), a workload inside it, and the local
 # Kubernetes API server (tests/kube) listing the pod on this node.
 test_kube_labels() {
-	local v2 cid uid cg scen apiport filtered problem
-	v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-	[ -n "$v2" ] || { fail kube_labels "no cgroup v2 mount"; return; }
+	local cid uid cg scen filtered problem
 	cid=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	uid=$($PY -c 'import uuid; print(uuid.uuid4())')
-	cg=$v2/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${uid//-/_}.slice/cri-containerd-$cid.scope
-	mkdir -p "$cg" || { fail kube_labels "cannot create $cg"; return; }
+	cg=$(pod_cgroup "$uid" "$cid") || { fail kube_labels "no cgroup v2 mount, or cannot create the pod's cgroup"; return; }
 	scen=$TMP/scenario.json
 	cat >"$scen" <<JSON
 {"resourceVersion": 100, "pods": [{"apiVersion": "v1", "kind": "Pod",
@@ -648,26 +681,20 @@ test_kube_labels() {
   "containerID": "containerd://$cid"}]}}]}
 JSON
 	echo "kube-token-$RANDOM" >"$TMP/kube-token"
-	$PY "$HERE/../kube/fake_apiserver.py" --node kiln-e2e-node --token "$(cat "$TMP/kube-token")" \
-		--scenario "$scen" >"$TMP/kubeapi.out" 2>&1 &
-	local kube_pid=$!
-	wait_until 10 grep -q '^PORT' "$TMP/kubeapi.out"
-	apiport=$(awk '/^PORT/ { print $2 }' "$TMP/kubeapi.out")
+	start_kube_api kube "$scen" --token "$(cat "$TMP/kube-token")"
 	start_receiver kube
 	workload 60
-	sh -c "echo \$\$ > '$cg/cgroup.procs' && exec '$WORKLOADS/cpu_ratio' 60" >/dev/null 2>&1 &
-	local pod_pid=$!
+	in_cgroup "$cg"
+	# The fake server speaks plain http: the token goes in clear on purpose.
 	start_agent kube --server "http://127.0.0.1:$RPORT" --interval 1 --node-name kiln-e2e-node \
-		--kube-api "http://127.0.0.1:$apiport" --kube-token-file "$TMP/kube-token" \
-		--pod-label team --include-namespace 'sh*'
+		--kube-api "http://127.0.0.1:$APIPORT" --kube-token-file "$TMP/kube-token" \
+		--allow-insecure-credentials --pod-label team --include-namespace 'sh*'
 	await kube 'len(D) >= 2 and has_function("hot_three")'
 	wait_metric '^kiln_samples_filtered_total\{reason="excluded_namespace"\} [1-9]'
 	filtered=$(metric '^kiln_samples_filtered_total\{reason="excluded_namespace"\} ')
 	stop_agent
 	stop_receiver
-	kill "$kube_pid" "$pod_pid" 2>/dev/null
-	wait "$kube_pid" "$pod_pid" 2>/dev/null
-	rmdir "$cg" "$(dirname "$cg")" 2>/dev/null
+	stop_pod_test "$cg"
 	problem=$(exit_problem kube)
 	if [ -n "$problem" ]; then
 		fail kube_labels "$problem"
@@ -684,9 +711,106 @@ JSON
 	fi
 }
 
+# kube_pod NAME UID CID NAMESPACE ANNOTATIONS: one pod object on kiln-e2e-node.
+kube_pod() {
+	cat <<JSON
+{"apiVersion": "v1", "kind": "Pod",
+ "metadata": {"name": "$1", "namespace": "$4", "uid": "$2", "labels": {}, "annotations": {$5}},
+ "spec": {"nodeName": "kiln-e2e-node", "containers": [{"name": "main"}]},
+ "status": {"phase": "Running", "containerStatuses": [{"name": "main", "ready": true,
+  "containerID": "containerd://$3"}]}}
+JSON
+}
+
+# Fail closed: a pod that opted out (kiln.dev/profile: "false") runs a
+# workload while the API server holds the first list back; its samples
+# are dropped and counted (pods_not_synced) until the list arrives, then
+# counted as opted_out. None of them is ever pushed.
+test_kube_fail_closed() {
+	local cid uid cg scen problem early not_synced opted
+	cid=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	uid=$($PY -c 'import uuid; print(uuid.uuid4())')
+	cg=$(pod_cgroup "$uid" "$cid") || { fail kube_fail_closed "no cgroup v2 mount, or cannot create the pod's cgroup"; return; }
+	scen=$TMP/closed.json
+	echo "{\"resourceVersion\": 100, \"pods\": [$(kube_pod secret-0 "$uid" "$cid" vault '"kiln.dev/profile": "false"')]}" >"$scen"
+	start_kube_api closed "$scen" --list-delay 6
+	in_cgroup "$cg"
+	start_receiver closed
+	start_agent closed --server "http://127.0.0.1:$RPORT" --interval 1 --node-name kiln-e2e-node \
+		--kube-api "http://127.0.0.1:$APIPORT"
+	wait_metric '^kiln_samples_filtered_total\{reason="pods_not_synced"\} [1-9]'
+	early=$(metric '^kiln_kube_synced ')
+	wait_metric '^kiln_kube_synced 1'
+	wait_metric '^kiln_samples_filtered_total\{reason="opted_out"\} [1-9]'
+	await closed 'len(D) >= 2'
+	not_synced=$(metric '^kiln_samples_filtered_total\{reason="pods_not_synced"\} ')
+	opted=$(metric '^kiln_samples_filtered_total\{reason="opted_out"\} ')
+	stop_agent
+	stop_receiver
+	stop_pod_test "$cg"
+	problem=$(exit_problem closed)
+	if [ -n "$problem" ]; then
+		fail kube_fail_closed "$problem"
+	elif [ "$early" != 0 ]; then
+		fail kube_fail_closed "the list was not held back (kiln_kube_synced $early before the delay)"
+	elif ! check closed "not any(s['labels_map'].get('pod_uid') == '$uid' or s['labels_map'].get('namespace') == 'vault' for x in A for s in x['series'])"; then
+		fail kube_fail_closed "the opted-out pod was pushed: $(value closed "[s['labels_map'] for x in A for s in x['series'] if s['labels_map'].get('pod_uid') == '$uid' or s['labels_map'].get('namespace') == 'vault'][:2]")"
+	elif ! samples_conserved closed; then
+		fail kube_fail_closed "samples do not add up: $(grep 'agent: stopped' "$TMP/closed.err")"
+	else
+		pass "kube: an opted-out pod is not pushed before the first list ($not_synced samples pods_not_synced) nor after ($opted opted_out)"
+	fi
+}
+
+# A big node list read in pages: 20 000 small pods sync with the agent's
+# peak RSS (VmHWM) bounded; the whole list in one piece took ~286 MB near
+# 64 MiB. The bound is generous (other tests share the host), but far
+# below what a whole-list parse of this size costs.
+test_kube_big_list() {
+	local scen problem hwm pages npods
+	scen=$TMP/big.json
+	$PY - "$scen" <<'PY'
+import json, sys
+pods = []
+for i in range(20000):
+    pods.append({"apiVersion": "v1", "kind": "Pod",
+                 "metadata": {"name": "p-%05d" % i, "namespace": "ns-%d" % (i % 50),
+                              "uid": "00000000-0000-4000-8000-%012d" % i,
+                              "labels": {"app": "a%d" % (i % 7)}},
+                 "spec": {"nodeName": "kiln-e2e-node"},
+                 "status": {"phase": "Running", "containerStatuses": [
+                     {"name": "main", "containerID": "containerd://%064x" % (i + 1)}]}})
+json.dump({"resourceVersion": 100, "pods": pods}, open(sys.argv[1], "w"))
+PY
+	start_kube_api big "$scen"
+	start_agent big --output-dir "$TMP/big-out" --interval 1 --node-name kiln-e2e-node \
+		--kube-api "http://127.0.0.1:$APIPORT" --max-pods 25000
+	wait_metric '^kiln_kube_synced 1'
+	npods=$(metric '^kiln_kube_pods ')
+	pages=$(metric '^kiln_kube_list_pages_total ')
+	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$AGENT_PID/status")
+	stop_agent
+	kill "$KUBE_PID" 2>/dev/null
+	wait "$KUBE_PID" 2>/dev/null
+	problem=$(exit_problem big)
+	echo "kube_big_list: 20000 pods, $pages pages, agent VmHWM ${hwm} kB" >>"$TMP/big.check"
+	if [ -n "$problem" ]; then
+		fail kube_big_list "$problem"
+	elif [ "$npods" != 20000 ]; then
+		fail kube_big_list "want 20000 pods indexed, have '$npods'"
+	elif [ -z "$pages" ] || [ "$pages" -lt 40 ]; then
+		fail kube_big_list "want the list in pages of 500 (40), read $pages"
+	elif [ -z "$hwm" ] || [ "$hwm" -gt 131072 ]; then
+		fail kube_big_list "peak RSS ${hwm} kB > 128 MiB"
+	else
+		pass "kube: 20000 pods listed in $pages pages, peak RSS $((hwm / 1024)) MiB"
+	fi
+}
+
 TESTS="test_push test_ingest test_files test_down_then_up test_503_then_ok test_429 test_400
 	test_slow_server test_queue_bound test_sigterm_flush test_auth test_basic_auth
-	test_metrics_health test_probes_slow_clients test_symbol_cache_ttl test_config test_kube_labels"
+	test_metrics_health test_probes_slow_clients test_symbol_cache_ttl test_config test_kube_labels
+	test_kube_fail_closed test_kube_big_list"
 # all tests, or those named on the command line (e.g. test_push)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" != 0 ]; then

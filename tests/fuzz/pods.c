@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The pod index from API objects: pods__upsert / pods__remove of a Pod,
- * pods__replace of a PodList, and lookups by what the object names. */
+ * pods__replace of a PodList, a list in pages (a JSON array of PodList
+ * pages, each through the watcher's page parser kube__list_page), and
+ * lookups by what the object names. */
 #include <errno.h>
 #include <string.h>
 
 #include "fuzz.h"
+#include "metadata/kube.h"
 #include "metadata/pods.h"
 
 FUZZ_DEFAULT_INIT
@@ -62,6 +65,40 @@ static void lookups(struct pods *p, const json_t *obj, enum expect expect)
 	}
 }
 
+/* An array of pages: listed twice (a relist), then aborted once. */
+static void paged(struct pods *p, const json_t *pages)
+{
+	char rv[KUBE_RV_MAX + 1], cont[KUBE_CONTINUE_MAX + 1];
+	size_t i;
+	json_t *page;
+
+	for (int round = 0; round < 3; round++) {
+		pods__list_begin(p);
+		json_array_foreach(pages, i, page) {
+			char *text = json_dumps(page, JSON_COMPACT | JSON_ENCODE_ANY);
+			int err;
+
+			if (!text)
+				continue;
+			err = kube__list_page(p, text, strlen(text), rv, cont);
+			free(text);
+			FUZZ_CHECK(err == 0 || err == -EBADMSG || err == -EINVAL || err == -ENODATA ||
+				   err == -E2BIG);
+			FUZZ_CHECK(err || rv[0]);
+			FUZZ_CHECK(strlen(cont) <= KUBE_CONTINUE_MAX);
+			/* Within a list, the old and the new pods: at most twice. */
+			FUZZ_CHECK(pods__count(p) <= 2 * MAX_PODS);
+		}
+		if (round == 2) {
+			pods__list_abort(p);
+		} else {
+			pods__list_end(p);
+			FUZZ_CHECK(pods__synced(p));
+			FUZZ_CHECK(pods__count(p) <= MAX_PODS);
+		}
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pods *p = pods__new(MAX_PODS);
@@ -82,7 +119,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	items = json_object_get(j, "items");
-	if (items) {
+	if (json_is_array(j)) {
+		paged(p, j);
+	} else if (items) {
 		err = pods__replace(p, j);
 		FUZZ_CHECK(err == 0 || err == -EINVAL);
 		FUZZ_CHECK(pods__count(p) <= MAX_PODS);

@@ -5,8 +5,13 @@
 It serves the one resource kiln uses, GET /api/v1/pods, the way the real
 API server does:
 
-  list   ?fieldSelector=spec.nodeName%3D<node>&resourceVersion=0
+  list   ?fieldSelector=spec.nodeName%3D<node>&resourceVersion=0[&limit=L]
          -> 200 {"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"N"},"items":[...]}
+         With limit, the list is paged (Kubernetes' chunked list): at most L
+         items, sorted by namespace/name, and metadata.continue when more
+         follow; ?limit=L&continue=TOKEN reads the next page of the same
+         snapshot (same resourceVersion). A token the server no longer
+         knows (or an injected "continue" failure) gets HTTP 410 Expired.
   watch  ?fieldSelector=...&watch=1&resourceVersion=N&allowWatchBookmarks=true&timeoutSeconds=S
          -> 200, Transfer-Encoding: chunked, one {"type":...,"object":...} per line:
             events after N are replayed from history, then live ones follow
@@ -32,8 +37,12 @@ Tests drive it over HTTP:
     {"op":"expire","mode":"event"|"http"}    compact history: watches from older
                                              versions get 410 (ERROR event or HTTP);
                                              live watches get it now
-    {"op":"fail","kind":"list"|"watch"|"any","status":500,"count":1}
+    {"op":"fail","kind":"list"|"watch"|"continue"|"any","status":500,"count":1}
                                              answer the next requests with that status
+                                             ("continue": list pages after the first;
+                                             410 there is an expired continue token)
+    {"op":"list_delay","seconds":S}          answer first list pages S seconds late
+    {"op":"expire_continue"}                 forget every continue token (410 on use)
     {"op":"token","token":"..."}             expect another token from now on
     {"op":"raw","data":"..."}                write raw bytes to live watches
     {"op":"reset_log"}
@@ -41,11 +50,13 @@ Tests drive it over HTTP:
   GET /_state  {"resourceVersion":N,"watches":live watch count,"pods":count}
 
 Usage: fake_apiserver.py --node NODE [--token T] [--scenario FILE] [--port P]
+                         [--list-delay S]
 Prints "PORT <port>" on stdout once it listens. A scenario file is
 {"resourceVersion": N, "pods": [pod, ...]}.
 """
 
 import argparse
+import base64
 import json
 import queue
 import select
@@ -73,6 +84,9 @@ class State:
         self.watches = []           # live watch queues
         self.fail = []              # [kind, status, count]
         self.log = []
+        self.list_delay = 0.0       # seconds before a first list page
+        self.snapshots = {}         # continue id -> (rv, items) of a paged list
+        self.next_snapshot = 1
         for pod in pods:
             self.rv += 1
             self._stamp(pod)
@@ -140,14 +154,18 @@ class State:
         elif kind == "raw":
             for q in self.watches:
                 q.put(op["data"].encode())
+        elif kind == "list_delay":
+            self.list_delay = float(op["seconds"])
+        elif kind == "expire_continue":
+            self.snapshots = {}
         elif kind == "reset_log":
             self.log = []
         else:
             raise ValueError("unknown op %r" % kind)
 
-    def take_failure(self, kind):
+    def take_failure(self, kind, cont=False):
         for rule in self.fail:
-            if rule[0] in (kind, "any") and rule[2] > 0:
+            if (rule[0] in (kind, "any") or (cont and rule[0] == "continue")) and rule[2] > 0:
                 rule[2] -= 1
                 return rule[1]
         return None
@@ -161,6 +179,23 @@ def status_body(code, reason, message):
 def expired_event(rv):
     return {"type": "ERROR", "object": status_body(
         410, "Expired", "too old resource version: %d" % rv)}
+
+
+EXPIRED_CONTINUE = ("The provided continue parameter is too old to display a consistent list "
+                    "result. You can start a new list without the continue parameter.")
+
+
+def page_token(snap, offset):
+    raw = json.dumps({"snapshot": snap, "offset": offset}).encode()
+    return base64.urlsafe_b64encode(raw).decode()
+
+
+def parse_token(token):
+    try:
+        obj = json.loads(base64.urlsafe_b64decode(token.encode()))
+        return int(obj["snapshot"]), int(obj["offset"])
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
@@ -229,9 +264,11 @@ class Handler(BaseHTTPRequestHandler):
             self.record("other", query, token, 404)
             self.send_json(404, status_body(404, "NotFound", "the server could not find the requested resource"))
             return
+        cont = query.get("continue")
         with state.lock:
             expected = state.token
-            failure = state.take_failure(kind)
+            failure = state.take_failure(kind, bool(cont))
+            delay = state.list_delay if kind == "list" and not cont else 0
         if expected is not None and token != expected:
             self.record(kind, query, token, 401)
             self.send_json(401, status_body(401, "Unauthorized", "Unauthorized"))
@@ -247,14 +284,51 @@ class Handler(BaseHTTPRequestHandler):
                                                 "injected failure"))
             return
         if not watch:
-            with state.lock:
-                items = [p for p in state.pods.values() if state.on_node(p)]
-                body = {"kind": "PodList", "apiVersion": "v1",
-                        "metadata": {"resourceVersion": str(state.rv)}, "items": items}
-                self.record(kind, query, token, 200)
-                self.send_json(200, body)
+            if delay:
+                time.sleep(delay)
+            self.serve_list(query, token, cont)
             return
         self.serve_watch(query, token)
+
+    def serve_list(self, query, token, cont):
+        state = self.server.state
+        try:
+            limit = int(query.get("limit") or 0)
+        except ValueError:
+            limit = -1
+        if limit < 0 or (cont and not limit):
+            self.record("list", query, token, 400)
+            self.send_json(400, status_body(400, "BadRequest", "bad limit"))
+            return
+        with state.lock:
+            if cont:
+                where = parse_token(cont)
+                snap = state.snapshots.get(where[0]) if where else None
+                if snap is None:
+                    self.record("list", query, token, 410)
+                    self.send_json(410, status_body(410, "Expired", EXPIRED_CONTINUE))
+                    return
+                sid, offset = where
+                rv, items = snap
+            else:
+                items = sorted((p for p in state.pods.values() if state.on_node(p)),
+                               key=lambda p: (p["metadata"].get("namespace", ""),
+                                              p["metadata"].get("name", "")))
+                rv, offset, sid = state.rv, 0, None
+                if limit and len(items) > limit:
+                    sid = state.next_snapshot
+                    state.next_snapshot += 1
+                    state.snapshots[sid] = (rv, items)
+            meta = {"resourceVersion": str(rv)}
+            end = offset + limit if limit else len(items)
+            if end < len(items):
+                meta["continue"] = page_token(sid, end)
+            elif sid is not None:
+                state.snapshots.pop(sid, None)
+            body = {"kind": "PodList", "apiVersion": "v1", "metadata": meta,
+                    "items": items[offset:end]}
+            self.record("list", query, token, 200)
+        self.send_json(200, body)
 
     def write_chunk(self, data):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -338,6 +412,8 @@ def main():
     ap.add_argument("--scenario")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--list-delay", type=float, default=0.0,
+                    help="answer first list pages this many seconds late")
     args = ap.parse_args()
     rv, pods = 1000, []
     if args.scenario:
@@ -347,6 +423,7 @@ def main():
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     server.daemon_threads = True
     server.state = State(args.node, args.token, rv, pods)
+    server.state.list_delay = args.list_delay
     print("PORT %d" % server.server_address[1], flush=True)
     try:
         server.serve_forever(poll_interval=0.1)

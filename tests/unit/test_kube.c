@@ -161,12 +161,19 @@ static void server_stop(void)
 	}
 }
 
-static void kube_start(void)
+/* The local server speaks plain http: the token goes in clear on purpose. */
+static void kube_start_paged(unsigned page_size)
 {
-	struct kube_opts opts = { .api_url = url, .token_file = token_path, .node_name = NODE };
+	struct kube_opts opts = { .api_url = url, .token_file = token_path, .node_name = NODE,
+				  .allow_insecure = true, .page_size = page_size };
 
 	kube = kube__start(&opts, pods);
 	cr_assert_not_null(kube, "kube__start: %s", strerror(errno));
+}
+
+static void kube_start(void)
+{
+	kube_start_paged(0);
 }
 
 struct body {
@@ -353,6 +360,99 @@ Test(kube, list_then_watch_keeps_the_index_current)
 	cr_assert_eq(s.errors, 0);
 	cr_assert_eq(s.bad_objects, 0);
 	cr_assert_eq(requests("list", 0, NULL, NULL), 1);
+}
+
+/* Pods on this node besides uid-web, added before the watcher starts. */
+static void add_silent_pods(int n)
+{
+	for (int i = 0; i < n; i++) {
+		char uid[32], name[32], cid[65];
+
+		snprintf(uid, sizeof(uid), "uid-p%d", i);
+		snprintf(name, sizeof(name), "p%02d", i);
+		snprintf(cid, sizeof(cid), "%064d", i + 1);
+		pod_op("add", uid, name, NODE, cid, "p", true);
+	}
+}
+
+/* Requests of the list whose query has (or lacks) a continue token. */
+static size_t list_pages(long status, bool with_continue)
+{
+	json_t *log = server_call("/_log", NULL), *r;
+	size_t i, n = 0;
+
+	json_array_foreach(log, i, r) {
+		json_t *q = json_object_get(r, "query");
+
+		if (strcmp(json_string_value(json_object_get(r, "kind")), "list") ||
+		    (status && status != json_integer_value(json_object_get(r, "status"))) ||
+		    (json_object_get(q, "continue") != NULL) != with_continue)
+			continue;
+		cr_assert_str_eq(json_string_value(json_object_get(q, "limit")), "2");
+		/* A continued page never names a resourceVersion (the API
+		 * refuses both); the first asks the cache (0). */
+		if (with_continue)
+			cr_assert_null(json_object_get(q, "resourceVersion"));
+		else
+			cr_assert_str_eq(json_string_value(json_object_get(q, "resourceVersion")), "0");
+		n++;
+	}
+	json_decref(log);
+	return n;
+}
+
+Test(kube, list_in_pages)
+{
+	struct kube_stats s;
+
+	add_silent_pods(6);     /* 7 on this node: pages of 2, 2, 2, 1 */
+	kube_start_paged(2);
+	POLL_UNTIL(stats().synced, "the paged list never completed");
+	POLL_UNTIL(live_watches() >= 1, "no watch after the paged list");
+	cr_assert_eq(pods__count(pods), 7);
+	cr_assert(pods__synced(pods));
+	cr_assert(has_container(CID_WEB));
+	s = stats();
+	cr_assert_eq(s.list_pages, 4);
+	cr_assert_eq(s.lists, 1);
+	cr_assert_eq(s.list_restarts, 0);
+	cr_assert_eq(list_pages(200, false), 1);
+	cr_assert_eq(list_pages(200, true), 3);
+	/* The watch starts at the list's resourceVersion (every page's). */
+	cr_assert_eq(requests("watch", 200, NULL, "1008"), 1);
+	pod_op("add", "uid-new", "batch", NODE, CID_NEW, "batch", false);
+	POLL_UNTIL(has_container(CID_NEW), "watch after a paged list does not work");
+}
+
+/* 410 Gone on a continued page (the server no longer keeps the list's
+ * snapshot): the list starts over from the first page, at once. */
+Test(kube, expired_continue_token_restarts_the_list)
+{
+	struct kube_stats s;
+
+	add_silent_pods(4);     /* 5 on this node: pages of 2, 2, 1 */
+	control("{\"op\":\"fail\",\"kind\":\"continue\",\"status\":410,\"count\":1}");
+	kube_start_paged(2);
+	POLL_UNTIL(stats().synced, "the list never completed after its continue token expired");
+	s = stats();
+	cr_assert_eq(s.list_restarts, 1);
+	cr_assert_eq(s.lists, 1);
+	cr_assert_eq(s.errors, 0, "a restart is not a failure");
+	cr_assert_eq(pods__count(pods), 5);
+	cr_assert_eq(list_pages(410, true), 1);
+	cr_assert_eq(list_pages(200, false), 2, "the list did not start over from its first page");
+	cr_assert_eq(list_pages(200, true), 2);
+}
+
+/* A token over plain http:// is refused unless allowed. */
+Test(kube, token_over_http_is_refused)
+{
+	struct kube_opts opts = { .api_url = url, .token_file = token_path, .node_name = NODE };
+
+	errno = 0;
+	cr_assert_null(kube__start(&opts, pods));
+	cr_assert_eq(errno, EPERM);
+	cr_assert_eq(requests(NULL, 0, NULL, NULL), 0, "a request was sent");
 }
 
 Test(kube, watch_end_resumes_from_the_bookmark)
@@ -564,7 +664,7 @@ Test(kube_config, start_names_what_is_missing)
 {
 	char d[] = "/tmp/kiln-kubecfg-XXXXXX", path[64];
 	struct pods *p = pods__new(10);
-	struct kube_opts opts = { .api_url = "http://127.0.0.1:1" };
+	struct kube_opts opts = { .api_url = "http://127.0.0.1:1", .allow_insecure = true };
 
 	hang_guard(2 * UNIT_WAIT_S);
 	cr_assert_not_null(mkdtemp(d));
@@ -597,7 +697,7 @@ Test(kube_config, start_names_what_is_missing)
 	/* A server that is not there: start succeeds, the thread retries,
 	 * stop is prompt. */
 	opts = (struct kube_opts){ .api_url = "http://127.0.0.1:1", .token_file = path,
-				   .node_name = NODE };
+				   .node_name = NODE, .allow_insecure = true };
 	{
 		struct kube *k = kube__start(&opts, p);
 		struct kube_stats s;

@@ -325,6 +325,9 @@ static void pod_setup(struct pod_fixture *f, struct metadata_opts *o)
 {
 	f->pods = pods__new(64);
 	cr_assert_not_null(f->pods);
+	/* An index that says what the API says, as after the first list
+	 * (the fail-closed tests below start from an unsynced one). */
+	pods__mark_synced(f->pods);
 	o->pods = f->pods;
 	f->md = md_new(o);
 	memset(&f->l, 0, sizeof(f->l));
@@ -599,6 +602,99 @@ Test(metadata_filters, exclude_globs_and_opt_out)
 	cr_assert_eq(st.filtered[METADATA_EXCLUDED_NAMESPACE], 2);
 	cr_assert_eq(st.filtered[METADATA_KEEP], 2);
 	pod_teardown(&f);
+}
+
+/* Fail closed: before the first list, a process in a pod cgroup the
+ * index does not know may be in a pod that opted out or in an excluded
+ * namespace: not profiled, counted as pods_not_synced. Host processes and
+ * the kernel keep their verdicts; pods already known (an earlier page)
+ * get theirs; after the sync the normal verdicts apply at once. */
+Test(metadata_filters, unsynced_index_fails_closed)
+{
+	const char *exclude[] = { "kube-*" };
+	struct metadata_opts o = base_opts();
+	struct metadata_stats st;
+	struct pod_fixture f;
+	json_t *page;
+
+	o.exclude_namespaces = exclude;
+	o.nexclude_namespaces = 1;
+	f.pods = pods__new(64);
+	cr_assert_not_null(f.pods);
+	o.pods = f.pods;
+	f.md = md_new(&o);
+	memset(&f.l, 0, sizeof(f.l));
+	cr_assert_not(pods__synced(f.pods));
+
+	/* The opted-out pod, not listed yet: dropped, labels still filled. */
+	cr_assert_eq(labels_of(f.md, 100, "app", WEB_APP_CGROUP, 300, NULL, 4, &f.l),
+		     METADATA_PODS_NOT_SYNCED);
+	cr_assert_str_eq(labels__get(&f.l, "pod_uid"), UID_WEB);
+	/* A cgroup with only a pod UID or only a container id is a pod's too. */
+	cr_assert_eq(labels_of(f.md, 200, "java", NEW_APP_CGROUP, 301, NULL, 2, &f.l),
+		     METADATA_PODS_NOT_SYNCED);
+	/* Host processes and the kernel are not affected. */
+	cr_assert_eq(labels_of(f.md, 10, "nginx", "0::/system.slice/nginx.service\n", 5, NULL, 3,
+			       &f.l), METADATA_KEEP);
+	{
+		struct kiln_sample_key k = key_of(0, 1, "swapper/0");
+
+		cr_assert_eq(metadata__labels(f.md, &k, NULL, 1, &f.l), METADATA_KEEP);
+	}
+	/* A first page brings the excluded pod: its own verdict at once (no
+	 * RECHECK_NS wait for an entry that was not synced). */
+	pods__list_begin(f.pods);
+	page = json_loads("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"5\"},"
+			  "\"items\":[{\"metadata\":{\"uid\":\"" UID_NEW "\",\"namespace\":"
+			  "\"kube-system\",\"name\":\"coredns-1\"},\"status\":{\"containerStatuses\":"
+			  "[{\"name\":\"coredns\",\"containerID\":\"containerd://" CID_NEW "\"}]}}]}",
+			  0, NULL);
+	cr_assert_not_null(page);
+	cr_assert_eq(pods__list_page(f.pods, page), 0);
+	json_decref(page);
+	cr_assert_eq(labels_of(f.md, 200, "java", NEW_APP_CGROUP, 301, NULL, 5, &f.l),
+		     METADATA_EXCLUDED_NAMESPACE);
+	cr_assert_eq(labels_of(f.md, 100, "app", WEB_APP_CGROUP, 300, NULL, 1, &f.l),
+		     METADATA_PODS_NOT_SYNCED);
+	/* The last page: the opted-out pod; then the list ends. */
+	upsert_web(f.pods, "", "\"kiln.dev/profile\":\"false\"");
+	pods__list_end(f.pods);
+	cr_assert(pods__synced(f.pods));
+	cr_assert_eq(labels_of(f.md, 100, "app", WEB_APP_CGROUP, 300, NULL, 6, &f.l),
+		     METADATA_OPTED_OUT);
+	metadata__stats(f.md, &st);
+	cr_assert_eq(st.filtered[METADATA_PODS_NOT_SYNCED], 7);
+	cr_assert_eq(st.filtered[METADATA_OPTED_OUT], 6);
+	cr_assert_eq(st.filtered[METADATA_EXCLUDED_NAMESPACE], 5);
+	cr_assert_eq(st.filtered[METADATA_KEEP], 4);
+	cr_assert_str_eq(metadata_verdict_names[METADATA_PODS_NOT_SYNCED], "pods_not_synced");
+	pod_teardown(&f);
+}
+
+/* Synced, a pod the index does not know gets the podless verdict, as
+ * before: the container may have started after the list (the watch
+ * brings it). */
+Test(metadata_filters, synced_index_unknown_pod_is_podless)
+{
+	struct metadata_opts o = base_opts();
+	struct pod_fixture f;
+
+	pod_setup(&f, &o);
+	cr_assert_eq(labels_of(f.md, 200, "java", NEW_APP_CGROUP, 301, NULL, 1, &f.l),
+		     METADATA_KEEP);
+	pod_teardown(&f);
+}
+
+/* Without a pod index (--no-kube, no API), no process is held back. */
+Test(metadata_filters, no_index_never_waits_for_a_sync)
+{
+	struct metadata_opts o = base_opts();
+	struct metadata *md = md_new(&o);
+	struct labels l = { 0 };
+
+	cr_assert_eq(labels_of(md, 100, "app", WEB_APP_CGROUP, 300, NULL, 1, &l), METADATA_KEEP);
+	labels__release(&l);
+	metadata__free(md);
 }
 
 Test(metadata_filters, empty_glob_is_rejected)

@@ -526,3 +526,160 @@ Test(pods, free_and_release_accept_null)
 	pods__free(NULL);
 	pod_info__release(NULL);
 }
+
+/* ---- a list in pages ---- */
+
+/* A PodList page of n pods named <prefix>-<first..first+n-1>, with a
+ * continue token when more follow. */
+static json_t *page_of(const char *prefix, int first, int n, bool more)
+{
+	json_t *items = json_array(), *page;
+
+	for (int i = first; i < first + n; i++) {
+		char uid[64], name[64], text[512];
+
+		snprintf(uid, sizeof(uid), "00000000-0000-4000-8000-%012d", i);
+		snprintf(name, sizeof(name), "%s-%d", prefix, i);
+		snprintf(text, sizeof(text),
+			 "{\"metadata\":{\"uid\":\"%s\",\"namespace\":\"ns\",\"name\":\"%s\"}}", uid,
+			 name);
+		cr_assert_eq(json_array_append_new(items, parse(text)), 0);
+	}
+	page = json_pack("{s:s, s:{s:s, s:s*}, s:o}", "kind", "PodList", "metadata",
+			 "resourceVersion", "7", "continue", more ? "token" : NULL, "items", items);
+	cr_assert_not_null(page);
+	return page;
+}
+
+static bool has_uid(struct pods *p, int i)
+{
+	struct pod_info info;
+	char uid[64];
+
+	snprintf(uid, sizeof(uid), "00000000-0000-4000-8000-%012d", i);
+	if (!pods__lookup(p, NULL, uid, &info))
+		return false;
+	pod_info__release(&info);
+	return true;
+}
+
+static void list_page(struct pods *p, const char *prefix, int first, int n, bool more)
+{
+	json_t *page = page_of(prefix, first, n, more);
+
+	cr_assert_eq(pods__list_page(p, page), 0);
+	json_decref(page);
+}
+
+Test(pods_paged, pages_are_indexed_as_they_come_and_synced_at_the_end)
+{
+	struct pods *p = pods__new(100);
+
+	cr_assert_not(pods__synced(p));
+	pods__list_begin(p);
+	list_page(p, "a", 0, 3, true);
+	/* Found before the list ends, but not synced yet. */
+	cr_assert(has_uid(p, 0) && has_uid(p, 2));
+	cr_assert_not(pods__synced(p));
+	list_page(p, "a", 3, 3, true);
+	list_page(p, "a", 6, 1, false);
+	pods__list_end(p);
+	cr_assert(pods__synced(p));
+	cr_assert_eq(pods__count(p), 7);
+	pods__free(p);
+}
+
+Test(pods_paged, relist_keeps_old_pods_until_its_end_then_drops_the_unnamed)
+{
+	struct pods *p = pods__new(100);
+	uint64_t g;
+
+	pods__list_begin(p);
+	list_page(p, "a", 0, 4, false);
+	pods__list_end(p);
+	/* A relist that no longer names pods 0 and 1, in two pages. */
+	pods__list_begin(p);
+	list_page(p, "a", 2, 2, true);
+	cr_assert(has_uid(p, 0), "a relist must not empty the index before it ends");
+	list_page(p, "a", 4, 2, false);
+	cr_assert(has_uid(p, 1) && has_uid(p, 5));
+	g = pods__generation(p);
+	pods__list_end(p);
+	cr_assert_gt(pods__generation(p), g);
+	cr_assert_not(has_uid(p, 0));
+	cr_assert_not(has_uid(p, 1));
+	for (int i = 2; i < 6; i++)
+		cr_assert(has_uid(p, i), "pod %d", i);
+	cr_assert_eq(pods__count(p), 4);
+	cr_assert(pods__synced(p));
+	pods__free(p);
+}
+
+Test(pods_paged, aborted_list_keeps_the_index_and_the_next_list_reconciles)
+{
+	struct pods *p = pods__new(100);
+
+	pods__list_begin(p);
+	list_page(p, "a", 0, 2, false);
+	pods__list_end(p);
+	pods__list_begin(p);
+	list_page(p, "a", 5, 1, true);
+	pods__list_abort(p);
+	/* A page outside a list is refused. */
+	{
+		json_t *page = page_of("a", 9, 1, false);
+
+		cr_assert_eq(pods__list_page(p, page), -EINVAL);
+		json_decref(page);
+	}
+	cr_assert(has_uid(p, 0) && has_uid(p, 5));
+	pods__list_begin(p);
+	list_page(p, "a", 1, 1, false);
+	pods__list_end(p);
+	cr_assert_eq(pods__count(p), 1);
+	cr_assert(has_uid(p, 1));
+	pods__free(p);
+}
+
+Test(pods_paged, max_pods_counts_the_pods_of_the_list)
+{
+	struct pods *p = pods__new(16);
+	struct pods_stats st;
+
+	pods__list_begin(p);
+	list_page(p, "a", 0, 10, true);
+	list_page(p, "a", 10, 10, false);
+	pods__list_end(p);
+	cr_assert_eq(pods__count(p), 16);
+	pods__stats(p, &st);
+	cr_assert_eq(st.skipped_max_pods, 4);
+	/* A relist of 16 other pods: the 16 old ones do not fill the bound. */
+	pods__list_begin(p);
+	list_page(p, "b", 100, 8, true);
+	list_page(p, "b", 108, 8, false);
+	pods__list_end(p);
+	cr_assert_eq(pods__count(p), 16);
+	cr_assert(has_uid(p, 100) && has_uid(p, 115));
+	cr_assert_not(has_uid(p, 0));
+	pods__free(p);
+}
+
+Test(pods_paged, bad_items_and_bad_pages)
+{
+	struct pods *p = pods__new(16);
+	json_t *bad = parse("{\"kind\":\"PodList\",\"metadata\":{},\"items\":"
+			    "[{\"metadata\":{\"name\":\"x\"}},7]}");
+	json_t *not_list = parse("{\"items\":{}}");
+	struct pods_stats st;
+
+	pods__list_begin(p);
+	cr_assert_eq(pods__list_page(p, bad), 0);
+	cr_assert_eq(pods__list_page(p, not_list), -EINVAL);
+	pods__list_end(p);
+	pods__stats(p, &st);
+	cr_assert_eq(st.bad_objects, 3);
+	cr_assert_eq(pods__count(p), 0);
+	json_decref(bad);
+	json_decref(not_list);
+	pods__free(p);
+}

@@ -6,7 +6,17 @@
  * list and the watches that follow it):
  *
  *   list    GET /api/v1/pods?fieldSelector=spec.nodeName%3D<node>&resourceVersion=0
- *           -> pods__replace, remember the list's resourceVersion
+ *           &limit=<page size>, then ...&limit=<page size>&continue=<token>
+ *           while a page has metadata.continue (Kubernetes' chunked
+ *           list): each page goes into the index as it comes
+ *           (pods__list_page), so memory is bounded by a page, not by
+ *           the list; the last page's resourceVersion is where the watch
+ *           starts. A continue token that expired (410 on a later page)
+ *           starts the list over, at most LIST_RESTARTS_MAX times in a
+ *           row. An API server that serves resourceVersion=0 from its
+ *           cache may ignore limit: a page larger than the 64 MiB bound
+ *           then switches this watcher to lists without resourceVersion
+ *           (served in pages by etcd), at once.
  *   watch   GET ...&watch=1&resourceVersion=<rv>&allowWatchBookmarks=true
  *           &timeoutSeconds=300, a chunked stream of one event per line;
  *           ADDED/MODIFIED/DELETED go to the index and advance rv, BOOKMARK
@@ -32,7 +42,10 @@
  * (called at least about once a second, even on an idle watch) turns into
  * an abort, and wakes a backoff sleep through the condition variable.
  *
- * Bounds: a list body 64 MiB, a watch line 16 MiB, an error body 64 KiB
+ * Credentials: a token is never sent over plain http:// unless the user
+ * said so (--allow-insecure-credentials); kube__start refuses otherwise.
+ *
+ * Bounds: a list page 64 MiB and KUBE_PAGE_MAX pods, a watch line 16 MiB, an error body 64 KiB
  * (the rest is dropped), the token 64 KiB, a resourceVersion 256 bytes. */
 #include <errno.h>
 #include <inttypes.h>
@@ -62,11 +75,12 @@
 #define LIST_BODY_MAX (64u << 20)
 #define LINE_MAX_BYTES (16u << 20)
 #define ERROR_BODY_MAX (64u << 10)
-#define RV_MAX 256
+#define RV_MAX KUBE_RV_MAX
+#define LIST_RESTARTS_MAX 3
 /* Node names are DNS subdomains (253); an API URL is scheme://host:port. */
 #define NODE_NAME_MAX 253
 #define API_URL_MAX 512
-#define URL_MAX 4096            /* fits the above, escaped */
+#define URL_MAX 16384           /* fits the above and a continue token, escaped */
 #define WATCH_TIMEOUT_S 300
 #define TOKEN_REFRESH_NS (60ull * 1000000000ull)
 #define BACKOFF_MIN_S 1.0
@@ -90,6 +104,8 @@ struct kube {
 	char *node;
 	char *selector;         /* escaped spec.nodeName=<node> */
 	struct pods *pods;
+	unsigned page_size;
+	bool list_consistent;   /* lists without resourceVersion=0 */
 
 	pthread_t thread;
 	pthread_mutex_t lock;   /* stats; pairs with wake for backoff sleeps */
@@ -116,6 +132,7 @@ struct kube {
 		size_t len, cap;
 		enum outcome outcome;   /* set by the watch stream */
 		uint64_t lines;
+		bool too_big;           /* a list page beyond LIST_BODY_MAX */
 	} x;
 };
 
@@ -370,7 +387,9 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
 		if (k->x.len + n > ERROR_BODY_MAX)
 			n = ERROR_BODY_MAX - k->x.len;
 	} else if (k->x.len + n > LIST_BODY_MAX) {
-		pr_warn("kube: node '%s': pod list larger than %u MiB", k->node, LIST_BODY_MAX >> 20);
+		pr_warn("kube: node '%s': pod list page larger than %u MiB", k->node,
+			LIST_BODY_MAX >> 20);
+		k->x.too_big = true;
 		return 0;
 	}
 	if (n && xfer_reserve(k, n))
@@ -412,6 +431,7 @@ static enum outcome perform(struct kube *k, enum xfer_kind kind, const char *url
 	k->x.len = 0;
 	k->x.outcome = DONE;
 	k->x.lines = 0;
+	k->x.too_big = false;
 	k->errbuf[0] = '\0';
 	curl_easy_setopt(k->curl, CURLOPT_URL, url);
 	/* The server ends a watch after timeoutSeconds; this only catches a
@@ -452,55 +472,157 @@ static enum outcome perform(struct kube *k, enum xfer_kind kind, const char *url
 	return FAILED;
 }
 
+int kube__list_page(struct pods *pods, const char *body, size_t len,
+		    char rv[KUBE_RV_MAX + 1], char cont[KUBE_CONTINUE_MAX + 1])
+{
+	json_t *list = json_loadb(body, len, 0, NULL), *meta, *c, *v;
+	int err;
+
+	rv[0] = cont[0] = '\0';
+	if (!list)
+		return -EBADMSG;
+	meta = json_object_get(list, "metadata");
+	if (!json_is_object(meta)) {
+		err = json_is_object(list) ? -ENODATA : -EINVAL;
+		goto out;
+	}
+	c = json_object_get(meta, "continue");
+	if (c && !json_is_string(c) && !json_is_null(c)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (json_string_length(c) > KUBE_CONTINUE_MAX ||
+	    (json_is_string(c) && strlen(json_string_value(c)) != json_string_length(c))) {
+		err = -E2BIG;
+		goto out;
+	}
+	v = json_object_get(meta, "resourceVersion");
+	if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) > KUBE_RV_MAX ||
+	    strlen(json_string_value(v)) != json_string_length(v)) {
+		err = -ENODATA;
+		goto out;
+	}
+	err = pods__list_page(pods, list);
+	if (err)
+		goto out;
+	memcpy(rv, json_string_value(v), json_string_length(v) + 1);
+	if (json_is_string(c))
+		memcpy(cont, json_string_value(c), json_string_length(c) + 1);
+out:
+	json_decref(list);
+	return err;
+}
+
+/* Requests one page: the first (cont empty) or the one cont names. */
+static enum outcome list_request(struct kube *k, const char *cont)
+{
+	char *url = malloc(URL_MAX), *c = NULL;
+	enum outcome o;
+
+	if (!url || (cont[0] && !(c = curl_easy_escape(k->curl, cont, 0)))) {
+		free(url);
+		return FAILED;
+	}
+	if (c)
+		snprintf(url, URL_MAX, "%s/api/v1/pods?fieldSelector=%s&limit=%u&continue=%s",
+			 k->base, k->selector, k->page_size, c);
+	else
+		snprintf(url, URL_MAX, "%s/api/v1/pods?fieldSelector=%s&limit=%u%s", k->base,
+			 k->selector, k->page_size, k->list_consistent ? "" : "&resourceVersion=0");
+	curl_free(c);
+	o = perform(k, XFER_LIST, url, cont[0] ? "list pods (next page)" : "list pods");
+	free(url);
+	return o;
+}
+
+static const char *page_error(int err)
+{
+	switch (err) {
+	case -EBADMSG:
+		return "body is not JSON";
+	case -EINVAL:
+		return "not a PodList";
+	case -ENODATA:
+		return "PodList without metadata.resourceVersion";
+	case -E2BIG:
+		return "continue token longer than 4096 bytes";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* Reads the list page by page into the index. */
 static enum outcome do_list(struct kube *k)
 {
-	char url[URL_MAX];
-	json_error_t jerr;
-	json_t *list = NULL, *meta;
+	char cont[KUBE_CONTINUE_MAX + 1] = "", rv[KUBE_RV_MAX + 1] = "";
+	unsigned restarts = 0;
+	uint64_t pages = 0;
 	enum outcome o;
 	int err;
 
-	snprintf(url, sizeof(url), "%s/api/v1/pods?fieldSelector=%s&resourceVersion=0",
-		 k->base, k->selector);
-	o = perform(k, XFER_LIST, url, "list pods");
-	if (o != DONE)
-		goto out;
-	o = FAILED;
-	list = json_loadb(k->x.buf ? k->x.buf : "", k->x.len, 0, &jerr);
-	meta = json_object_get(list, "metadata");
-	if (!list) {
-		stat_add(k, &k->stats.bad_objects, 1);
-		pr_warn("kube: node '%s': list pods: body is not JSON: %s (byte %d)", k->node,
-			jerr.text, jerr.position);
-		goto out;
+	pods__list_begin(k->pods);
+	for (;;) {
+		o = list_request(k, cont);
+		if (o == GONE && cont[0] && restarts < LIST_RESTARTS_MAX) {
+			/* The continue token expired: the server no longer
+			 * keeps the list's snapshot. Start over; the pods
+			 * named so far stay until the new list ends. */
+			restarts++;
+			stat_add(k, &k->stats.list_restarts, 1);
+			pr_info("kube: node '%s': list pods: continue token expired after %" PRIu64
+				" pages; listing again from the first page", k->node, pages);
+			cont[0] = '\0';
+			pages = 0;
+			pods__list_begin(k->pods);
+			continue;
+		}
+		if (o == FAILED && k->x.too_big && !k->list_consistent) {
+			/* resourceVersion=0 is served from the API server's
+			 * cache, which may ignore limit: read from etcd. */
+			k->list_consistent = true;
+			pr_warn("kube: node '%s': list pods: the server ignored limit=%u; "
+				"listing without resourceVersion=0 (in pages)", k->node, k->page_size);
+			cont[0] = '\0';
+			pages = 0;
+			pods__list_begin(k->pods);
+			continue;
+		}
+		if (o != DONE)
+			goto fail;
+		pages++;
+		stat_add(k, &k->stats.list_pages, 1);
+		err = kube__list_page(k->pods, k->x.buf ? k->x.buf : "", k->x.len, rv, cont);
+		if (err) {
+			if (err != -ENOMEM)
+				stat_add(k, &k->stats.bad_objects, 1);
+			pr_warn("kube: node '%s': list pods: page %" PRIu64 ": %s", k->node, pages,
+				page_error(err));
+			o = FAILED;
+			goto fail;
+		}
+		if (!cont[0])
+			break;
+		/* An over-large page's buffer is not kept for the next. */
+		if (k->x.cap > (4u << 20)) {
+			free(k->x.buf);
+			k->x.buf = NULL;
+			k->x.cap = 0;
+		}
 	}
-	err = pods__replace(k->pods, list);
-	if (err == -EINVAL) {
-		stat_add(k, &k->stats.bad_objects, 1);
-		pr_warn("kube: node '%s': list pods: not a PodList", k->node);
-		goto out;
-	} else if (err) {
-		pr_warn("kube: node '%s': list pods: %s", k->node, strerror(-err));
-		goto out;
-	}
-	k->rv[0] = '\0';
-	remember_rv(k, list);
-	if (!k->rv[0] || !json_is_object(meta)) {
-		stat_add(k, &k->stats.bad_objects, 1);
-		pr_warn("kube: node '%s': list pods: PodList without metadata.resourceVersion",
-			k->node);
-		goto out;
-	}
+	pods__list_end(k->pods);
+	memcpy(k->rv, rv, sizeof(k->rv));
 	pthread_mutex_lock(&k->lock);
 	k->stats.lists++;
 	k->stats.synced = true;
 	pthread_mutex_unlock(&k->lock);
-	pr_info("kube: node '%s': listed %zu pods at resourceVersion %s", k->node,
-		pods__count(k->pods), k->rv);
+	pr_info("kube: node '%s': listed %zu pods in %" PRIu64 " page%s at resourceVersion %s",
+		k->node, pods__count(k->pods), pages, pages == 1 ? "" : "s", k->rv);
 	o = DONE;
+	goto out;
+fail:
+	pods__list_abort(k->pods);
 out:
-	json_decref(list);
-	/* A list body can be tens of MiB; do not keep the buffer. */
+	/* A list page can be tens of MiB; do not keep the buffer. */
 	free(k->x.buf);
 	k->x.buf = NULL;
 	k->x.len = k->x.cap = 0;
@@ -752,6 +874,9 @@ struct kube *kube__start(const struct kube_opts *opts, struct pods *pods)
 		return NULL;
 	}
 	k->pods = pods;
+	k->page_size = opts->page_size ? opts->page_size : KUBE_PAGE_DEFAULT;
+	if (k->page_size > KUBE_PAGE_MAX)
+		k->page_size = KUBE_PAGE_MAX;
 	k->base = kube__api_url(opts);
 	if (!k->base) {
 		err = errno ? -errno : -ENOMEM;
@@ -783,6 +908,16 @@ struct kube *kube__start(const struct kube_opts *opts, struct pods *pods)
 		goto fail;
 	if (!token_file)
 		pr_info("kube: no token file and no %s; API requests carry no token", SA_TOKEN);
+	if (token_file && !strncmp(k->base, "http://", 7)) {
+		if (!opts->allow_insecure) {
+			pr_error("kube: refusing to send the token of '%s' in clear text to %s: "
+				 "use https://, or --allow-insecure-credentials", token_file, k->base);
+			err = -EPERM;
+			goto fail;
+		}
+		pr_warn("kube: sending the token in clear text to %s (--allow-insecure-credentials)",
+			k->base);
+	}
 	if (ca_file && access(ca_file, R_OK)) {
 		err = -errno;
 		pr_warn("kube: CA file '%s': %s", ca_file, strerror(errno));

@@ -18,12 +18,24 @@ struct kube_opts {
 	const char *token_file;
 	const char *ca_file;
 	const char *node_name;          /* required */
+	/* A token over a plain http:// api_url is refused unless this is set. */
+	bool allow_insecure;
+	/* Pods per list page (limit=); 0: KUBE_PAGE_DEFAULT, at most
+	 * KUBE_PAGE_MAX. */
+	unsigned page_size;
 };
+
+#define KUBE_PAGE_DEFAULT 500u
+#define KUBE_PAGE_MAX 5000u
+#define KUBE_RV_MAX 256
+#define KUBE_CONTINUE_MAX 4096
 
 struct kube_stats {
 	bool synced;                    /* a list has completed */
 	uint64_t lists, watches, events, bookmarks, errors, relists;
 	uint64_t token_reads, unauthorized, bad_objects;
+	uint64_t list_pages;            /* list responses read (pages) */
+	uint64_t list_restarts;         /* lists started over: continue token expired */
 };
 
 struct kube;
@@ -36,6 +48,15 @@ void kube__stats(struct kube *k, struct kube_stats *out);
 /* The API base URL kube__start would use for opts (in-cluster: from the
  * environment, IPv6 literals bracketed); malloc'd. NULL + errno, logged. */
 char *kube__api_url(const struct kube_opts *opts);
+/* One page of a paged pod list (the watcher's parser, for tests and
+ * fuzzing): the PodList in body goes into pods (between
+ * pods__list_begin and pods__list_end), its metadata.resourceVersion into
+ * rv and its metadata.continue into cont ("" on the last page). 0,
+ * -EBADMSG (not JSON), -EINVAL (not a PodList), -ENODATA (no usable
+ * resourceVersion), -E2BIG (a continue token longer than
+ * KUBE_CONTINUE_MAX), -ENOMEM. */
+int kube__list_page(struct pods *pods, const char *body, size_t len,
+		    char rv[KUBE_RV_MAX + 1], char cont[KUBE_CONTINUE_MAX + 1]);
 /* Stops and joins the thread (within about a second). NULL is fine. */
 void kube__stop(struct kube *k);
 

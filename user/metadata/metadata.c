@@ -43,6 +43,7 @@ const char *const metadata_verdict_names[METADATA_VERDICT_COUNT] = {
 	[METADATA_KEEP] = "keep",
 	[METADATA_EXCLUDED_NAMESPACE] = "excluded_namespace",
 	[METADATA_OPTED_OUT] = "opted_out",
+	[METADATA_PODS_NOT_SYNCED] = "pods_not_synced",
 };
 
 /* ---- labels of one sample ---- */
@@ -179,6 +180,8 @@ void metadata__stats(struct metadata *md, struct metadata_stats *out)
 		out->kube_events = ks.events;
 		out->kube_errors = ks.errors;
 		out->kube_relists = ks.relists;
+		out->kube_list_pages = ks.list_pages;
+		out->kube_list_restarts = ks.list_restarts;
 	}
 }
 
@@ -231,6 +234,7 @@ static int start_pods(struct metadata *md, const struct metadata_opts *opts)
 		.token_file = opts->kube_token_file,
 		.ca_file = opts->kube_ca_file,
 		.node_name = md->node,
+		.allow_insecure = opts->kube_allow_insecure,
 	};
 
 	if (opts->pods) {
@@ -247,6 +251,8 @@ static int start_pods(struct metadata *md, const struct metadata_opts *opts)
 	if (!md->kube) {
 		int err = errno ? -errno : -EINVAL;
 
+		if (err == -EPERM)      /* refused, in one line: an option error */
+			return -EINVAL;
 		pr_error("metadata: cannot watch pods%s%s: %s (--no-kube runs without pod names)",
 			 opts->kube_api ? " at " : " in-cluster",
 			 opts->kube_api ? opts->kube_api : "", strerror(-err));

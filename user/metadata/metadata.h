@@ -38,10 +38,15 @@ struct metadata_opts {
 	const char *kube_token_file;
 	const char *kube_ca_file;
 	bool kube_disabled;             /* never watch pods, even in a cluster */
+	/* Send the token over a plain http:// kube_api (else refused at
+	 * start); agent.c maps --allow-insecure-credentials here. */
+	bool kube_allow_insecure;
 	size_t max_cgroups;             /* bound of the per-cgroup cache; 0: 4096 */
 	size_t max_pods;                /* bound of the pod index; 0: 1024 */
 	/* A pod index the caller owns and fills (tests, embedding): used as
-	 * is, no watcher is started, not freed by metadata__free. */
+	 * is, no watcher is started, not freed by metadata__free. Until it
+	 * is synced (pods__list_end, pods__mark_synced), processes in pod
+	 * cgroups it does not know are METADATA_PODS_NOT_SYNCED. */
 	struct pods *pods;
 };
 
@@ -49,6 +54,11 @@ enum metadata_verdict {
 	METADATA_KEEP = 0,
 	METADATA_EXCLUDED_NAMESPACE,    /* --include/--exclude-namespace */
 	METADATA_OPTED_OUT,             /* pod annotation kiln.dev/profile: "false" */
+	/* A process in a pod cgroup (pod UID or container id) while the pod
+	 * index has not synced and does not know its pod: it may have opted
+	 * out or be in an excluded namespace, so it is not profiled (fail
+	 * closed). Never without a pod index (--no-kube, no API). */
+	METADATA_PODS_NOT_SYNCED,
 	METADATA_VERDICT_COUNT,
 };
 extern const char *const metadata_verdict_names[METADATA_VERDICT_COUNT];
@@ -70,6 +80,7 @@ struct metadata_stats {
 	bool kube_enabled, kube_synced;
 	size_t pods;
 	uint64_t kube_lists, kube_watches, kube_events, kube_errors, kube_relists;
+	uint64_t kube_list_pages, kube_list_restarts;
 	uint64_t kube_unknown_containers; /* container ids no pod status names */
 };
 

@@ -13,7 +13,16 @@
  * include globs (when any) and the exclude globs, then by the pod's
  * kiln.dev/profile: "false" annotation. A process with no known pod
  * (host, kernel, a container the index does not know) has no namespace:
- * an include list excludes it, an exclude list never does. */
+ * an include list excludes it, an exclude list never does.
+ *
+ * Fail closed: while the index has not synced (its first list not read
+ * yet, or never read), a process whose cgroup names a pod UID or a
+ * container id that the index does not know yet may belong to a pod that
+ * opted out or to an excluded namespace: METADATA_PODS_NOT_SYNCED, not
+ * profiled. Such an entry looks its pod up again as soon as the index
+ * changes (the sync bumps the generation), without waiting RECHECK_NS.
+ * A pod the index already knows (an earlier page of the list) gets its
+ * own verdict. Host processes are not affected. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -91,7 +100,7 @@ void pod_lookup__resolve(struct metadata *md, struct cg_entry *e)
 	const char *cid = e->id.container_id[0] ? e->id.container_id : NULL;
 	const char *uid = e->id.pod_uid[0] ? e->id.pod_uid : NULL;
 	struct pod_info info = { 0 };
-	bool opted_out = false;
+	bool opted_out = false, synced;
 	uint64_t gen, now;
 
 	if (!md->pods || (!cid && !uid)) {
@@ -105,10 +114,14 @@ void pod_lookup__resolve(struct metadata *md, struct cg_entry *e)
 	if (e->looked_up && gen == e->generation)
 		return;
 	now = monotonic_ns();
-	if (e->looked_up && now - e->checked_ns < RECHECK_NS)
+	if (e->looked_up && now - e->checked_ns < RECHECK_NS &&
+	    e->verdict != METADATA_PODS_NOT_SYNCED)
 		return;
 	cgroup_cache__clear_pod(md, e);
 	md->stats.pod_lookups++;
+	/* Before the lookup: a list ending in between is not taken for a
+	 * synced index that lacks the pod. */
+	synced = pods__synced(md->pods);
 	if (pods__lookup(md->pods, cid, uid, &info)) {
 		opted_out = info.opted_out;
 		if (entry_take_pod(md, e, &info) && !md->warned_nomem) {
@@ -117,7 +130,7 @@ void pod_lookup__resolve(struct metadata *md, struct cg_entry *e)
 		}
 		pod_info__release(&info);
 	}
-	if (cid && !e->container && !e->counted_unknown) {
+	if (synced && cid && !e->container && !e->counted_unknown) {
 		/* Includes sandboxes, whose ids no status names. */
 		e->counted_unknown = true;
 		md->stats.kube_unknown_containers++;
@@ -125,6 +138,10 @@ void pod_lookup__resolve(struct metadata *md, struct cg_entry *e)
 	e->looked_up = true;
 	e->generation = gen;
 	e->checked_ns = now;
-	e->verdict = e->pod_found ? pod_verdict(md, e->namespace_, opted_out) :
-		     md->podless_verdict;
+	if (e->pod_found)
+		e->verdict = pod_verdict(md, e->namespace_, opted_out);
+	else if (!synced)
+		e->verdict = METADATA_PODS_NOT_SYNCED;
+	else
+		e->verdict = md->podless_verdict;
 }

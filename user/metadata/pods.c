@@ -63,6 +63,7 @@ struct pod {
 	size_t nlabels;
 	struct pod_container *containers;
 	size_t ncontainers;
+	uint64_t list_epoch;    /* the last list that named this pod */
 };
 
 struct pods {
@@ -71,6 +72,11 @@ struct pods {
 	struct hashmap by_api_uid, by_uid, by_cid;     /* -> struct pod */
 	uint64_t generation;
 	struct pods_stats stats;
+	/* A list in pages: pods named by the list in progress carry its epoch;
+	 * list_end drops the others. */
+	bool listing, synced;
+	uint64_t epoch;
+	size_t list_seen;       /* distinct pods this list named and kept */
 };
 
 /* ---- the maps' keys ---- */
@@ -422,32 +428,46 @@ static void stats_merge(struct pods_stats *dst, const struct pods_stats *src)
 	dst->bad_mirror_uids += src->bad_mirror_uids;
 }
 
-/* Takes d (indexes it or frees it). */
+/* Takes d (indexes it or frees it). While a list is in progress, the
+ * bound counts the pods this list has named (the older ones it does not
+ * name go at its end), so the index holds at most twice max_pods for the
+ * length of a list. */
 static int upsert_locked(struct pods *p, struct pod *d)
 {
 	struct pod *old = map_get(&p->by_api_uid, api_uid_is, d->api_uid);
+	bool named = p->listing && old && old->list_epoch == p->epoch;
+	bool full = p->listing ? !named && p->list_seen >= p->max_pods :
+				 !old && p->by_api_uid.len >= p->max_pods;
 	int err;
 
-	if (old && pod_equal(old, d)) {
-		pod_free(d);
-		return 0;
-	}
-	if (!old && p->by_api_uid.len >= p->max_pods) {
+	if (full) {
 		if (!p->stats.skipped_max_pods++)
 			pr_warn("pods: index full (%zu pods); pod '%s/%s' and later ones skipped",
 				p->max_pods, d->namespace_, d->name);
 		pod_free(d);
 		return -ENOSPC;
 	}
-	if (old) {
-		unindex(p, old);
-		pod_free(old);
-	}
-	err = index_pod(p, d);
-	if (err)
+	if (old && pod_equal(old, d)) {
 		pod_free(d);
-	p->generation++;
-	return err;
+		d = old;
+	} else {
+		if (old) {
+			unindex(p, old);
+			pod_free(old);
+		}
+		err = index_pod(p, d);
+		p->generation++;
+		if (err) {
+			pod_free(d);
+			return err;
+		}
+	}
+	if (p->listing) {
+		if (!named)
+			p->list_seen++;
+		d->list_epoch = p->epoch;
+	}
+	return 0;
 }
 
 /* ---- API ---- */
@@ -530,57 +550,163 @@ int pods__remove(struct pods *p, const json_t *pod)
 	return 0;
 }
 
-int pods__replace(struct pods *p, const json_t *pod_list)
+void pods__list_begin(struct pods *p)
 {
-	const json_t *items = json_object_get(pod_list, "items");
+	pthread_mutex_lock(&p->lock);
+	p->epoch++;
+	p->listing = true;
+	p->list_seen = 0;
+	pthread_mutex_unlock(&p->lock);
+}
+
+int pods__list_page(struct pods *p, const json_t *page)
+{
+	const json_t *items = json_object_get(page, "items");
 	struct pods_stats st = { 0 };
-	struct pod **decoded = NULL;
-	size_t n = 0, i;
+	size_t i, bad = 0;
 	json_t *item;
 	int err = 0;
 
 	/* "items": null is how an empty list may be encoded. */
-	if (!json_is_object(pod_list) || (items && !json_is_array(items) && !json_is_null(items))) {
-		count_bad(p, pod_list, -EINVAL);
+	if (!json_is_object(page) || (items && !json_is_array(items) && !json_is_null(items))) {
+		count_bad(p, page, -EINVAL);
 		return -EINVAL;
 	}
-	if (json_array_size(items)) {
-		decoded = calloc(json_array_size(items), sizeof(*decoded));
-		if (!decoded)
-			return -ENOMEM;
-	}
+	/* One pod at a time: decoded outside the lock, then swapped in, so
+	 * lookups go on between the pods of a page. */
 	json_array_foreach(items, i, item) {
-		int e = pod_decode(item, &decoded[n], &st);
+		struct pod *d;
+		int e = pod_decode(item, &d, &st);
 
-		if (e == -EINVAL)
+		if (e == -EINVAL) {
 			st.bad_objects++;
-		else if (e) {
+			bad++;
+			continue;
+		}
+		pthread_mutex_lock(&p->lock);
+		stats_merge(&p->stats, &st);
+		st = (struct pods_stats){ 0 };
+		if (!e) {
+			if (!p->listing)
+				e = -EINVAL;    /* no list in progress */
+			else
+				e = upsert_locked(p, d);
+			if (e == -EINVAL)
+				pod_free(d);
+		}
+		pthread_mutex_unlock(&p->lock);
+		if (e && e != -ENOSPC) {
 			err = e;
-			goto out;
-		} else
-			n++;
+			break;
+		}
 	}
-	if (st.bad_objects)
-		pr_warn("pods: %" PRIu64 " of %zu list items are not usable Pods; skipped",
-			st.bad_objects, json_array_size(items));
+	pthread_mutex_lock(&p->lock);
+	stats_merge(&p->stats, &st);
+	pthread_mutex_unlock(&p->lock);
+	if (bad)
+		pr_warn("pods: %zu of %zu list items are not usable Pods; skipped", bad,
+			json_array_size(items));
+	return err;
+}
+
+struct stale {
+	uint64_t epoch;
+	struct pod **v;         /* NULL: find one pod only, into one */
+	struct pod *one;
+	size_t n;
+};
+
+static void find_stale(uint64_t hash, void *val, void *ctx)
+{
+	struct pod *d = val;
+	struct stale *s = ctx;
+
+	(void)hash;
+	if (d->list_epoch == s->epoch)
+		return;
+	if (s->v)
+		s->v[s->n++] = d;
+	else if (!s->one)
+		s->one = d;
+}
+
+/* Drops the pods the list did not name. */
+static void drop_stale(struct pods *p)
+{
+	struct stale s = { .epoch = p->epoch };
+
+	s.v = p->by_api_uid.len ? calloc(p->by_api_uid.len, sizeof(*s.v)) : NULL;
+	if (s.v) {
+		hashmap__each(&p->by_api_uid, find_stale, &s);
+		for (size_t i = 0; i < s.n; i++) {
+			unindex(p, s.v[i]);
+			pod_free(s.v[i]);
+		}
+		free(s.v);
+		return;
+	}
+	/* Empty, or out of memory for the array: one at a time. */
+	for (;;) {
+		s = (struct stale){ .epoch = p->epoch };
+		hashmap__each(&p->by_api_uid, find_stale, &s);
+		if (!s.one)
+			return;
+		unindex(p, s.one);
+		pod_free(s.one);
+	}
+}
+
+void pods__list_end(struct pods *p)
+{
+	pthread_mutex_lock(&p->lock);
+	if (p->listing) {
+		drop_stale(p);
+		p->listing = false;
+		p->synced = true;
+		p->generation++;
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pods__list_abort(struct pods *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->listing = false;
+	pthread_mutex_unlock(&p->lock);
+}
+
+int pods__replace(struct pods *p, const json_t *pod_list)
+{
+	int err;
+
+	pods__list_begin(p);
+	err = pods__list_page(p, pod_list);
+	if (err) {
+		pods__list_abort(p);
+		return err;
+	}
+	pods__list_end(p);
+	return 0;
+}
+
+bool pods__synced(struct pods *p)
+{
+	bool s;
 
 	pthread_mutex_lock(&p->lock);
-	index_clear(p);
-	stats_merge(&p->stats, &st);
-	for (i = 0; i < n; i++) {
-		int e = upsert_locked(p, decoded[i]);
-
-		decoded[i] = NULL;
-		if (e && e != -ENOSPC && !err)
-			err = e;
-	}
-	p->generation++;
+	s = p->synced;
 	pthread_mutex_unlock(&p->lock);
-out:
-	for (i = 0; i < n; i++)
-		pod_free(decoded[i]);
-	free(decoded);
-	return err;
+	return s;
+}
+
+void pods__mark_synced(struct pods *p)
+{
+	pthread_mutex_lock(&p->lock);
+	if (!p->synced) {
+		p->synced = true;
+		p->generation++;
+	}
+	pthread_mutex_unlock(&p->lock);
 }
 
 static int info_fill(struct pod_info *out, const struct pod *d, const char *container)

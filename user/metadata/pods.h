@@ -48,8 +48,28 @@ void pods__free(struct pods *p);
  * beyond max_pods (counted, skipped), or -ENOMEM. */
 int pods__upsert(struct pods *p, const json_t *pod);
 int pods__remove(struct pods *p, const json_t *pod);
-/* Replaces the whole index with the items of a PodList (after a relist). */
+/* Replaces the whole index with the items of a PodList (a list in one
+ * page: begin, page, end). */
 int pods__replace(struct pods *p, const json_t *pod_list);
+
+/* A list read in pages (limit/continue). begin starts it; each page's
+ * items are decoded and indexed one pod at a time, as they come, so the
+ * pods of earlier pages are found while later ones are read; end drops
+ * the pods the list did not name and marks the index synced. Until end,
+ * the pods of the previous list stay (a relist does not empty the index).
+ * abort leaves the index as it is (a later list reconciles it). A page is
+ * a PodList object; its items beyond max_pods (counted over the whole
+ * list) are counted and skipped. list_page: 0, -EINVAL (not a PodList, or
+ * no list begun), -ENOMEM. */
+void pods__list_begin(struct pods *p);
+int pods__list_page(struct pods *p, const json_t *page);
+void pods__list_end(struct pods *p);
+void pods__list_abort(struct pods *p);
+/* Whether a list has completed since pods__new (pods__list_end,
+ * pods__replace) or mark_synced said so (an index filled by other
+ * means). Until then a pod the index does not know may yet be listed. */
+bool pods__synced(struct pods *p);
+void pods__mark_synced(struct pods *p);
 
 /* Looks up by container id (64 hex, no runtime prefix) first, then by pod
  * UID (either form: dashes or underscores, 32-hex static UIDs); either may
