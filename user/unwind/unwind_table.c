@@ -51,6 +51,8 @@
 #define GAP_MAX        15      /* bytes between FDEs taken as padding */
 #define SHSTRTAB_MAX   (1u << 20)
 #define EH_HDR_MAX     (64u << 20)
+#define DYNAMIC_MAX    (64u << 10)
+#define ENTRY_STOP_MAX 256     /* bytes of STOP at an entry point without CFI */
 
 /* x86-64 DWARF register numbers. */
 #define X86_RBP 6
@@ -523,14 +525,16 @@ static int cmp_span(const void *x, const void *y)
 
 /* .eh_frame's data and vaddr: the section, or PT_GNU_EH_FRAME's
  * eh_frame_ptr up to the end of its PT_LOAD (dwarf_next_cfi stops at the
- * zero terminator). NULL when there is none. */
-static Elf_Data *eh_frame_data(struct builder *b, uint64_t *vaddr)
+ * zero terminator). NULL when there is none, or when the section is over
+ * max_cfi_bytes (*too_big, checked before libelf reads it). */
+static Elf_Data *eh_frame_data(struct builder *b, uint64_t *vaddr, bool *too_big)
 {
 	size_t phnum = 0;
 	GElf_Shdr sh;
 
 	if (b->eh_frame && gelf_getshdr(b->eh_frame, &sh) && sh.sh_type == SHT_PROGBITS) {
-		if (sh.sh_size > b->lim->max_cfi_bytes)
+		*too_big = sh.sh_size > b->lim->max_cfi_bytes;
+		if (*too_big)
 			return NULL;
 		*vaddr = sh.sh_addr;
 		return elf_rawdata(b->eh_frame, NULL);
@@ -838,6 +842,34 @@ static int make_rows(struct builder *b, struct unwind_table *t)
 
 /* --- the build ----------------------------------------------------------- */
 
+/* Whether PT_DYNAMIC has a DT_NEEDED entry (no PT_DYNAMIC: true). */
+static bool needs_libraries(struct builder *b)
+{
+	size_t phnum = 0;
+
+	if (elf_getphdrnum(b->elf, &phnum) != 0)
+		return true;
+	for (size_t i = 0; i < phnum; i++) {
+		Elf_Data *d;
+		GElf_Phdr ph;
+		GElf_Dyn dyn;
+
+		if (!gelf_getphdr(b->elf, (int)i, &ph) || ph.p_type != PT_DYNAMIC)
+			continue;
+		if (ph.p_filesz > DYNAMIC_MAX)
+			return true;
+		d = elf_getdata_rawchunk(b->elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_DYN);
+		for (int j = 0; d && gelf_getdyn(d, j, &dyn); j++) {
+			if (dyn.d_tag == DT_NULL)
+				return false;
+			if (dyn.d_tag == DT_NEEDED)
+				return true;
+		}
+		return false;
+	}
+	return true;
+}
+
 static int read_headers(struct builder *b)
 {
 	size_t phnum = 0;
@@ -870,7 +902,10 @@ static int read_headers(struct builder *b)
 		refuse(b, UNWIND_REFUSED_NOT_ELF, "no PT_LOAD segment");
 		return -EINVAL;
 	}
-	if (eh.e_type == ET_EXEC || interp)
+	/* The entry point is a thread's root in executables and in the
+	 * dynamic loader itself (a shared object that needs nothing); in
+	 * other shared objects it may just be the start of .text. */
+	if (eh.e_type == ET_EXEC || interp || (eh.e_type == ET_DYN && !needs_libraries(b)))
 		b->entry = eh.e_entry;
 	b->info->base = b->base;
 	return 0;
@@ -884,6 +919,7 @@ static int build(struct builder *b, struct unwind_table *t, int fd, const char *
 	Elf_Data *data;
 	Dwarf_CFI *cfi;
 	uint64_t vaddr = 0;
+	bool too_big = false;
 	int err, rule;
 
 	err = read_headers(b);
@@ -900,9 +936,9 @@ static int build(struct builder *b, struct unwind_table *t, int fd, const char *
 		return -ENOMEM;
 
 	/* .eh_frame first. */
-	data = eh_frame_data(b, &vaddr);
-	if (data && data->d_buf && data->d_size) {
-		if (data->d_size > b->lim->max_cfi_bytes) {
+	data = eh_frame_data(b, &vaddr, &too_big);
+	if (too_big || (data && data->d_buf && data->d_size)) {
+		if (too_big || data->d_size > b->lim->max_cfi_bytes) {
 			refuse(b, UNWIND_REFUSED_CFI_BYTES, ".eh_frame over the bound");
 			return -E2BIG;
 		}
@@ -951,6 +987,20 @@ static int build(struct builder *b, struct unwind_table *t, int fd, const char *
 		err = synth(b, b->plt_sec, rule, synth_flags);
 	if (!err)
 		err = synth(b, b->plt_got, rule, synth_flags);
+	if (!err && b->entry) {
+		/* An entry point without CFI (ld.so's _start): STOP up to the
+		 * next FDE, at most ENTRY_STOP_MAX bytes. */
+		uint64_t range[2] = { b->entry, b->entry + ENTRY_STOP_MAX };
+
+		qsort(b->spans, b->nspans, sizeof(*b->spans), cmp_span);
+		for (size_t i = 0; i < b->nspans; i++)
+			if (b->spans[i].end > b->entry && b->spans[i].start < range[1]) {
+				range[1] = b->spans[i].start > b->entry ? b->spans[i].start
+									 : b->entry;
+				break;
+			}
+		err = synth(b, range, KILN_UNWIND_CMD | KILN_CMD_STOP, synth_flags);
+	}
 	if (!err)
 		err = make_rows(b, t);
 	return err;
