@@ -69,6 +69,22 @@ static void column(char cols[][16], int ncols, char vals[][24], const char *col,
 			strcpy(out, vals[i]);
 }
 
+/* Ends an FDE: one without rows of its own takes its CIE's initial row;
+ * each row ends at the next one, the last at the FDE's end. */
+static void close_fde(struct ref *r, bool had_rows, const struct ref_row *init, bool signal,
+		      uint64_t lo, uint64_t hi, size_t first)
+{
+	if (!had_rows && init) {
+		struct ref_row row = *init;
+
+		row.pc = lo;
+		row.signal = signal;
+		ref_push(r, &row);
+	}
+	for (size_t i = first; i < r->n; i++)
+		r->rows[i].end = i + 1 < r->n ? r->rows[i + 1].pc : hi;
+}
+
 /* Parses readelf --debug-dump=frames-interp of path (.eh_frame only).
  * Each FDE's rows end at the next row or the FDE's end; an FDE without
  * rows takes its CIE's initial row. */
@@ -96,17 +112,9 @@ static void readelf_rows(const char *path, struct ref *r)
 		if (!in_eh)
 			continue;
 		if (sscanf(line, "%llx %llx %llx CIE \"%31[^\"]\"", &a, &b, &c, aug) == 4) {
-			/* close the previous FDE */
-			if (in_fde && !fde_rows && cur_cie >= 0) {
-				struct ref_row row = cies[cur_cie].init;
-
-				row.pc = fde_lo;
-				row.signal = cies[cur_cie].signal;
-				ref_push(r, &row);
-			}
 			if (in_fde)
-				for (size_t i = fde_first; i < r->n; i++)
-					r->rows[i].end = i + 1 < r->n ? r->rows[i + 1].pc : fde_hi;
+				close_fde(r, fde_rows, cur_cie >= 0 ? &cies[cur_cie].init : NULL,
+					  cur_cie >= 0 && cies[cur_cie].signal, fde_lo, fde_hi, fde_first);
 			in_fde = false;
 			cr_assert_lt(ncies, 256);
 			cur_cie = ncies++;
@@ -117,16 +125,9 @@ static void readelf_rows(const char *path, struct ref *r)
 		}
 		if (sscanf(line, "%llx %llx %llx FDE cie=%llx pc=%llx..%llx", &a, &b, &c, &cie, &lo,
 			   &hi) == 6) {
-			if (in_fde && !fde_rows && cur_cie >= 0) {
-				struct ref_row row = cies[cur_cie].init;
-
-				row.pc = fde_lo;
-				row.signal = cies[cur_cie].signal;
-				ref_push(r, &row);
-			}
 			if (in_fde)
-				for (size_t i = fde_first; i < r->n; i++)
-					r->rows[i].end = i + 1 < r->n ? r->rows[i + 1].pc : fde_hi;
+				close_fde(r, fde_rows, cur_cie >= 0 ? &cies[cur_cie].init : NULL,
+					  cur_cie >= 0 && cies[cur_cie].signal, fde_lo, fde_hi, fde_first);
 			cur_cie = -1;
 			for (int i = 0; i < ncies; i++)
 				if (cies[i].off == cie)
@@ -170,15 +171,9 @@ static void readelf_rows(const char *path, struct ref *r)
 				ref_push(r, &row);
 		}
 	}
-	if (in_fde && !fde_rows && cur_cie >= 0) {
-		struct ref_row row = cies[cur_cie].init;
-
-		row.pc = fde_lo;
-		ref_push(r, &row);
-	}
 	if (in_fde)
-		for (size_t i = fde_first; i < r->n; i++)
-			r->rows[i].end = i + 1 < r->n ? r->rows[i + 1].pc : fde_hi;
+		close_fde(r, fde_rows, cur_cie >= 0 ? &cies[cur_cie].init : NULL,
+			  cur_cie >= 0 && cies[cur_cie].signal, fde_lo, fde_hi, fde_first);
 	/* readelf's status is 1 after a warning about a section it skips:
 	 * what counts is that it printed the rows. */
 	pclose(f);
