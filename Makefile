@@ -84,7 +84,7 @@ endif
 # (and make run) installs BUILD_DEPS, make test-deps (and make test) adds
 # TEST_DEPS (libc6-dbg: the symbols of ld.so and libc, so short-lived
 # processes' start-up is named; clang-format: make format-check).
-BUILD_DEPS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev liblzma-dev \
+BUILD_DEPS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler libjansson-dev \
 	libmicrohttpd-dev pkg-config make gcc xxd help2man
 TEST_DEPS  := libcriterion-dev golang-go python3 python3-seccomp binutils g++ xz-utils util-linux curl \
@@ -93,13 +93,13 @@ TEST_DEPS  := libcriterion-dev golang-go python3 python3-seccomp binutils g++ xz
 	python3-jsonschema systemd libc6-dbg
 BENCH_DEPS := linux-perf bpftrace time
 # make ARCH=arm64 on another host: the cross compiler and the :arm64 libraries.
-CROSS_DEPS := $(if $(CROSS),gcc-$(TRIPLET) libstdc++-12-dev-$(ARCH)-cross $(addsuffix :$(ARCH),libc6-dev libbpf-dev libelf-dev \
+CROSS_DEPS := $(if $(CROSS),gcc-$(TRIPLET) libstdc++-12-dev-$(ARCH)-cross $(addsuffix :$(ARCH),libc6-dev libbpf-dev libelf-dev libdw-dev \
 	zlib1g-dev liblzma-dev libcurl4-openssl-dev libprotobuf-c-dev libjansson-dev libmicrohttpd-dev))
 # make test-kernels: qemu for the guests, busybox for their initramfs.
 KERNEL_TEST_DEPS := qemu-system-x86 qemu-system-arm busybox-static cpio binutils
 TEST_DEPS  += $(KERNEL_TEST_DEPS)
 
-PKGS       := libbpf libelf zlib liblzma libprotobuf-c jansson libcurl libmicrohttpd
+PKGS       := libbpf libelf libdw zlib liblzma libprotobuf-c jansson libcurl libmicrohttpd
 PKG_CFLAGS  = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 

@@ -5,6 +5,7 @@
 
 #include "agent.h"
 #include "record.h"
+#include "unwind_cmd.h"
 #include "view.h"
 
 static void usage(FILE *f)
@@ -77,6 +78,8 @@ int main(int argc, char **argv)
 		help_markdown();
 		return 0;
 	}
+	if (strcmp(cmd, "unwind-table") == 0)
+		return unwind_table_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "agent") == 0)
 		return agent_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "record") == 0)

@@ -76,6 +76,15 @@ static bool bpf_stats_on(const void *snap)
 		elf_refused[I], "refusals", \
 		"ELF files, or parts of them, refused for exceeding a bound, by reason")
 
+#define UNWIND_REFUSED(I, NAME) \
+	LABELED("kiln_unwind_tables_refused_total", "reason", NAME, "unwind_refused." NAME, \
+		unwind.refused[I], "tables", \
+		"ELF files that got no unwind table (or lost their debug file's), by reason")
+#define UNWIND_UNSUPPORTED(I, NAME) \
+	LABELED("kiln_unwind_rows_unsupported_total", "reason", NAME, \
+		"unwind_unsupported." NAME, unwind.unsupported[I], "rows", \
+		"unwind rows made INVALID because the BPF walker cannot apply their CFI rule")
+
 static const struct counter stats_rows[] = {
 	/* record's run (JSON only) */
 	ROW(NULL, METRICS_GAUGE, NULL, NULL, "seconds", seconds, "seconds", "length of the run"),
@@ -230,6 +239,30 @@ static const struct counter stats_rows[] = {
 	ELF_REFUSED(ELF_REFUSED_NAME_LONG, "name_too_long"),
 	ELF_REFUSED(ELF_REFUSED_DEMANGLE, "demangle"),
 	ELF_REFUSED(ELF_REFUSED_TABLE, "table_too_large"),
+	COUNTER("kiln_unwind_tables_built_total", "unwind.built", unwind.built, "tables",
+		"unwind tables built from ELF files' CFI"),
+	COUNTER("kiln_unwind_rows_total", "unwind.rows", unwind.rows, "rows",
+		"rows of the unwind tables built"),
+	COUNTER("kiln_unwind_table_bytes_total", "unwind.bytes", unwind.bytes, "bytes",
+		"bytes of the unwind tables built (rows and rules)"),
+	NANOS("kiln_unwind_build_seconds_total", METRICS_COUNTER, "unwind.build_ns",
+	      unwind.build_ns, "time spent building unwind tables"),
+	UNWIND_REFUSED(UNWIND_REFUSED_NOT_ELF, "not_elf"),
+	UNWIND_REFUSED(UNWIND_REFUSED_ARCH, "arch"),
+	UNWIND_REFUSED(UNWIND_REFUSED_NO_CFI, "no_cfi"),
+	UNWIND_REFUSED(UNWIND_REFUSED_CFI_BYTES, "cfi_bytes"),
+	UNWIND_REFUSED(UNWIND_REFUSED_FDES, "fdes"),
+	UNWIND_REFUSED(UNWIND_REFUSED_ROWS, "rows"),
+	UNWIND_REFUSED(UNWIND_REFUSED_RULES, "rules"),
+	UNWIND_REFUSED(UNWIND_REFUSED_WORK, "work"),
+	UNWIND_REFUSED(UNWIND_REFUSED_DEBUG_FILE, "debug_file"),
+	UNWIND_UNSUPPORTED(UNWIND_UNSUP_CFA_REG, "cfa_register"),
+	UNWIND_UNSUPPORTED(UNWIND_UNSUP_CFA_EXPR, "cfa_expression"),
+	UNWIND_UNSUPPORTED(UNWIND_UNSUP_CFA_RANGE, "offset_range"),
+	UNWIND_UNSUPPORTED(UNWIND_UNSUP_FP_RULE, "fp_rule"),
+	UNWIND_UNSUPPORTED(UNWIND_UNSUP_RA_RULE, "ra_rule"),
+	UNWIND_UNSUPPORTED(UNWIND_UNSUP_CFI_ERROR, "cfi_error"),
+	UNWIND_UNSUPPORTED(UNWIND_UNSUP_RANGE, "fde_range"),
 	LABELED("kiln_frames_total", "kind", "kernel", "kernel_frames", sym.kernel_frames,
 		"frames", "frames symbolized, by kind"),
 	LABELED("kiln_frames_total", "kind", "user", "user_frames", sym.user_frames, "frames",
@@ -318,6 +351,7 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	sampler__prog_stats(smp, &s->bpf_run_ns, &s->bpf_run_cnt);
 	safe_open__stats(&s->opens);
 	elf__refusal_stats(s->elf_refused);
+	unwind_table__stats(&s->unwind);
 }
 
 int stats__write_metrics(const struct kiln_stats *s, struct metrics_buf *b)

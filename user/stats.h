@@ -19,6 +19,7 @@
 #include "proc/proc.h"
 #include "symbolize/symbolizer.h"
 #include "symbolize/symcache.h"
+#include "unwind/unwind_table.h"
 
 struct kiln_stats {
 	/* The pipeline's stages: stats__collect. */
@@ -33,6 +34,8 @@ struct kiln_stats {
 	/* Hostile-input refusals, process-wide (core/safe_open, core/elf). */
 	struct safe_open_stats opens;
 	uint64_t elf_refused[ELF_REFUSAL_COUNT];
+	/* Unwind tables built, process-wide (unwind/unwind_table). */
+	struct unwind_stats unwind;
 	/* The agent's exporters. */
 	struct files_stats files;
 	struct sender_stats send;

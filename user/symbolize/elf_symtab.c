@@ -38,6 +38,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/debug_file.h"
 #include "core/elf.h"
 #include "core/log.h"
 #include "core/safe_open.h"
@@ -54,8 +55,6 @@ int __gcclibcxx_demangle_callback(const char *name,
 #define MINIDEBUG_MAX		(64u << 20)	/* decompressed .gnu_debugdata */
 #define XZ_MEMLIMIT		(64u << 20)
 #define IMAGE_MAX		(64u << 20)	/* symtab__load_mem */
-#define DEBUGLINK_NAME_MAX	255
-#define DEBUGLINK_SECTION_MAX	4096		/* name, padding, CRC */
 #define SHSTRTAB_MAX		(1u << 20)	/* section names */
 #define SECTION_FACTOR		2		/* symbol/string section read vs the table bound */
 #define DEMANGLE_IN_MAX		1024		/* longer mangled names stay mangled */
@@ -330,139 +329,27 @@ static bool use_aux(struct loader *ld, Elf *aux, int fd, void *image)
 	return false;
 }
 
-static int file_crc32(int fd, uint32_t *out)
+/* debug_file__find's accept: the candidate's .symtab, when it has function
+ * symbols (use_aux keeps elf and fd, or releases both). */
+static bool accept_debug_file(Elf *elf, int fd, const char *file, void *ctx)
 {
-	unsigned char buf[65536];
-	uLong crc = crc32(0L, Z_NULL, 0);
-	off_t off = 0;
+	struct loader *ld = ctx;
+	bool used;
 
-	for (;;) {
-		ssize_t r = pread(fd, buf, sizeof(buf), off);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			break;
-		crc = crc32(crc, buf, (uInt)r);
-		off += r;
-	}
-	*out = (uint32_t)crc;
-	return 0;
-}
-
-/* Tries one candidate debug file, path as the process sees it, opened by
- * the safe opener inside root (a FIFO, a directory, a symlink out of the
- * root or a file over ELF_FILE_MAX is refused and counted there, before a
- * byte is read: the CRC below reads only a file under the cap). It must not
- * be the main file itself, must be ELF, and must match the main file by
- * build id (want_id) or by the debuglink CRC (want_crc, when want_id is
- * NULL). */
-static bool try_debug_file(struct loader *ld, const char *root, const char *file,
-			   const struct stat *self, const char *want_id, uint32_t want_crc)
-{
-	char id[2 * ELF_BUILD_ID_MAX + 1];
-	struct stat sb;
-	uint32_t crc;
-	Elf *elf;
-	int fd;
-
-	fd = safe_open__in(root, file, ELF_FILE_MAX, &sb);
-	if (fd < 0)
-		return false;
-	if (self && sb.st_dev == self->st_dev && sb.st_ino == self->st_ino)
-		goto reject;
-	if (!want_id && (file_crc32(fd, &crc) != 0 || crc != want_crc)) {
-		pr_debug("debug file '%s': CRC mismatch", file);
-		goto reject;
-	}
-	elf = elf__begin_fd(fd, file);
-	if (!elf)
-		goto reject;
-	if (elf_kind(elf) != ELF_K_ELF ||
-	    (want_id && (elf__read_build_id(elf, file, id, sizeof(id)) != 0 ||
-			 strcmp(id, want_id) != 0))) {
-		elf_end(elf);
-		goto reject;
-	}
 	ld->aux_name = file;
-	if (use_aux(ld, elf, fd, NULL)) {
+	used = use_aux(ld, elf, fd, NULL);
+	ld->aux_name = ld->name;
+	if (used)
 		pr_debug("debug file '%s': %zu function symbols", file, ld->nraw);
-		return true;
-	}
-	return false;
-reject:
-	close(fd);
-	return false;
+	return used;
 }
 
-/* Separate debug file by build id, then by .gnu_debuglink, every candidate
- * inside the process's root (and the host's /usr/lib/debug by build id,
- * for host binaries seen through a container's mount). */
+/* Separate debug file by build id, then by .gnu_debuglink (core/debug_file.h). */
 static bool load_debug_file(struct loader *ld, const struct symtab *st, int fd,
 			    const char *root, const char *path)
 {
-	char file[PATH_MAX], dir[PATH_MAX], name[DEBUGLINK_NAME_MAX + 1];
-	const char *slash;
-	struct stat self, *selfp = fstat(fd, &self) == 0 ? &self : NULL;
-	bool host = !root[0] || strcmp(root, "/") == 0;
-	GElf_Shdr lsh;
-	Elf_Data *d;
-	size_t name_len, crc_off;
-	uint32_t crc;
-	const unsigned char *p;
-	int n;
-
-	if (st->build_id[0]) {
-		const char *id = st->build_id;
-
-		n = snprintf(file, sizeof(file), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-			     id, id + 2);
-		if (n > 0 && (size_t)n < sizeof(file) &&
-		    (try_debug_file(ld, root, file, selfp, id, 0) ||
-		     (!host && try_debug_file(ld, "/", file, selfp, id, 0))))
-			return true;
-	}
-	if (!ld->debuglink || !path || path[0] != '/' || !(slash = strrchr(path, '/')))
-		return false;
-	/* Section: the file name, NUL, padding to 4, a CRC32 in the file's
-	 * byte order. */
-	if (!gelf_getshdr(ld->debuglink, &lsh) || lsh.sh_size > DEBUGLINK_SECTION_MAX)
-		return false;
-	d = elf_getdata(ld->debuglink, NULL);
-	if (!d || !d->d_buf)
-		return false;
-	p = d->d_buf;
-	name_len = strnlen((const char *)p, d->d_size);
-	crc_off = (name_len + 4) & ~(size_t)3;
-	if (name_len == 0 || name_len > DEBUGLINK_NAME_MAX || crc_off + 4 > d->d_size ||
-	    memchr(p, '/', name_len))
-		return false;
-	memcpy(name, p, name_len + 1);
-	if (elf_getident(ld->elf, NULL)[EI_DATA] == ELFDATA2MSB)
-		crc = (uint32_t)p[crc_off] << 24 | (uint32_t)p[crc_off + 1] << 16 |
-		      (uint32_t)p[crc_off + 2] << 8 | p[crc_off + 3];
-	else
-		crc = (uint32_t)p[crc_off + 3] << 24 | (uint32_t)p[crc_off + 2] << 16 |
-		      (uint32_t)p[crc_off + 1] << 8 | p[crc_off];
-	n = snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	if (n < 0 || (size_t)n >= sizeof(dir))
-		return false;
-	/* Next to the file, in its .debug/, under /usr/lib/debug. */
-	for (int i = 0; i < 3; i++) {
-		if (i == 0)
-			n = snprintf(file, sizeof(file), "%s/%s", dir, name);
-		else if (i == 1)
-			n = snprintf(file, sizeof(file), "%s/.debug/%s", dir, name);
-		else
-			n = snprintf(file, sizeof(file), "/usr/lib/debug%s/%s", dir, name);
-		if (n > 0 && (size_t)n < sizeof(file) &&
-		    try_debug_file(ld, root, file, selfp, NULL, crc))
-			return true;
-	}
-	return false;
+	return debug_file__find(ld->elf, ld->debuglink, fd, st->build_id, root, path,
+				accept_debug_file, ld);
 }
 
 /* Decompresses an xz stream into a new buffer of at most max bytes. */
