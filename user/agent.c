@@ -48,6 +48,7 @@ struct agent_opts {
 	const char *server_api;
 	const char *output_dir;
 	uint64_t output_max_bytes;
+	unsigned output_mode;
 	uint64_t queue_max_bytes;
 	double shutdown_timeout;
 	const char *metrics_addr;
@@ -72,6 +73,7 @@ static const struct config_option agent_options[] = {
 			  "also write <unix-start>-<service>.pb.gz per label set, <unix-start>-all.folded per interval and latest.html here (default ./profiles when no --server)"),
 	CONFIG_ROW_SIZE(A, output_max_bytes, "output-max-bytes", "SIZE", "512M", 1 << 16, 1ull << 50,
 			"oldest interval files in --output-dir are removed beyond this"),
+	OPTIONS_OUTPUT(A),
 	CONFIG_ROW_STRING(A, http.basic_auth_user, "basic-auth-user", 0, "USER", NULL,
 			  "HTTP basic auth user (Grafana Cloud: the instance id)"),
 	CONFIG_ROW_STRING(A, http.basic_auth_password_file, "basic-auth-password-file", 0, "FILE",
@@ -297,7 +299,7 @@ static int setup(struct agent *a)
 	}
 	if (a->o.output_dir || !a->o.server) {
 		a->x.files = files__new(a->o.output_dir ? a->o.output_dir : "profiles",
-				      a->o.output_max_bytes);
+				      a->o.output_max_bytes, a->o.output_mode);
 		if (!a->x.files)
 			return 2;
 	}

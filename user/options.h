@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "core/config.h"
+#include "core/file.h"
 #include "pipeline.h"
 
 #define OPTIONS_FREQUENCY(T) \
@@ -43,6 +44,12 @@
 			"ELF symbol cache bound (LRU)"), \
 	CONFIG_ROW_DURATION_NS(T, pipe.cache_ttl_ns, "symbol-cache-ttl", "10m", 0, 604800, \
 			       "free a binary's symbols once no sample needed them this long (90s, 10m, 1h; at most 168h; 0: never)")
+
+/* T's member `output_mode` (unsigned): the permission bits of every file
+ * written (core/file.h bounds them). */
+#define OPTIONS_OUTPUT(T) \
+	CONFIG_ROW_MODE(T, output_mode, "output-mode", "0640", FILE_MODE_MIN, FILE_MODE_MAX, \
+			"permission bits of the files written, octal; the umask applies")
 
 /* T's member `config` (const char *): the file of `key = value` lines. */
 #define OPTIONS_CONFIG(T) \

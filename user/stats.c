@@ -76,6 +76,11 @@ static bool bpf_stats_on(const void *snap)
 		elf_refused[I], "refusals", \
 		"ELF files, or parts of them, refused for exceeding a bound, by reason")
 
+#define OUTPUT_REFUSED(I, NAME) \
+	LABELED("kiln_output_refused_total", "reason", NAME, "output_refused." NAME, \
+		output_refused[I], "refusals", \
+		"output files or directories refused because another user could redirect the write, by reason")
+
 static const struct counter stats_rows[] = {
 	/* record's run (JSON only) */
 	ROW(NULL, METRICS_GAUGE, NULL, NULL, "seconds", seconds, "seconds", "length of the run"),
@@ -227,6 +232,10 @@ static const struct counter stats_rows[] = {
 	ELF_REFUSED(ELF_REFUSED_NAME_LONG, "name_too_long"),
 	ELF_REFUSED(ELF_REFUSED_DEMANGLE, "demangle"),
 	ELF_REFUSED(ELF_REFUSED_TABLE, "table_too_large"),
+	OUTPUT_REFUSED(FILE_REFUSED_DIR_OWNER, "dir_owner"),
+	OUTPUT_REFUSED(FILE_REFUSED_DIR_MODE, "dir_mode"),
+	OUTPUT_REFUSED(FILE_REFUSED_LINK, "link"),
+	OUTPUT_REFUSED(FILE_REFUSED_NOT_REGULAR, "not_regular"),
 	LABELED("kiln_frames_total", "kind", "kernel", "kernel_frames", sym.kernel_frames,
 		"frames", "frames symbolized, by kind"),
 	LABELED("kiln_frames_total", "kind", "user", "user_frames", sym.user_frames, "frames",
@@ -311,6 +320,7 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	sampler__prog_stats(smp, &s->bpf_run_ns, &s->bpf_run_cnt);
 	safe_open__stats(&s->opens);
 	elf__refusal_stats(s->elf_refused);
+	file__refusal_stats(s->output_refused);
 }
 
 int stats__write_metrics(const struct kiln_stats *s, struct metrics_buf *b)

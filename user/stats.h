@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "core/elf.h"
+#include "core/file.h"
 #include "core/metrics.h"
 #include "core/safe_open.h"
 #include "export/files.h"
@@ -33,6 +34,7 @@ struct kiln_stats {
 	/* Hostile-input refusals, process-wide (core/safe_open, core/elf). */
 	struct safe_open_stats opens;
 	uint64_t elf_refused[ELF_REFUSAL_COUNT];
+	uint64_t output_refused[FILE_REFUSAL_COUNT]; /* core/file */
 	/* The agent's exporters. */
 	struct files_stats files;
 	struct sender_stats send;
