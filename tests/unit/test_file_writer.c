@@ -17,6 +17,7 @@
 #include "core/config.h"
 #include "core/file.h"
 #include "core/parse.h"
+#include "export/files.h"
 #include "unit_helpers.h"
 
 #define NOBODY 65534
@@ -179,6 +180,21 @@ Test(file_writer, group_or_world_writable_directory_needs_the_sticky_bit)
 	cr_assert_eq(refused(FILE_REFUSED_DIR_MODE), before + 2);
 	cr_assert_eq(chmod(dir, 01777), 0);     /* as /tmp */
 	cr_assert_eq(write_in("out.txt", FILE_MODE_DEFAULT), 0);
+}
+
+/* The agent's file exporter checks its --output-dir once, at start. */
+Test(file_writer, exporter_refuses_a_directory_others_can_write)
+{
+	struct files *fs;
+
+	cr_assert_eq(chmod(dir, 0777), 0);
+	errno = 0;
+	cr_assert_null(files__new(dir, 1 << 20, FILE_MODE_DEFAULT));
+	cr_assert_eq(errno, EPERM);
+	cr_assert_eq(chmod(dir, 0755), 0);
+	fs = files__new(dir, 1 << 20, FILE_MODE_DEFAULT);
+	cr_assert_not_null(fs);
+	files__free(fs);
 }
 
 Test(file_writer, directory_of_another_user_is_refused)
