@@ -29,7 +29,8 @@
 		       "samples per second per CPU")
 
 /* Bounds, one per option for every command: 0 or at least 1024 map
- * entries (fewer only drops samples), at least 64 processes, a symbol cache
+ * entries (fewer only drops samples), at least 64 processes, at least one
+ * process's worth of mappings (PROC_MAPS_PER_PROCESS), a symbol cache
  * of 1 MiB to 64 GiB. */
 #define OPTIONS_LIMITS(T) \
 	CONFIG_ROW_BOOL(T, pipe.sampler.include_idle, "include-idle", 0, \
@@ -40,6 +41,8 @@
 			    "BPF stack map size per generation (0: half the counts size, at least 8192; ~1 KiB each)"), \
 	CONFIG_ROW_U64(T, pipe.max_processes, "max-processes", 0, "N", "32768", 64, 1 << 22, \
 		       "processes tracked at once"), \
+	CONFIG_ROW_U64(T, pipe.max_mappings, "max-mappings", 0, "N", "262144", 4096, 1 << 26, \
+		       "executable mappings held for all processes together (each keeps at most 4096)"), \
 	CONFIG_ROW_SIZE(T, pipe.cache_bytes, "symbol-cache", "SIZE", "64M", 1 << 20, 1ull << 36, \
 			"ELF symbol cache bound (LRU)"), \
 	CONFIG_ROW_DURATION_NS(T, pipe.cache_ttl_ns, "symbol-cache-ttl", "10m", 0, 604800, \
