@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -26,6 +27,7 @@
 #include "core/curl_handle.h"
 #include "core/file.h"
 #include "core/http_server.h"
+#include "core/url.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/preflight.h"
@@ -46,8 +48,12 @@ struct agent_opts {
 	double interval;
 	const char *server;
 	const char *server_api;
+	/* --allow-insecure-credentials: credentials over plain http:// (the
+	 * Kubernetes token too: pipe.metadata.kube_allow_insecure). */
+	bool allow_insecure_credentials;
 	const char *output_dir;
 	uint64_t output_max_bytes;
+	unsigned output_mode;
 	uint64_t queue_max_bytes;
 	double shutdown_timeout;
 	const char *metrics_addr;
@@ -55,9 +61,6 @@ struct agent_opts {
 	const char *log_level;
 	const char *log_format;
 	const char *config;
-	/* --allow-insecure-credentials: credentials over plain http:// (the
-	 * Kubernetes token: pipe.metadata.kube_allow_insecure). */
-	bool allow_insecure_credentials;
 };
 
 #define A struct agent_opts
@@ -75,6 +78,7 @@ static const struct config_option agent_options[] = {
 			  "also write <unix-start>-<service>.pb.gz per label set, <unix-start>-all.folded per interval and latest.html here (default ./profiles when no --server)"),
 	CONFIG_ROW_SIZE(A, output_max_bytes, "output-max-bytes", "SIZE", "512M", 1 << 16, 1ull << 50,
 			"oldest interval files in --output-dir are removed beyond this"),
+	OPTIONS_OUTPUT(A),
 	CONFIG_ROW_STRING(A, http.basic_auth_user, "basic-auth-user", 0, "USER", NULL,
 			  "HTTP basic auth user (Grafana Cloud: the instance id)"),
 	CONFIG_ROW_STRING(A, http.basic_auth_password_file, "basic-auth-password-file", 0, "FILE",
@@ -85,12 +89,12 @@ static const struct config_option agent_options[] = {
 			  "X-Scope-OrgID for multi-tenant servers"),
 	CONFIG_ROW_LIST(A, http.headers, http.nheaders, "header", 0, "KEY=VALUE",
 			"extra HTTP header on every request, repeatable"),
+	CONFIG_ROW_BOOL(A, allow_insecure_credentials, "allow-insecure-credentials", 0,
+			"send credentials (token, basic auth, tenant, user:password in the URL) over plain http:// (unsafe)"),
 	CONFIG_ROW_STRING(A, http.ca_file, "ca-file", 0, "FILE", NULL,
 			  "CA bundle to verify the server's certificate"),
 	CONFIG_ROW_BOOL(A, http.insecure_skip_verify, "tls-insecure-skip-verify", 0,
 			"do not verify the server's certificate (unsafe)"),
-	CONFIG_ROW_BOOL(A, allow_insecure_credentials, "allow-insecure-credentials", 0,
-			"send credentials over plain http:// (unsafe)"),
 	CONFIG_ROW_SECONDS(A, http.connect_timeout, "connect-timeout", 0, "SECONDS", "5", 0.1, 300,
 			   "TCP + TLS connect timeout"),
 	CONFIG_ROW_SECONDS(A, http.request_timeout, "request-timeout", 0, "SECONDS", "30", 0.1, 600,
@@ -279,18 +283,61 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 
 /* ---- the loop ---- */
 
+/* The first credential the push requests would carry, as the flag that
+ * gives it; NULL: none. */
+static const char *server_credential(const struct agent_opts *o)
+{
+	if (url__has_userinfo(o->server))
+		return "a user:password in the URL";
+	if (o->http.bearer_token_file)
+		return "--bearer-token-file";
+	if (o->http.basic_auth_user || o->http.basic_auth_password_file)
+		return "--basic-auth-user";
+	if (o->http.tenant_id)
+		return "--tenant-id";
+	for (size_t i = 0; i < o->http.nheaders; i++)
+		if (strncasecmp(o->http.headers[i], "authorization=", 14) == 0)
+			return "--header Authorization";
+	return NULL;
+}
+
+/* Credentials to a plain http:// URL can be read by anyone on the path:
+ * refused with one line unless --allow-insecure-credentials says so
+ * (then warned once). true when refused. */
+static bool refuse_cleartext(const char *flag, const char *url, const char *credential,
+			     bool allowed)
+{
+	char shown[512];
+
+	if (!credential || !url__is_cleartext(url))
+		return false;
+	url__redact(url, shown, sizeof(shown));
+	if (!allowed) {
+		fprintf(stderr, "kiln agent: %s %s is plain http:// and %s would be sent in clear text: use https://, or add --allow-insecure-credentials\n",
+			flag, shown, credential);
+		return true;
+	}
+	pr_warn("agent: %s %s is plain http://: %s sent in clear text (--allow-insecure-credentials)",
+		flag, shown, credential);
+	return false;
+}
+
 static int setup(struct agent *a)
 {
 	struct http_handlers h = { write_metrics, healthy, ready };
+	char shown[512];
 
 	if (a->o.server) {
 		size_t len = strlen(a->o.server);
 
 		if (strncmp(a->o.server, "http://", 7) && strncmp(a->o.server, "https://", 8)) {
 			fprintf(stderr, "kiln agent: invalid value '%s' for --server: want an http:// or https:// URL\n",
-				a->o.server);
+				url__redact(a->o.server, shown, sizeof(shown)));
 			return 2;
 		}
+		if (refuse_cleartext("--server", a->o.server, server_credential(&a->o),
+				     a->o.allow_insecure_credentials))
+			return 2;
 		a->server = strndup(a->o.server, len);
 		while (a->server && len > 8 && a->server[len - 1] == '/')
 			a->server[--len] = '\0';
@@ -300,9 +347,13 @@ static int setup(struct agent *a)
 		if (!a->x.sender)
 			return 2;
 	}
+	if (refuse_cleartext("--kube-api", a->o.pipe.metadata.kube_api,
+			     a->o.pipe.metadata.kube_token_file ? "--kube-token-file" : NULL,
+			     a->o.allow_insecure_credentials))
+		return 2;
 	if (a->o.output_dir || !a->o.server) {
 		a->x.files = files__new(a->o.output_dir ? a->o.output_dir : "profiles",
-				      a->o.output_max_bytes);
+				      a->o.output_max_bytes, a->o.output_mode);
 		if (!a->x.files)
 			return 2;
 	}

@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "core/config.h"
+#include "core/file.h"
 #include "pipeline.h"
 
 #define OPTIONS_FREQUENCY(T) \
@@ -28,7 +29,8 @@
 		       "samples per second per CPU")
 
 /* Bounds, one per option for every command: 0 or at least 1024 map
- * entries (fewer only drops samples), at least 64 processes, a symbol cache
+ * entries (fewer only drops samples), at least 64 processes, at least one
+ * process's worth of mappings (PROC_MAPS_PER_PROCESS), a symbol cache
  * of 1 MiB to 64 GiB. */
 #define OPTIONS_LIMITS(T) \
 	CONFIG_ROW_BOOL(T, pipe.sampler.include_idle, "include-idle", 0, \
@@ -39,10 +41,18 @@
 			    "BPF stack map size per generation (0: half the counts size, at least 8192; ~1 KiB each)"), \
 	CONFIG_ROW_U64(T, pipe.max_processes, "max-processes", 0, "N", "32768", 64, 1 << 22, \
 		       "processes tracked at once"), \
+	CONFIG_ROW_U64(T, pipe.max_mappings, "max-mappings", 0, "N", "262144", 4096, 1 << 26, \
+		       "executable mappings held for all processes together (each keeps at most 4096)"), \
 	CONFIG_ROW_SIZE(T, pipe.cache_bytes, "symbol-cache", "SIZE", "64M", 1 << 20, 1ull << 36, \
 			"ELF symbol cache bound (LRU)"), \
 	CONFIG_ROW_DURATION_NS(T, pipe.cache_ttl_ns, "symbol-cache-ttl", "10m", 0, 604800, \
 			       "free a binary's symbols once no sample needed them this long (90s, 10m, 1h; at most 168h; 0: never)")
+
+/* T's member `output_mode` (unsigned): the permission bits of every file
+ * written (core/file.h bounds them). */
+#define OPTIONS_OUTPUT(T) \
+	CONFIG_ROW_MODE(T, output_mode, "output-mode", "0640", FILE_MODE_MIN, FILE_MODE_MAX, \
+			"permission bits of the files written, octal; the umask applies")
 
 /* T's member `config` (const char *): the file of `key = value` lines. */
 #define OPTIONS_CONFIG(T) \

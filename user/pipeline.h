@@ -18,6 +18,7 @@ struct pipeline_opts {
 	struct sampler_opts sampler;    /* process_entries 0: max_processes */
 	struct metadata_opts metadata;
 	uint64_t max_processes;
+	uint64_t max_mappings;          /* executable mappings, all processes */
 	uint64_t cache_bytes;           /* ELF symbol cache */
 	uint64_t cache_ttl_ns;          /* its tables unused this long go; 0: never */
 	size_t max_label_sets;          /* profiles per interval */

@@ -46,6 +46,7 @@ struct record_opts {
 	pid_t pids[MAX_PIDS];
 	size_t npids;
 	const char *output;
+	unsigned output_mode;
 	const char *format_name;
 	enum profile_format format;
 	const char *stats_path;
@@ -89,6 +90,7 @@ static const struct config_option record_options[] = {
 			  "output file (default kiln-<timestamp>.pb.gz); the format follows the extension: .pb.gz .pprof = pprof (gzip), .folded .txt = folded stacks (FlameGraph), .html .htm = a flame graph page"),
 	CONFIG_ROW_CHOICE(R, format_name, "format", "FMT", NULL, "pprof|folded|html",
 			  "pprof, folded or html, whatever the extension"),
+	OPTIONS_OUTPUT(R),
 	CONFIG_ROW_STRING(R, group_by, "group-by", 0, "LABEL", NULL,
 			  "one output per value of LABEL (service_name, namespace, pod, container, systemd_unit, ...): FILE.<value>.<ext>"),
 	OPTIONS_LIMITS(R),
@@ -285,9 +287,10 @@ static int write_outputs(struct record *r, uint64_t start_unix_ns, uint64_t dura
 			out.profile = empty = profile__new();
 		if (!out.profile)
 			return -ENOMEM;
-		err = file__write_atomic(r->o.output, fill_output, &out, &bytes);
+		err = file__write_atomic(r->o.output, r->o.output_mode, fill_output, &out, &bytes);
 		if (err)
-			pr_error("%s: cannot write the profile: %s", r->o.output, strerror(-err));
+			pr_error("%s: cannot write the profile: %s", r->o.output,
+				 err == -EPERM ? "refused (above)" : strerror(-err));
 		else
 			fprintf(stderr, "kiln: wrote %s (%s, %" PRIu64 " bytes)\n", r->o.output, kind, bytes);
 		profile__free(empty);
@@ -299,9 +302,10 @@ static int write_outputs(struct record *r, uint64_t start_unix_ns, uint64_t dura
 
 		group_path(r->o.output, v ? v : "", path, sizeof(path));
 		out.profile = en->profile;
-		e = file__write_atomic(path, fill_output, &out, &bytes);
+		e = file__write_atomic(path, r->o.output_mode, fill_output, &out, &bytes);
 		if (e)
-			pr_error("%s: cannot write the profile: %s", path, strerror(-e));
+			pr_error("%s: cannot write the profile: %s", path,
+				 e == -EPERM ? "refused (above)" : strerror(-e));
 		else
 			fprintf(stderr, "kiln: wrote %s (%s=%s, %s, %" PRIu64 " samples, %" PRIu64 " bytes)\n",
 				path, r->o.group_by, v && *v ? v : "(none)", kind,
@@ -350,7 +354,8 @@ static void summary_labels(struct record *r)
 	free(order);
 }
 
-static void summary(struct record *r, double seconds)
+/* Prints the run's summary from *s, which it fills. */
+static void summary(struct record *r, double seconds, struct kiln_stats *sp)
 {
 	struct sampler *smp = pipeline__sampler(r->pipe);
 	struct kiln_stats s = { 0 };
@@ -358,7 +363,6 @@ static void summary(struct record *r, double seconds)
 	const struct symbolizer_stats *ss = &s.sym;
 	uint64_t dropped = 0;
 	struct rusage ru;
-	int err;
 
 	stats__collect(&s, r->pipe);
 	s.seconds = seconds;
@@ -400,10 +404,18 @@ static void summary(struct record *r, double seconds)
 			" samples not added (out of memory), %" PRIu64
 			" beyond the label-set bound\n", t->invariant_failures, t->add_failures,
 			t->label_sets_full);
+	*sp = s;
+}
+
+/* --stats, after the outputs were written, so it counts their refusals. */
+static void write_stats(struct record *r, struct kiln_stats *s)
+{
+	int err;
 
 	if (!r->o.stats_path)
 		return;
-	err = stats__write_json(&s, r->o.stats_path);
+	file__refusal_stats(s->output_refused);
+	err = stats__write_json(s, r->o.stats_path);
 	if (err)
 		pr_error("%s: cannot write stats: %s", r->o.stats_path, strerror(-err));
 }
@@ -436,9 +448,14 @@ static int run(struct record *r)
 		.drain_every_ns = DRAIN_INTERVAL_NS, .stop = record_done, .ctx = r,
 	};
 	uint64_t start, deadline, elapsed;
+	struct kiln_stats stats;
 	struct timespec wall;
 	int go_fd = -1, err;
 
+	/* An output directory that is refused is refused now, not after the
+	 * run (the refusal is logged); others errors show when writing. */
+	if (file__check_dir_of(r->o.output) == -EPERM)
+		return 2;
 	if (preflight__check())
 		return 2;
 	/* One profile, or one per --group-by value; metadata's defaults give
@@ -508,8 +525,9 @@ static int run(struct record *r)
 		pr_error("out of memory");
 		return 1;
 	}
-	summary(r, elapsed / 1e9);
+	summary(r, elapsed / 1e9, &stats);
 	err = write_outputs(r, (uint64_t)wall.tv_sec * 1000000000ull + wall.tv_nsec, elapsed);
+	write_stats(r, &stats);
 	if (err)
 		return 1;
 	if (r->child && !r->child_done) {

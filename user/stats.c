@@ -84,6 +84,10 @@ static bool bpf_stats_on(const void *snap)
 	LABELED("kiln_unwind_rows_unsupported_total", "reason", NAME, \
 		"unwind_unsupported." NAME, unwind.unsupported[I], "rows", \
 		"unwind rows made INVALID because the BPF walker cannot apply their CFI rule")
+#define OUTPUT_REFUSED(I, NAME) \
+	LABELED("kiln_output_refused_total", "reason", NAME, "output_refused." NAME, \
+		output_refused[I], "refusals", \
+		"output files or directories refused because another user could redirect the write, by reason")
 
 static const struct counter stats_rows[] = {
 	/* record's run (JSON only) */
@@ -203,6 +207,18 @@ static const struct counter stats_rows[] = {
 	COUNTER("kiln_process_snapshots_after_exec_total", "snapshots_after_exec",
 		procs.read_after_exec, "snapshots",
 		"snapshots read after the process exec'd, discarded (its samples keep the name BPF saw)"),
+	GAUGE("kiln_process_mappings", "process_mappings", procs.mappings, "mappings",
+	      "executable mappings the snapshots hold (bounded by --max-mappings)"),
+	LABELED("kiln_process_mappings_dropped_total", "reason", "process_cap",
+		"mappings_dropped.process_cap", procs.maps_dropped_process, "mappings",
+		"executable mappings not kept, by the cap that dropped them (per process, the whole table)",
+		.summary = "mappings dropped (per-process cap)"),
+	LABELED("kiln_process_mappings_dropped_total", "reason", "table_cap",
+		"mappings_dropped.table_cap", procs.maps_dropped_table, "mappings", NULL,
+		.summary = "mappings dropped (--max-mappings)"),
+	COUNTER("kiln_process_snapshot_refreshes_skipped_total", "snapshot_refreshes_skipped",
+		procs.refreshes_skipped, "snapshots",
+		"re-reads skipped for snapshots that hit a mapping cap"),
 	/* symbols */
 	GAUGE("kiln_symbol_cache_bytes", "symbol_cache_bytes", cache.bytes, "bytes",
 	      "ELF symbol cache size"),
@@ -263,6 +279,10 @@ static const struct counter stats_rows[] = {
 	UNWIND_UNSUPPORTED(UNWIND_UNSUP_RA_RULE, "ra_rule"),
 	UNWIND_UNSUPPORTED(UNWIND_UNSUP_CFI_ERROR, "cfi_error"),
 	UNWIND_UNSUPPORTED(UNWIND_UNSUP_RANGE, "fde_range"),
+	OUTPUT_REFUSED(FILE_REFUSED_DIR_OWNER, "dir_owner"),
+	OUTPUT_REFUSED(FILE_REFUSED_DIR_MODE, "dir_mode"),
+	OUTPUT_REFUSED(FILE_REFUSED_LINK, "link"),
+	OUTPUT_REFUSED(FILE_REFUSED_NOT_REGULAR, "not_regular"),
 	LABELED("kiln_frames_total", "kind", "kernel", "kernel_frames", sym.kernel_frames,
 		"frames", "frames symbolized, by kind"),
 	LABELED("kiln_frames_total", "kind", "user", "user_frames", sym.user_frames, "frames",
@@ -352,6 +372,7 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	safe_open__stats(&s->opens);
 	elf__refusal_stats(s->elf_refused);
 	unwind_table__stats(&s->unwind);
+	file__refusal_stats(s->output_refused);
 }
 
 int stats__write_metrics(const struct kiln_stats *s, struct metrics_buf *b)

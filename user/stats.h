@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "core/elf.h"
+#include "core/file.h"
 #include "core/metrics.h"
 #include "core/safe_open.h"
 #include "export/files.h"
@@ -36,6 +37,7 @@ struct kiln_stats {
 	uint64_t elf_refused[ELF_REFUSAL_COUNT];
 	/* Unwind tables built, process-wide (unwind/unwind_table). */
 	struct unwind_stats unwind;
+	uint64_t output_refused[FILE_REFUSAL_COUNT]; /* core/file */
 	/* The agent's exporters. */
 	struct files_stats files;
 	struct sender_stats send;

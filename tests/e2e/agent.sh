@@ -407,7 +407,7 @@ test_auth() {
 		--require-header X-Extra=yes
 	workload 60
 	start_agent auth --server "http://127.0.0.1:$RPORT" --interval 1 --bearer-token-file "$TMP/token" \
-		--tenant-id tenant-1 --header X-Extra=yes --log-level debug
+		--tenant-id tenant-1 --header X-Extra=yes --log-level debug --allow-insecure-credentials
 	await auth 'len(D) >= 2'
 	# rotate: the server wants a new token; the agent re-reads it on 401
 	secret=$secret-rotated
@@ -437,7 +437,7 @@ test_basic_auth() {
 	start_receiver basic 0 --basic-auth "123456:$pw"
 	workload 60
 	start_agent basic --server "http://127.0.0.1:$RPORT" --interval 1 --basic-auth-user 123456 \
-		--basic-auth-password-file "$TMP/pw" --log-level debug
+		--basic-auth-password-file "$TMP/pw" --log-level debug --allow-insecure-credentials
 	await basic 'len(D) >= 2'
 	stop_agent
 	stop_receiver
@@ -604,6 +604,27 @@ test_config() {
 	if [ $? != 2 ] || ! grep -q -- '--server' <<<"$out"; then
 		fail config "bad server URL: $out"; return
 	fi
+	# Credentials to a plain http:// server: one line, exit 2, unless
+	# --allow-insecure-credentials; a user:password in the URL never shown.
+	printf 'tok\n' >"$TMP/cfg-token"
+	out=$("$KILN" agent --server http://127.0.0.1:9 --bearer-token-file "$TMP/cfg-token" 2>&1)
+	if [ $? != 2 ] || [ "$(wc -l <<<"$out")" != 1 ] || ! grep -q -- '--allow-insecure-credentials' <<<"$out"; then
+		fail config "a token to http:// must be refused in one line naming --allow-insecure-credentials: $out"; return
+	fi
+	for flags in "--tenant-id t1" "--basic-auth-user u"; do
+		out=$("$KILN" agent --server http://127.0.0.1:9 $flags 2>&1)
+		if [ $? != 2 ] || ! grep -q -- "${flags%% *}" <<<"$out"; then
+			fail config "$flags to http:// must be refused: $out"; return
+		fi
+	done
+	out=$("$KILN" agent --server 'http://kuser:s3cr3t-pw@127.0.0.1:9' 2>&1)
+	if [ $? != 2 ] || grep -q 's3cr3t-pw\|kuser' <<<"$out" || ! grep -q '\*\*\*@127.0.0.1' <<<"$out"; then
+		fail config "user:password in an http:// URL: want exit 2, userinfo redacted: $out"; return
+	fi
+	out=$("$KILN" agent --server 'ftp://kuser:s3cr3t-pw@x' 2>&1)
+	if [ $? != 2 ] || grep -q 's3cr3t-pw' <<<"$out"; then
+		fail config "a bad URL's password was shown: $out"; return
+	fi
 	# docs/options.md (generated: make options-doc) names every flag and variable --help shows
 	"$KILN" agent --help | grep -oE '(--[a-z-]+|KILN_[A-Z_]+)' | sort -u >"$TMP/help-names"
 	out=$(while read -r name; do grep -qE -- "$name([^a-zA-Z_-]|$)" "$HERE/../../docs/options.md" || echo "$name"; done <"$TMP/help-names")
@@ -623,7 +644,29 @@ test_config() {
 		! grep -q '"msg": *"agent: stopped"' "$TMP/conf.err"; then
 		fail config "--log-format json: not one JSON object per line: $(head -2 "$TMP/conf.err")"
 	else
-		pass "config: errors name the flag, variable or file line (exit 2); --config applied; JSON logs"
+		config_userinfo_redacted
+	fi
+}
+
+# With --allow-insecure-credentials the agent runs; a failed push names
+# the server, its userinfo redacted, and /metrics never shows it.
+config_userinfo_redacted() {
+	local port
+	port=$(free_port)       # nothing listens: every push fails
+	start_agent userinfo --server "http://kuser:s3cr3t-pw@127.0.0.1:$port" --interval 1 \
+		--allow-insecure-credentials --no-kube
+	wait_until "$GUARD" grep -q 'sender: .* failed' "$TMP/userinfo.err"
+	curl -s "http://127.0.0.1:$MPORT/metrics" >"$TMP/userinfo.metrics"
+	stop_agent
+	if [ -n "$(exit_problem userinfo)" ]; then
+		fail config "agent with --allow-insecure-credentials: $(exit_problem userinfo)"
+	elif grep -q 's3cr3t-pw\|kuser' "$TMP/userinfo.err" "$TMP/userinfo.metrics"; then
+		fail config "the URL's user:password was logged or served: $(grep -h 's3cr3t-pw\|kuser' "$TMP/userinfo.err" "$TMP/userinfo.metrics" | head -2)"
+	elif ! grep -q "sender: http://\*\*\*@127.0.0.1:$port/.* failed" "$TMP/userinfo.err" ||
+		! grep -q 'clear text (--allow-insecure-credentials)' "$TMP/userinfo.err"; then
+		fail config "want a warning and the failed push with the URL redacted: $(grep -m2 'level=warn' "$TMP/userinfo.err")"
+	else
+		pass "config: errors name the flag, variable or file line (exit 2); --config applied; JSON logs; credentials to http:// refused, userinfo redacted in logs and /metrics"
 	fi
 }
 
@@ -767,7 +810,7 @@ test_kube_fail_closed() {
 # 64 MiB. The bound is generous (other tests share the host), but far
 # below what a whole-list parse of this size costs.
 test_kube_big_list() {
-	local scen problem hwm pages npods
+	local scen problem hwm pages npods rss_cap_kb
 	scen=$TMP/big.json
 	$PY - "$scen" <<'PY'
 import json, sys
@@ -793,6 +836,9 @@ PY
 	kill "$KUBE_PID" 2>/dev/null
 	wait "$KUBE_PID" 2>/dev/null
 	problem=$(exit_problem big)
+	# ASan's shadow memory and quarantine (SANITIZE=1 sets KILN_SAN_DIR)
+	# multiply RSS by several times; the bound is for the shipped build.
+	rss_cap_kb=$((${KILN_SAN_DIR:+4 *} 131072))
 	echo "kube_big_list: 20000 pods, $pages pages, agent VmHWM ${hwm} kB" >>"$TMP/big.check"
 	if [ -n "$problem" ]; then
 		fail kube_big_list "$problem"
@@ -800,8 +846,8 @@ PY
 		fail kube_big_list "want 20000 pods indexed, have '$npods'"
 	elif [ -z "$pages" ] || [ "$pages" -lt 40 ]; then
 		fail kube_big_list "want the list in pages of 500 (40), read $pages"
-	elif [ -z "$hwm" ] || [ "$hwm" -gt 131072 ]; then
-		fail kube_big_list "peak RSS ${hwm} kB > 128 MiB"
+	elif [ -z "$hwm" ] || [ "$hwm" -gt "$rss_cap_kb" ]; then
+		fail kube_big_list "peak RSS ${hwm} kB > $((rss_cap_kb / 1024)) MiB"
 	else
 		pass "kube: 20000 pods listed in $pages pages, peak RSS $((hwm / 1024)) MiB"
 	fi

@@ -3,7 +3,8 @@
 # Attacks a process (a container) can try on the files kiln reads for it,
 # run against the real kiln record (root): a FIFO as the debug file, a
 # debug-file symlink out of a private mount namespace, a sparse-note bomb
-# and a demangling bomb under a memory cgroup, and a forged build id. Each
+# and a demangling bomb under a memory cgroup, a forged build id, and
+# symlinks planted in a shared output directory. Each
 # shows the attack fails and reads the counter that recorded the refusal
 # from --stats. Prints one line per test, then "N passed, ..." (tests/lib.sh).
 set -u
@@ -253,11 +254,60 @@ EOF
 	fi
 }
 
+# (e) Another user (nobody) plants symlinks to a root-owned victim in a
+# shared output directory (sticky and world-writable, as /tmp): at the
+# final name and at every old predictable temporary name
+# (<path>.tmp.<pid>) of the next pids. kiln record must not write through
+# any of them: the planted final name is refused and counted, a profile
+# under another name is written there (0640), and a directory nobody owns
+# is refused at start with one line. The victim stays as it was.
+test_output_symlink_clobber() {
+	local d=$TMP/outsafe rc rc2 rc3 link mode lines sum
+	mkdir -p "$d/shared" "$d/evil" && chmod 1777 "$d/shared" &&
+		chown 65534:65534 "$d/evil" && chmod 0711 "$TMP" "$d" &&
+		printf 'root:secret:victim\n' >"$d/victim" && chmod 0600 "$d/victim" ||
+		{ fail output_symlink_clobber "cannot set up the directories"; return; }
+	sum=$(sha256sum <"$d/victim")
+	# As nobody: one link at each final name, 400 at the old tmp names.
+	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import os, sys
+d = sys.argv[1]
+last = int(open("/proc/sys/kernel/ns_last_pid").read())
+os.symlink(d + "/victim", d + "/shared/cpu.folded")
+os.symlink(d + "/victim", d + "/evil/cpu.folded")
+for name in ("cpu.folded", "other.folded"):
+    for pid in range(last, last + 400):
+        os.symlink(d + "/victim", "%s/shared/%s.tmp.%d" % (d, name, pid))
+' "$d" || { fail output_symlink_clobber "cannot plant the links as nobody"; return; }
+	timeout 60 "$KILN" record -q -d 1 --stats "$d/stats.json" -o "$d/shared/cpu.folded" \
+		2>"$d/err1"
+	rc=$?
+	timeout 60 "$KILN" record -q -d 1 -o "$d/shared/other.folded" 2>"$d/err2"
+	rc2=$?
+	timeout 60 "$KILN" record -q -d 1 -o "$d/evil/cpu.folded" 2>"$d/err3"
+	rc3=$?
+	link=$(json "$d/stats.json" output_refused link 2>/dev/null)
+	mode=$(stat -c '%a %U' "$d/shared/other.folded" 2>/dev/null)
+	lines=$(wc -l <"$d/err3")
+	if [ "$(sha256sum <"$d/victim")" != "$sum" ]; then
+		fail output_symlink_clobber "the victim was written through a planted link"
+	elif [ "$rc" != 1 ] || [ "${link:-0}" -lt 1 ] || [ ! -L "$d/shared/cpu.folded" ]; then
+		fail output_symlink_clobber "planted final name: record exited $rc (want 1), output_refused.link=${link:-none} (want >= 1): $(tail -2 "$d/err1")"
+	elif [ "$rc2" != 0 ] || [ "$mode" != "640 root" ] || ! grep -q ';' "$d/shared/other.folded"; then
+		fail output_symlink_clobber "other name: record exited $rc2, file '$mode' (want 640 root): $(tail -1 "$d/err2")"
+	elif [ "$rc3" != 2 ] || [ "$lines" != 1 ] || ! grep -q "refused: owned by uid 65534" "$d/err3"; then
+		fail output_symlink_clobber "nobody's directory: record exited $rc3 (want 2) with $lines lines (want 1): $(cat "$d/err3")"
+	else
+		pass "output_symlink_clobber: victim untouched; planted final name refused (output_refused.link=$link), other.folded written ($mode) past 800 planted tmp links, nobody's directory refused at start: $(cat "$d/err3")"
+	fi
+}
+
 if [ "$(id -u)" != 0 ]; then
 	skip_all "needs root (BPF, mount namespaces, cgroups)" test_fifo_debuglink \
-		test_symlink_out_of_mount_ns test_sparse_note_bomb test_demangle_bomb test_forged_build_id
+		test_symlink_out_of_mount_ns test_sparse_note_bomb test_demangle_bomb test_forged_build_id \
+		test_output_symlink_clobber
 else
 	run_tests test_fifo_debuglink test_symlink_out_of_mount_ns test_sparse_note_bomb \
-		test_demangle_bomb test_forged_build_id
+		test_demangle_bomb test_forged_build_id test_output_symlink_clobber
 fi
-finish 5
+finish 6

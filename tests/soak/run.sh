@@ -70,7 +70,7 @@ make_token 1
 install_token 1
 start_receiver 0 "$(cat "$OUT/token.1")" || { echo "the receiver did not start ($OUT/receiver.out)"; exit 1; }
 # shellcheck disable=SC2086 # SOAK_AGENT_ARGS: words on purpose
-"$KILN" agent --server "http://127.0.0.1:$rport" --bearer-token-file "$OUT/token" \
+"$KILN" agent --server "http://127.0.0.1:$rport" --bearer-token-file "$OUT/token" --allow-insecure-credentials \
 	--metrics-addr 127.0.0.1:0 --shutdown-timeout 30 ${SOAK_AGENT_ARGS:-} 2>"$OUT/agent.err" &
 agent=$!
 trap 'kill $churn $agent $recv 2>/dev/null' EXIT

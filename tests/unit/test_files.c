@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "export/files.h"
 #include "unit_helpers.h"
 
@@ -127,7 +128,7 @@ Test(files, one_interval_names_contents_and_totals)
 	struct pprof_meta meta = { .period_ns = PERIOD_NS, .time_nanos = 1700000000000000000ll,
 				   .duration_nanos = 10000000000ll };
 	struct profile_set *set = profile_set__new(16);
-	struct files *fs = files__new(dir, 1 << 30);
+	struct files *fs = files__new(dir, 1 << 30, FILE_MODE_DEFAULT);
 	struct files_profile fp[5];
 	struct labels l[5] = { 0 };
 	uint8_t *pprof[5];
@@ -213,7 +214,7 @@ static int fill_then_fail(FILE *f, void *ctx)
 
 Test(files, writes_are_atomic_and_failures_leave_nothing)
 {
-	struct files *fs = files__new(dir, 1 << 30);
+	struct files *fs = files__new(dir, 1 << 30, FILE_MODE_DEFAULT);
 	char list[1024], *text;
 	size_t len;
 
@@ -245,7 +246,7 @@ Test(files, rotation_removes_the_oldest_interval_files_of_any_run)
 	put_file("backup-1600000000.pb.gz", 5000);
 	put_file("1600000000", 5000);   /* digits but not an interval name */
 	/* At start, what is held is within the bound: nothing removed. */
-	fs = files__new(dir, 350);
+	fs = files__new(dir, 350, FILE_MODE_DEFAULT);
 	cr_assert_not_null(fs);
 	expect_stats(fs, 0, 0, 0, 3, 300);
 
@@ -281,7 +282,7 @@ Test(files, rotation_removes_the_oldest_interval_files_of_any_run)
 
 	/* The next run starts over the bound: it trims at start. */
 	put_file("1500000000-ancient.pb.gz", 10);
-	fs = files__new(dir, 500);
+	fs = files__new(dir, 500, FILE_MODE_DEFAULT);
 	cr_assert_not_null(fs);
 	cr_assert(!exists("1500000000-ancient.pb.gz"));
 	cr_assert(exists("1700000010-big.pb.gz"));

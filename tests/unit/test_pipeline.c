@@ -85,7 +85,7 @@ static struct pipeline *pipeline_new(size_t max_label_sets)
 	struct pipeline_opts o = {
 		.metadata = { .node_name = "node-a", .kube_disabled = true, .pods = NULL,
 			      .exclude_namespaces = exclude, .nexclude_namespaces = 1 },
-		.max_processes = 64,
+		.max_processes = 64, .max_mappings = 1 << 16,
 		.cache_bytes = 1 << 20,
 		.max_label_sets = max_label_sets,
 	};
@@ -245,7 +245,7 @@ Test(pipeline, one_profile_per_group_by_value)
 	struct pipeline_opts o = {
 		.metadata = { .node_name = "node-a", .kube_disabled = true,
 			      .exclude_namespaces = exclude, .nexclude_namespaces = 1 },
-		.max_processes = 64, .cache_bytes = 1 << 20, .max_label_sets = 2,
+		.max_processes = 64, .max_mappings = 1 << 16, .cache_bytes = 1 << 20, .max_label_sets = 2,
 		.group_by = "",
 	};
 	struct pipeline *p;

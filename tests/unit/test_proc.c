@@ -90,16 +90,25 @@ static struct kiln_event event(uint32_t type, uint32_t pid, uint32_t instance)
 	return ev;
 }
 
-Test(proc_table, snapshot_survives_exit_until_drained, .init = fake_proc, .fini = remove_proc)
+/* The snapshot a NEW event of pid takes; asserts there is one. */
+static struct proc_snapshot *take(struct proc_table *t, uint32_t pid, uint32_t instance)
 {
-	struct proc_table *t = proc_table__new(root, 16);
-	struct kiln_event ev = event(KILN_EVENT_NEW, 4242, 7);
+	struct kiln_event ev = event(KILN_EVENT_NEW, pid, instance);
 	struct proc_snapshot *s;
-	struct proc_stats st;
 
 	proc_table__on_event(t, &ev);
-	s = proc_table__get(t, 7);
+	s = proc_table__get(t, instance);
 	cr_assert_not_null(s);
+	return s;
+}
+
+Test(proc_table, snapshot_survives_exit_until_drained, .init = fake_proc, .fini = remove_proc)
+{
+	struct proc_table *t = proc_table__new(root, 16, 1 << 16);
+	struct proc_snapshot *s = take(t, 4242, 7);
+	struct kiln_event ev;
+	struct proc_stats st;
+
 	cr_assert_str_eq(s->comm, "app-main");     /* process name, not thread */
 	cr_assert_eq(s->starttime, 777);          /* parsed past "(odd) name)" */
 	cr_assert_str_eq(s->cgroup, "0::/system.slice/app.service\n");
@@ -130,7 +139,7 @@ Test(proc_table, snapshot_survives_exit_until_drained, .init = fake_proc, .fini 
  * snapshot read before the exec keeps them. */
 Test(proc_table, snapshot_read_after_exec_is_discarded, .init = fake_proc, .fini = remove_proc)
 {
-	struct proc_table *t = proc_table__new(root, 16);
+	struct proc_table *t = proc_table__new(root, 16, 1 << 16);
 	struct kiln_event ev = event(KILN_EVENT_NEW, 4242, 7);
 	struct proc_snapshot *s;
 	struct proc_stats st;
@@ -164,7 +173,7 @@ Test(proc_table, snapshot_read_after_exec_is_discarded, .init = fake_proc, .fini
 
 Test(proc_table, vanished_process_and_full_table, .init = fake_proc, .fini = remove_proc)
 {
-	struct proc_table *t = proc_table__new(root, 16);
+	struct proc_table *t = proc_table__new(root, 16, 1 << 16);
 	struct proc_stats st;
 
 	for (uint32_t i = 0; i < 20; i++) {
@@ -179,6 +188,115 @@ Test(proc_table, vanished_process_and_full_table, .init = fake_proc, .fini = rem
 	/* A vanished process keeps the name its event carried. */
 	cr_assert_str_eq(proc_table__get(t, 101)->comm, "thread-7");
 	cr_assert(proc_table__get(t, 101)->ended);
+	proc_table__free(t);
+}
+
+/* A process with 60 000 executable mappings of one file (plus as many
+ * non-executable ones): kiln keeps PROC_MAPS_PER_PROCESS, counts the rest,
+ * and never reads it again; the table's bound caps the total. */
+#define MANY_MAPS 60000
+
+static char *many_maps_text(size_t *len)
+{
+	size_t cap = (size_t)MANY_MAPS * 2 * 96, pos = 0;
+	char *text = malloc(cap);
+
+	cr_assert_not_null(text);
+	for (unsigned long i = 0; i < MANY_MAPS; i++) {
+		unsigned long long at = 0x7f0000000000ull + i * 0x2000ull;
+
+		pos += (size_t)snprintf(text + pos, cap - pos,
+					"%llx-%llx r--p 00000000 08:01 4321 /usr/lib/evil.so\n"
+					"%llx-%llx r-xp 00001000 08:01 4321 /usr/lib/evil.so\n",
+					at, at + 0x1000, at + 0x1000, at + 0x2000);
+	}
+	*len = pos;
+	return text;
+}
+
+static void fake_many(void)
+{
+	size_t len;
+	char *text = many_maps_text(&len);
+
+	fake_proc();
+	write_file("5000", "maps", text);
+	write_file("5000", "comm", "jit\n");
+	write_file("5000", "stat", "5000 (jit) R 1 5000 5000 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 888 1 1\n");
+	free(text);
+}
+
+Test(proc_maps, at_most_the_cap_is_parsed_the_rest_counted)
+{
+	struct proc_mapping *maps;
+	size_t len, dropped = 0;
+	char *text = many_maps_text(&len);
+	int n = proc_maps__parse_max(text, len, PROC_MAPS_PER_PROCESS, &maps, NULL, NULL,
+				     &dropped);
+
+	cr_assert_eq(n, PROC_MAPS_PER_PROCESS);
+	cr_assert_eq(dropped, MANY_MAPS - PROC_MAPS_PER_PROCESS);
+	cr_assert_eq(maps[0].start, 0x7f0000001000ull);
+	cr_assert_eq(maps[n - 1].start, 0x7f0000000000ull + (PROC_MAPS_PER_PROCESS - 1) * 0x2000ull + 0x1000);
+	proc_mappings__free(maps, (size_t)n);
+	n = proc_maps__parse_max(text, len, 0, &maps, NULL, NULL, &dropped);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(dropped, MANY_MAPS);
+	free(maps);
+	n = proc_maps__parse(text, len, &maps, NULL, NULL);     /* the same cap */
+	cr_assert_eq(n, PROC_MAPS_PER_PROCESS);
+	proc_mappings__free(maps, (size_t)n);
+	free(text);
+}
+
+Test(proc_table, sixty_thousand_mappings_are_capped_and_not_reread, .init = fake_many,
+     .fini = remove_proc)
+{
+	struct proc_table *t = proc_table__new(root, 16, 1 << 16);
+	struct proc_snapshot *s = take(t, 5000, 9);
+	struct kiln_event ev;
+	struct proc_stats st;
+
+	cr_assert_eq(s->nmaps, PROC_MAPS_PER_PROCESS);
+	cr_assert(s->capped);
+	cr_assert_not_null(proc_snapshot__find(s, 0x7f0000001800ull));
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.maps_dropped_process, MANY_MAPS - PROC_MAPS_PER_PROCESS);
+	cr_assert_eq(st.maps_dropped_table, 0);
+	cr_assert_eq(st.mappings, PROC_MAPS_PER_PROCESS);
+	cr_assert_eq(st.binaries, 1);           /* one file, mapped 4096 times */
+	/* Re-reads cost nothing: skipped and counted. */
+	cr_assert_eq(proc_table__refresh(t, s), -E2BIG);
+	cr_assert_eq(proc_table__refresh(t, s), -E2BIG);
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.refreshes_skipped, 2);
+	cr_assert_eq(st.refreshes, 0);
+	ev = event(KILN_EVENT_EXIT, 5000, 9);
+	proc_table__on_event(t, &ev);
+	proc_table__drained(t);
+	proc_table__drained(t);
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.mappings, 0);
+	proc_table__free(t);
+}
+
+Test(proc_table, mappings_of_all_processes_are_bounded, .init = fake_many, .fini = remove_proc)
+{
+	/* Room for pid 4242's 4 mappings and 4094 more. */
+	struct proc_table *t = proc_table__new(root, 16, PROC_MAPS_PER_PROCESS + 2);
+	struct kiln_event a = event(KILN_EVENT_NEW, 4242, 7), b = event(KILN_EVENT_NEW, 5000, 9);
+	struct proc_stats st;
+
+	proc_table__on_event(t, &a);
+	proc_table__on_event(t, &b);
+	cr_assert_eq(proc_table__get(t, 7)->nmaps, 4);
+	cr_assert_eq(proc_table__get(t, 9)->nmaps, PROC_MAPS_PER_PROCESS - 2);
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.mappings, PROC_MAPS_PER_PROCESS + 2);
+	cr_assert_eq(st.maps_dropped_process, MANY_MAPS - PROC_MAPS_PER_PROCESS);
+	cr_assert_eq(st.maps_dropped_table, 2);
+	cr_assert(!proc_table__get(t, 7)->capped);
+	cr_assert(proc_table__get(t, 9)->capped);
 	proc_table__free(t);
 }
 

@@ -185,9 +185,16 @@ static int convert(const struct parse_state *ps, const struct config_option *o,
 	case CONFIG_U64:
 		if ((o->flags & CONFIG_ZERO_AUTO) && is_zero(v) && *v) {
 			u = 0;
-		} else if (parse_u64(v, (uint64_t)o->min, (uint64_t)o->max, &u)) {
-			snprintf(want, sizeof(want), "want %san integer in [%.0f, %.0f]",
-				 o->flags & CONFIG_ZERO_AUTO ? "0 (automatic) or " : "", o->min, o->max);
+		} else if (o->flags & CONFIG_OCTAL ?
+			   parse_octal(v, (uint64_t)o->min, (uint64_t)o->max, &u) :
+			   parse_u64(v, (uint64_t)o->min, (uint64_t)o->max, &u)) {
+			if (o->flags & CONFIG_OCTAL)
+				snprintf(want, sizeof(want), "want an octal mode in [%04llo, %04llo]",
+					 (unsigned long long)o->min, (unsigned long long)o->max);
+			else
+				snprintf(want, sizeof(want), "want %san integer in [%.0f, %.0f]",
+					 o->flags & CONFIG_ZERO_AUTO ? "0 (automatic) or " : "",
+					 o->min, o->max);
 			return bad(ps, o, r, v, want);
 		}
 		return store_unsigned(o, field, u) ? bad(ps, o, r, v, "too large") : 0;
@@ -658,8 +665,12 @@ static void bound_text(const struct config_option *o, char *buf, size_t n)
 
 	switch (o->type) {
 	case CONFIG_U64:
-		snprintf(buf, n, "%s%.0f to %.0f", o->flags & CONFIG_ZERO_AUTO ? "0 (auto), " : "",
-			 o->min, o->max);
+		if (o->flags & CONFIG_OCTAL)
+			snprintf(buf, n, "%04llo to %04llo (octal)", (unsigned long long)o->min,
+				 (unsigned long long)o->max);
+		else
+			snprintf(buf, n, "%s%.0f to %.0f",
+				 o->flags & CONFIG_ZERO_AUTO ? "0 (auto), " : "", o->min, o->max);
 		return;
 	case CONFIG_SIZE:
 	case CONFIG_DURATION: {

@@ -38,6 +38,7 @@ enum config_type {
 #define CONFIG_ZERO_AUTO   0x1u /* numeric: 0 ("pick for me") besides [min, max] */
 #define CONFIG_SPLIT_LIST  0x2u /* list: items at offset, size_t count at count_offset */
 #define CONFIG_NANOSECONDS 0x4u /* duration/seconds: stored as uint64_t nanoseconds */
+#define CONFIG_OCTAL       0x8u /* numeric: written and shown in octal (file modes) */
 
 struct config_list {
 	const char **items;
@@ -82,6 +83,12 @@ struct config_option {
 	{ .name = NAME, .type = CONFIG_U64, .arg = ARG, .def = "0", .min = MIN, .max = MAX, \
 	  .offset = offsetof(T, F) + CONFIG__UNSIGNED(T, F), .width = CONFIG__WIDTH(T, F), \
 	  .flags = CONFIG_ZERO_AUTO, .help = HELP }
+/* A file mode: an unsigned field, the value in octal ("0640"), in
+ * [MIN, MAX] (give them as octal C literals). */
+#define CONFIG_ROW_MODE(T, F, NAME, DEF, MIN, MAX, HELP) \
+	{ .name = NAME, .type = CONFIG_U64, .arg = "MODE", .def = DEF, .min = MIN, .max = MAX, \
+	  .offset = offsetof(T, F) + CONFIG__UNSIGNED(T, F), .width = CONFIG__WIDTH(T, F), \
+	  .flags = CONFIG_OCTAL, .help = HELP }
 #define CONFIG_ROW_SIZE(T, F, NAME, ARG, DEF, MIN, MAX, HELP) \
 	{ .name = NAME, .type = CONFIG_SIZE, .arg = ARG, .def = DEF, .min = MIN, .max = MAX, \
 	  .offset = offsetof(T, F) + CONFIG__UNSIGNED(T, F), .width = CONFIG__WIDTH(T, F), \

@@ -6,7 +6,7 @@
 #include "core/parse.h"
 
 static int parse_scaled(const char *s, uint64_t min, uint64_t max, uint64_t *out,
-			int allow_suffix)
+			int allow_suffix, int base)
 {
 	unsigned long long v, scale = 1;
 	char *end;
@@ -14,7 +14,7 @@ static int parse_scaled(const char *s, uint64_t min, uint64_t max, uint64_t *out
 	if (!s || !isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
-	v = strtoull(s, &end, 10);
+	v = strtoull(s, &end, base);
 	if (errno)
 		return -ERANGE;
 	if (allow_suffix && *end) {
@@ -40,12 +40,17 @@ static int parse_scaled(const char *s, uint64_t min, uint64_t max, uint64_t *out
 
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	return parse_scaled(s, min, max, out, 0);
+	return parse_scaled(s, min, max, out, 0, 10);
 }
 
 int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	return parse_scaled(s, min, max, out, 1);
+	return parse_scaled(s, min, max, out, 1, 10);
+}
+
+int parse_octal(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	return parse_scaled(s, min, max, out, 0, 8);
 }
 
 static int parse_time(const char *s, double min, double max, double *out, int allow_unit)

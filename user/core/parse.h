@@ -7,6 +7,8 @@
 
 /* Decimal integer in [min, max]. 0 or -EINVAL / -ERANGE. */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* Octal integer ("0640" or "640") in [min, max]: file modes. */
+int parse_octal(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* Byte size with an optional K, M or G suffix (powers of 1024). */
 int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* Seconds, fractions allowed ("0.5"), in [min, max]. */

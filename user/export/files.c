@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@ struct held {
 
 struct files {
 	char *dir;
+	int dirfd;                      /* dir, checked once by file__open_dir */
+	unsigned mode;
 	uint64_t max_bytes;
 	struct held *held;              /* oldest first */
 	size_t n, cap, first;           /* held[first..n) are live */
@@ -60,15 +63,13 @@ static int hold(struct files *fs, const char *name, uint64_t bytes)
 
 static void rotate(struct files *fs)
 {
-	char path[4096];
-
 	/* Keep at least the newest file, whatever its size. */
 	while (fs->st.bytes_held > fs->max_bytes && fs->n - fs->first > 1) {
 		struct held *h = &fs->held[fs->first++];
 
-		snprintf(path, sizeof(path), "%s/%s", fs->dir, h->name);
-		if (unlink(path) && errno != ENOENT) {
-			pr_warn("%s: cannot remove: %s", path, strerror(errno));
+		/* unlinkat removes the entry, never what a link names. */
+		if (unlinkat(fs->dirfd, h->name, 0) && errno != ENOENT) {
+			pr_warn("%s/%s: cannot remove: %s", fs->dir, h->name, strerror(errno));
 			fs->st.errors++;
 		} else {
 			fs->st.removed++;
@@ -79,28 +80,43 @@ static void rotate(struct files *fs)
 	}
 }
 
-struct files *files__new(const char *dir, uint64_t max_bytes)
+struct files *files__new(const char *dir, uint64_t max_bytes, unsigned mode)
 {
 	struct files *fs = calloc(1, sizeof(*fs));
 	struct dirent *de;
 	DIR *d;
+	int fd;
 
 	if (!fs || !(fs->dir = strdup(dir)))
 		goto nomem;
+	fs->dirfd = -1;
 	fs->max_bytes = max_bytes;
+	fs->mode = mode;
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		pr_error("--output-dir %s: cannot create: %s", dir, strerror(errno));
 		goto fail;
 	}
-	d = opendir(dir);
+	fs->dirfd = file__open_dir(dir);
+	if (fs->dirfd < 0) {
+		errno = -fs->dirfd;
+		if (fs->dirfd != -EPERM)        /* a refusal is logged already */
+			pr_error("--output-dir %s: cannot open: %s", dir, strerror(errno));
+		goto fail;
+	}
+	fd = dup(fs->dirfd);
+	d = fd < 0 ? NULL : fdopendir(fd);
 	if (!d) {
 		pr_error("--output-dir %s: cannot open: %s", dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		goto fail;
 	}
 	while ((de = readdir(d))) {
 		struct stat st;
 
-		if (!rotated(de->d_name) || fstatat(dirfd(d), de->d_name, &st, 0) ||
+		/* A link planted there is neither counted nor removed later. */
+		if (!rotated(de->d_name) ||
+		    fstatat(fs->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
 			continue;
 		if (hold(fs, de->d_name, (uint64_t)st.st_size)) {
@@ -117,7 +133,9 @@ nomem:
 	pr_error("out of memory");
 	errno = ENOMEM;
 fail:
+	fd = errno;             /* files__free may change it */
 	files__free(fs);
+	errno = fd;
 	return NULL;
 }
 
@@ -129,7 +147,7 @@ int files__write(struct files *fs, const char *name, int (*fill)(FILE *f, void *
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%s", fs->dir, name);
-	err = file__write_atomic(path, fill, ctx, &bytes);
+	err = file__write_at(fs->dirfd, name, path, fs->mode, fill, ctx, &bytes);
 	if (!err) {
 		fs->st.written++;
 		fs->st.bytes_written += bytes;
@@ -140,7 +158,8 @@ int files__write(struct files *fs, const char *name, int (*fill)(FILE *f, void *
 	}
 	if (err) {
 		fs->st.errors++;
-		pr_warn("%s: cannot write: %s", path, strerror(-err));
+		if (err != -EPERM)      /* a refusal is counted and logged once */
+			pr_warn("%s: cannot write: %s", path, strerror(-err));
 	}
 	return err;
 }
@@ -212,6 +231,8 @@ void files__free(struct files *fs)
 	for (size_t i = fs->first; i < fs->n; i++)
 		free(fs->held[i].name);
 	free(fs->held);
+	if (fs->dirfd >= 0)
+		close(fs->dirfd);
 	free(fs->dir);
 	free(fs);
 }

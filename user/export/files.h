@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The file exporter: profiles written into one directory, each file written
- * to a temporary name and renamed, so readers never see half a file. The
+/* The file exporter: profiles written into one directory through the safe
+ * writer (core/file.h), each file written to a random temporary name and
+ * renamed, so readers never see half a file and no planted link is
+ * followed. The
  * directory is bounded: after every write the oldest interval files
  * (`<unix-start>-*` names, including those of earlier runs) are removed
  * until the total is at most max_bytes. */
@@ -21,9 +23,12 @@ struct files_stats {
 
 struct files;
 
-/* Creates dir if needed and accounts for the interval files already in
- * it. NULL + errno (logged). */
-struct files *files__new(const char *dir, uint64_t max_bytes);
+/* Creates dir if needed (0755), opens it through file__open_dir (owner
+ * and mode checked, kept open: later writes and removals go through that
+ * fd) and accounts for the interval files already in it. Files are
+ * written with mode (core/file.h). NULL + errno (logged; EPERM: the
+ * directory was refused). */
+struct files *files__new(const char *dir, uint64_t max_bytes, unsigned mode);
 /* Writes dir/name with fill(f, ctx); rotated unless name starts with a
  * non-digit (e.g. "latest.html", rewritten in place). 0 or -errno (logged,
  * counted). */

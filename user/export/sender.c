@@ -15,6 +15,7 @@
 #include "core/backoff.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/url.h"
 #include "export/sender.h"
 
 #define BACKOFF_MIN 1.0
@@ -184,12 +185,17 @@ static void outcome(struct sender *s, struct item *it, int err, const struct htt
 		double wait = backoff_seconds(++s->failures, res->retry_after);
 
 		/* The first failure of a streak is a warning; the rest debug. */
-		if (s->failures == 1)
+		if (s->failures == 1) {
+			char shown[1024];
+
+			/* A user:password in --server never reaches the log. */
 			pr_warn("sender: %s failed status=%ld error=\"%s\" message=\"%s\" retry_in=%.1fs",
-				it->url, res->status, res->error, res->message, wait);
-		else
+				url__redact(it->url, shown, sizeof(shown)), res->status, res->error,
+				res->message, wait);
+		} else {
 			pr_debug("sender: attempt %u failed status=%ld error=\"%s\" retry_in=%.1fs",
 				 s->failures, res->status, res->error, wait);
+		}
 		s->st.retries++;
 		s->head_in_flight = false;
 		wait_locked(s, wait);

@@ -65,6 +65,7 @@
 #include "core/curl_handle.h"
 #include "core/log.h"
 #include "core/secret.h"
+#include "core/url.h"
 #include "metadata/kube.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -771,7 +772,10 @@ char *kube__api_url(const struct kube_opts *opts)
 			return NULL;
 		}
 		if (strncmp(opts->api_url, "https://", 8) && strncmp(opts->api_url, "http://", 7)) {
-			pr_warn("kube: API URL '%s' is not http(s)://host[:port]", opts->api_url);
+			char shown[API_URL_MAX + 8];
+
+			pr_warn("kube: API URL '%s' is not http(s)://host[:port]",
+				url__redact(opts->api_url, shown, sizeof(shown)));
 			errno = EINVAL;
 			return NULL;
 		}

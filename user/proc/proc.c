@@ -24,6 +24,9 @@
 struct proc_table {
 	char *proc_root;
 	size_t max_processes;
+	size_t max_mappings;
+	size_t mappings;                 /* executable mappings of all snapshots */
+	bool warned_cap;                 /* the first cap hit is a warning */
 	struct hashmap snapshots;        /* instance -> proc_snapshot */
 	struct hashmap binaries;         /* mix(dev, ino) -> binary */
 	uint64_t drains;
@@ -83,12 +86,28 @@ void proc_mappings__free(struct proc_mapping *maps, size_t n)
 	free(maps);
 }
 
+/* Whether a maps line's permissions (the field after the first space)
+ * allow execution: "55d0c000-55d0d000 r-xp ..." */
+static bool line_is_exec(const char *p, size_t ll)
+{
+	const char *sp = memchr(p, ' ', ll);
+
+	return sp && (size_t)(sp - p) + 4 < ll && sp[3] == 'x';
+}
+
 int proc_maps__parse(const char *text, size_t len, struct proc_mapping **out,
 		     uint64_t **devs_out, uint64_t **inos_out)
 {
+	return proc_maps__parse_max(text, len, PROC_MAPS_PER_PROCESS, out, devs_out, inos_out,
+				    NULL);
+}
+
+int proc_maps__parse_max(const char *text, size_t len, size_t max, struct proc_mapping **out,
+			 uint64_t **devs_out, uint64_t **inos_out, size_t *dropped)
+{
 	struct proc_mapping *maps = NULL;
 	uint64_t *devs = NULL, *inos = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, over = 0;
 	const char *p = text, *end = text + len;
 
 	while (p < end) {
@@ -101,6 +120,12 @@ int proc_maps__parse(const char *text, size_t len, struct proc_mapping **out,
 		size_t ll = (eol ? eol : end) - p;
 		const char *name;
 
+		if (n >= max) {
+			/* Full: count the rest, parse nothing. */
+			over += line_is_exec(p, ll);
+			p = eol ? eol + 1 : end;
+			continue;
+		}
 		if (ll >= sizeof(line))
 			ll = sizeof(line) - 1;
 		memcpy(line, p, ll);
@@ -139,6 +164,8 @@ int proc_maps__parse(const char *text, size_t len, struct proc_mapping **out,
 		n++;
 	}
 	*out = maps;
+	if (dropped)
+		*dropped = over;
 	if (devs_out)
 		*devs_out = devs;
 	else
@@ -172,7 +199,8 @@ const struct proc_mapping *proc_snapshot__find(const struct proc_snapshot *s, ui
 	return NULL;
 }
 
-struct proc_table *proc_table__new(const char *proc_root, size_t max_processes)
+struct proc_table *proc_table__new(const char *proc_root, size_t max_processes,
+				   size_t max_mappings)
 {
 	struct proc_table *t = calloc(1, sizeof(*t));
 
@@ -184,6 +212,7 @@ struct proc_table *proc_table__new(const char *proc_root, size_t max_processes)
 		return NULL;
 	}
 	t->max_processes = max_processes;
+	t->max_mappings = max_mappings;
 	return t;
 }
 
@@ -275,6 +304,7 @@ static void snapshot_release_maps(struct proc_table *t, struct proc_snapshot *s)
 	for (size_t i = 0; i < s->nmaps; i++)
 		binary_put(t, s->maps[i].bin);
 	proc_mappings__free(s->maps, s->nmaps);
+	t->mappings -= s->nmaps;
 	s->maps = NULL;
 	s->nmaps = 0;
 }
@@ -314,20 +344,47 @@ static int read_exe_identity(struct proc_table *t, pid_t pid, uint64_t *dev, uin
 	return 0;
 }
 
-/* Reads the executable mappings of s->pid into s (replacing older ones). */
+/* Counts the mappings a read could not keep: those beyond the process's
+ * cap, then those beyond the table's; the snapshot is marked capped. */
+static void count_dropped(struct proc_table *t, struct proc_snapshot *s, size_t kept,
+			  size_t dropped)
+{
+	size_t total = kept + dropped;
+	size_t over_process = total > PROC_MAPS_PER_PROCESS ? total - PROC_MAPS_PER_PROCESS : 0;
+
+	s->capped = true;
+	t->stats.maps_dropped_process += over_process;
+	t->stats.maps_dropped_table += dropped - over_process;
+	if (!t->warned_cap) {
+		t->warned_cap = true;
+		pr_warn("pid %d (%s): %zu executable mappings, %zu kept (at most %d a process, %zu in all: raise --max-mappings); its frames beyond them stay unsymbolized and it is not read again; further cases counted only",
+			s->pid, s->comm, total, kept, PROC_MAPS_PER_PROCESS, t->max_mappings);
+	} else {
+		pr_debug("pid %d (%s): %zu executable mappings, %zu kept", s->pid, s->comm, total,
+			 kept);
+	}
+}
+
+/* Reads the executable mappings of s->pid into s (replacing older ones),
+ * at most PROC_MAPS_PER_PROCESS and what the table's max_mappings leaves
+ * (s's own current mappings count as free: they are replaced). */
 static int snapshot_read_maps(struct proc_table *t, struct proc_snapshot *s)
 {
+	size_t others = t->mappings - s->nmaps, room, dropped = 0;
 	struct proc_mapping *maps;
 	uint64_t *devs, *inos;
 	char path[128], *text;
 	size_t len;
 	int n;
 
+	room = t->max_mappings > others ? t->max_mappings - others : 0;
+	if (room > PROC_MAPS_PER_PROCESS)
+		room = PROC_MAPS_PER_PROCESS;
 	snprintf(path, sizeof(path), "%s/%d/maps", t->proc_root, s->pid);
 	text = read_file(path, MAPS_MAX_BYTES, &len);
 	if (!text)
 		return -errno;
-	n = proc_maps__parse(text, len, &maps, &devs, &inos);
+	n = proc_maps__parse_max(text, len, room, &maps, &devs, &inos, &dropped);
 	free(text);
 	if (n < 0)
 		return n;
@@ -346,7 +403,10 @@ static int snapshot_read_maps(struct proc_table *t, struct proc_snapshot *s)
 	snapshot_release_maps(t, s);
 	s->maps = maps;
 	s->nmaps = (size_t)n;
+	t->mappings += s->nmaps;
 	s->taken_ns = monotonic_ns();
+	if (dropped)
+		count_dropped(t, s, (size_t)n, dropped);
 	return 0;
 }
 
@@ -469,6 +529,12 @@ int proc_table__refresh(struct proc_table *t, struct proc_snapshot *s)
 
 	if (s->ended)
 		return -ESRCH;
+	/* Re-reading would cost as much as the first read, for mappings the
+	 * caps would drop again. */
+	if (s->capped) {
+		t->stats.refreshes_skipped++;
+		return -E2BIG;
+	}
 	/* Same process, same program? Otherwise the pid was reused or the
 	 * process exec'd before we heard of it. */
 	if (read_starttime(t, s->pid, &start) || start != s->starttime ||
@@ -566,6 +632,7 @@ void proc_table__stats(const struct proc_table *t, struct proc_stats *out)
 	*out = t->stats;
 	out->live = t->snapshots.len;
 	out->binaries = t->binaries.len;
+	out->mappings = t->mappings;
 }
 
 static void free_snapshot_cb(uint64_t key, void *val, void *ctx)

@@ -48,6 +48,7 @@ struct proc_snapshot {
 	size_t nmaps;
 	uint64_t taken_ns;      /* CLOCK_MONOTONIC of the last maps read */
 	unsigned refreshes;
+	bool capped;            /* mappings were dropped (a cap): never re-read */
 	bool ended;             /* exited or exec'd: frozen */
 	uint64_t ended_drain;   /* drains completed when it ended */
 };
@@ -57,14 +58,28 @@ struct proc_stats {
 	/* Snapshots read after the process had exec'd: the next program's
 	 * mappings, discarded. */
 	uint64_t read_after_exec;
+	/* Executable mappings not kept: beyond PROC_MAPS_PER_PROCESS in one
+	 * process, or beyond the table's max_mappings; and the re-reads of
+	 * such a snapshot skipped. */
+	uint64_t maps_dropped_process, maps_dropped_table, refreshes_skipped;
 	size_t live, binaries;
+	size_t mappings;        /* executable mappings held, all snapshots */
 };
+
+/* Executable mappings kept per snapshot. A process with more (a JIT that
+ * maps code page by page, or a process mapping one file 60 000 times to
+ * cost kiln memory and CPU) keeps its first PROC_MAPS_PER_PROCESS by
+ * address; the rest are counted, and its snapshot is never read again, so
+ * it costs one bounded read per process, not one per refresh. */
+#define PROC_MAPS_PER_PROCESS 4096
 
 struct proc_table;
 
 /* proc_root: "/proc" normally; tests may point elsewhere. max_processes
- * bounds the snapshots held. */
-struct proc_table *proc_table__new(const char *proc_root, size_t max_processes);
+ * bounds the snapshots held, max_mappings the executable mappings they
+ * hold together (a snapshot taken beyond it keeps what fits). */
+struct proc_table *proc_table__new(const char *proc_root, size_t max_processes,
+				   size_t max_mappings);
 /* Applies one lifecycle event from the sampler. */
 void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev);
 /* The snapshot of instance, or NULL. */
@@ -73,7 +88,8 @@ struct proc_snapshot *proc_table__get(struct proc_table *t, uint32_t instance);
  * re-reads young live snapshots (at about 50 ms, 250 ms and 1 s of age). */
 void proc_table__refresh_young(struct proc_table *t);
 /* Re-reads the mappings of a live snapshot (e.g. after dlopen). 0, or
- * -ESRCH when the process is gone or is another program now. */
+ * -ESRCH when the process is gone or is another program now, or -E2BIG
+ * (nothing read, counted) for a snapshot that hit a mapping cap. */
 int proc_table__refresh(struct proc_table *t, struct proc_snapshot *snap);
 /* Called after each drain: frees snapshots that ended before the previous
  * drain began (their samples are all drained). */
@@ -81,11 +97,17 @@ void proc_table__drained(struct proc_table *t);
 void proc_table__stats(const struct proc_table *t, struct proc_stats *out);
 void proc_table__free(struct proc_table *t);
 
-/* Parses /proc/PID/maps text; keeps executable mappings. Exposed for tests.
- * Returns the number of mappings (*out malloc'd), or -errno. Names are
- * malloc'd; free with proc_mappings__free. */
+/* Parses /proc/PID/maps text; keeps executable mappings, at most
+ * PROC_MAPS_PER_PROCESS. Exposed for tests. Returns the number of mappings
+ * (*out malloc'd), or -errno. Names are malloc'd; free with
+ * proc_mappings__free. */
 int proc_maps__parse(const char *text, size_t len, struct proc_mapping **out,
 		     uint64_t **devs, uint64_t **inos);
+/* The same keeping at most max (0 allowed); *dropped: the executable
+ * mappings beyond it (recognised by their permissions alone, not parsed:
+ * what is not kept costs no allocation). */
+int proc_maps__parse_max(const char *text, size_t len, size_t max, struct proc_mapping **out,
+			 uint64_t **devs, uint64_t **inos, size_t *dropped);
 void proc_mappings__free(struct proc_mapping *maps, size_t n);
 /* The mapping containing addr, or NULL. */
 const struct proc_mapping *proc_snapshot__find(const struct proc_snapshot *s,

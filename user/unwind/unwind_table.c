@@ -523,6 +523,13 @@ static int cmp_span(const void *x, const void *y)
 	return a->end < c->end ? -1 : a->end > c->end;
 }
 
+/* By start address; no spans (a file without CFI) is no array at all. */
+static void sort_spans(struct builder *b)
+{
+	if (b->nspans)
+		qsort(b->spans, b->nspans, sizeof(*b->spans), cmp_span);
+}
+
 /* .eh_frame's data and vaddr: the section, or PT_GNU_EH_FRAME's
  * eh_frame_ptr up to the end of its PT_LOAD (dwarf_next_cfi stops at the
  * zero terminator). NULL when there is none, or when the section is over
@@ -788,7 +795,7 @@ static int make_rows(struct builder *b, struct unwind_table *t)
 	size_t n = 0;
 	int err;
 
-	qsort(b->spans, b->nspans, sizeof(*b->spans), cmp_span);
+	sort_spans(b);
 	/* The executable's entry point is its thread's root, whatever the
 	 * CFI says (musl's _start has none that ends the walk). */
 	for (size_t i = 0; b->entry && i < b->nspans; i++)
@@ -951,7 +958,7 @@ static int build(struct builder *b, struct unwind_table *t, int fd, const char *
 				return err;
 		}
 	}
-	qsort(b->spans, b->nspans, sizeof(*b->spans), cmp_span);
+	sort_spans(b);
 	b->eh_end = b->nspans;
 
 	/* Then .debug_frame: the file's own, else its debug file's. */
@@ -978,7 +985,7 @@ static int build(struct builder *b, struct unwind_table *t, int fd, const char *
 	}
 
 	/* PLT stubs without CFI. */
-	qsort(b->spans, b->nspans, sizeof(*b->spans), cmp_span);
+	sort_spans(b);
 	rule = rule_index(b, &stub);
 	if (rule < 0)
 		return rule;
@@ -992,7 +999,7 @@ static int build(struct builder *b, struct unwind_table *t, int fd, const char *
 		 * next FDE, at most ENTRY_STOP_MAX bytes. */
 		uint64_t range[2] = { b->entry, b->entry + ENTRY_STOP_MAX };
 
-		qsort(b->spans, b->nspans, sizeof(*b->spans), cmp_span);
+		sort_spans(b);
 		for (size_t i = 0; i < b->nspans; i++)
 			if (b->spans[i].end > b->entry && b->spans[i].start < range[1]) {
 				range[1] = b->spans[i].start > b->entry ? b->spans[i].start
