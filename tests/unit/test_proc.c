@@ -171,6 +171,38 @@ Test(proc_table, snapshot_read_after_exec_is_discarded, .init = fake_proc, .fini
 	proc_table__free(t);
 }
 
+/* The first process to map a file was gone before kiln could open it: the
+ * next process mapping the same file opens it for everyone, instead of
+ * leaving the shared binary unnamed. */
+Test(proc_table, binary_opened_by_a_later_process, .init = fake_proc, .fini = remove_proc)
+{
+	struct proc_table *t = proc_table__new(root, 16, 1 << 16);
+	struct kiln_event ev = event(KILN_EVENT_NEW, 4242, 7);
+	struct proc_snapshot *s;
+	char cmd[256];
+
+	proc_table__on_event(t, &ev);
+	s = proc_table__get(t, 7);
+	cr_assert_eq(s->maps[0].bin->fd, -1);
+	cr_assert_str_eq(s->maps[0].bin->key, "i:2049:1234");
+
+	write_file("4243", "maps", maps_text);
+	write_file("4243", "comm", "app-main\n");
+	write_file("4243", "cgroup", "0::/system.slice/app.service\n");
+	write_file("4243", "stat",
+		   "4243 (app) R 1 4243 4243 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 0 778 1000 10\n");
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/4243/root/usr/bin && echo app > %s/4243/root/usr/bin/app",
+		 root, root);
+	cr_assert_eq(system(cmd), 0);
+	ev = event(KILN_EVENT_NEW, 4243, 8);
+	proc_table__on_event(t, &ev);
+	/* one shared binary, now open, keyed by what the opened file is */
+	cr_assert_eq(proc_table__get(t, 8)->maps[0].bin, s->maps[0].bin);
+	cr_assert_geq(s->maps[0].bin->fd, 0);
+	cr_assert_eq(strncmp(s->maps[0].bin->key, "f:", 2), 0, "key %s", s->maps[0].bin->key);
+	proc_table__free(t);
+}
+
 Test(proc_table, vanished_process_and_full_table, .init = fake_proc, .fini = remove_proc)
 {
 	struct proc_table *t = proc_table__new(root, 16, 1 << 16);

@@ -247,17 +247,54 @@ static void binary_put(struct proc_table *t, struct binary *b)
  * otherwise choose the names of the victim's frames in every other
  * container. (A debuginfod client may key by build id the files it fetched
  * itself, as their content is what the server vouches for.) */
+/* Opens the mapped file m through pid (its map_files link, else the path
+ * inside its root) and sets b's fd, build id and cache key. A failure
+ * leaves fd -1 and the "i:" key. */
+static void binary_open(struct binary *b, struct proc_table *t, pid_t pid,
+			const struct proc_mapping *m)
+{
+	char path[4200];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, t->proc_root,
+		 pid, m->start, m->end);
+	b->fd = safe_open__proc_link(path, ELF_FILE_MAX, &sb);
+	if (b->fd == -ENOENT || b->fd == -EACCES || b->fd == -EPERM)
+		b->fd = safe_open__in(b->root, b->path, ELF_FILE_MAX, &sb);
+	if (b->fd < 0) {
+		pr_debug("pid %d: cannot open %s: %s", pid, b->path, strerror(-b->fd));
+		b->fd = -1;
+	}
+	if (b->fd >= 0)
+		elf__build_id_of(b->fd, b->path, b->build_id, sizeof(b->build_id));
+	if (b->fd >= 0)
+		snprintf(b->key, sizeof(b->key), "f:%" PRIu64 ":%" PRIu64 ":%lld:%lld.%09ld",
+			 (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, (long long)sb.st_size,
+			 (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec);
+	else
+		snprintf(b->key, sizeof(b->key), "i:%" PRIu64 ":%" PRIu64, b->dev, b->ino);
+}
+
 static struct binary *binary_get(struct proc_table *t, pid_t pid,
 				 const struct proc_mapping *m, uint64_t dev, uint64_t ino)
 {
 	uint64_t slot = binary_slot(dev, ino);
 	struct binary *b = hashmap__get_u64(&t->binaries, slot);
 	char path[4200];
-	struct stat sb;
 	size_t plen;
 
 	if (b && b->dev == dev && b->ino == ino) {
 		b->refs++;
+		/* The process that mapped it first may have been gone before we
+		 * could open it: this one, alive now, may do better. Otherwise
+		 * one short-lived process would leave the file unnamed for all. */
+		if (b->fd < 0 && !b->unreadable) {
+			snprintf(path, sizeof(path), "%s/%d/root", t->proc_root, pid);
+			free(b->root);
+			b->root = strdup(path);
+			if (b->root)
+				binary_open(b, t, pid, m);
+		}
 		return b;
 	}
 	b = calloc(1, sizeof(*b));
@@ -277,23 +314,7 @@ static struct binary *binary_get(struct proc_table *t, pid_t pid,
 		binary_put(t, b);
 		return NULL;
 	}
-	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, t->proc_root,
-		 pid, m->start, m->end);
-	b->fd = safe_open__proc_link(path, ELF_FILE_MAX, &sb);
-	if (b->fd == -ENOENT || b->fd == -EACCES || b->fd == -EPERM)
-		b->fd = safe_open__in(b->root, b->path, ELF_FILE_MAX, &sb);
-	if (b->fd < 0) {
-		pr_debug("pid %d: cannot open %s: %s", pid, b->path, strerror(-b->fd));
-		b->fd = -1;
-	}
-	if (b->fd >= 0)
-		elf__build_id_of(b->fd, b->path, b->build_id, sizeof(b->build_id));
-	if (b->fd >= 0)
-		snprintf(b->key, sizeof(b->key), "f:%" PRIu64 ":%" PRIu64 ":%lld:%lld.%09ld",
-			 (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, (long long)sb.st_size,
-			 (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec);
-	else
-		snprintf(b->key, sizeof(b->key), "i:%" PRIu64 ":%" PRIu64, dev, ino);
+	binary_open(b, t, pid, m);
 	if (!hashmap__get_u64(&t->binaries, slot))
 		hashmap__put_u64(&t->binaries, slot, b);
 	return b;

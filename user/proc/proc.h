@@ -26,6 +26,7 @@ struct binary {
 	char *path;             /* as the first process mapping it sees it */
 	char *root;             /* "/proc/<pid>/root" of that process */
 	int fd;                 /* -1 when it could not be opened */
+	bool unreadable;        /* opened, but not a symbol source: no retry */
 	unsigned refs;
 };
 

@@ -154,6 +154,7 @@ static const struct symtab *binary_symtab(struct symbolizer *sym, struct binary 
 		/* Do not retry a file that is not ELF. */
 		close(b->fd);
 		b->fd = -1;
+		b->unreadable = true;
 		return NULL;
 	}
 	sym->stats.symtab_loads++;
