@@ -63,15 +63,22 @@ static void write_file(const char *pid, const char *name, const char *text)
 	write_under(root, pid, name, text);
 }
 
+/* /proc/<pid> of a process running the app: its maps, comm, cgroup, and
+ * the stat line given. */
+static void fake_process(const char *pid, const char *stat)
+{
+	write_file(pid, "maps", maps_text);
+	write_file(pid, "comm", "app-main\n");
+	write_file(pid, "cgroup", "0::/system.slice/app.service\n");
+	write_file(pid, "stat", stat);
+}
+
 static void fake_proc(void)
 {
 	strcpy(root, "/tmp/kiln-proc.XXXXXX");
 	cr_assert_not_null(mkdtemp(root));
-	write_file("4242", "maps", maps_text);
-	write_file("4242", "comm", "app-main\n");
-	write_file("4242", "cgroup", "0::/system.slice/app.service\n");
-	write_file("4242", "stat",
-		   "4242 (odd) name) R 1 4242 4242 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 0 777 1000 10\n");
+	fake_process("4242",
+		     "4242 (odd) name) R 1 4242 4242 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 0 777 1000 10\n");
 }
 
 static void remove_proc(void)
@@ -186,11 +193,8 @@ Test(proc_table, binary_opened_by_a_later_process, .init = fake_proc, .fini = re
 	cr_assert_eq(s->maps[0].bin->fd, -1);
 	cr_assert_str_eq(s->maps[0].bin->key, "i:2049:1234");
 
-	write_file("4243", "maps", maps_text);
-	write_file("4243", "comm", "app-main\n");
-	write_file("4243", "cgroup", "0::/system.slice/app.service\n");
-	write_file("4243", "stat",
-		   "4243 (app) R 1 4243 4243 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 0 778 1000 10\n");
+	fake_process("4243",
+		     "4243 (app) R 1 4243 4243 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 0 778 1000 10\n");
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s/4243/root/usr/bin && echo app > %s/4243/root/usr/bin/app",
 		 root, root);
 	cr_assert_eq(system(cmd), 0);
