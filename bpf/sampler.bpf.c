@@ -4,6 +4,14 @@
  * map of the generation user space selected. Tracepoints on fork, exec and
  * exit keep the process lifecycle visible to user space (ring buffer).
  *
+ * User stacks of processes user space loaded unwind tables for (proc_maps)
+ * are walked here, from the tables built out of each file's CFI: kiln_sample
+ * sets up the walk and tail-calls kiln_walk, which unwinds WALK_FRAMES
+ * frames per run and tail-calls itself for more. Other processes' user
+ * stacks come from the kernel's frame-pointer walk (bpf_get_stack).
+ * Stacks are stored by a 64-bit hash of their frames, so two stacks never
+ * share a slot; only a full map drops one.
+ *
  * Two generations of counts and stack maps: user space flips `gen`, waits
  * for in-flight programs (an RCU grace period), then drains and clears the
  * old generation while this program fills the other. Every invocation ends
@@ -14,6 +22,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "kiln/sample.h"
+#include "kiln/unwind.h"
 
 #define PF_KTHREAD 0x00200000
 #define EEXIST 17
@@ -41,10 +50,11 @@ struct {
 	__uint(max_entries, 1);
 } counts0 SEC(".maps"), counts1 SEC(".maps");
 
+/* Stack hash -> stack. */
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, KILN_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, struct kiln_stack);
 	__uint(max_entries, 1);
 } stacks0 SEC(".maps"), stacks1 SEC(".maps");
 
@@ -152,17 +162,511 @@ static __always_inline bool user_regs_stale(struct task_struct *task)
 	return BPF_CORE_READ(task, mm, end_code) == 0;
 }
 
-/* bpf_get_stackid result -> drop outcome, or 0 when usable. -EFAULT means
- * "no frames of that kind" (a sample in user mode has no kernel stack). */
-static __always_inline __u32 stack_drop(long id)
+/* ---- unwinding with tables ---- */
+
+#ifdef __TARGET_ARCH_arm64
+#define WALK_FRAMES 6           /* frames per kiln_walk run */
+#else
+#define WALK_FRAMES 8
+#endif
+/* Tail calls a walk may make (the kernel allows 33); WALK_FRAMES x (1 +
+ * WALK_TAIL_CALLS) must cover KILN_MAX_STACK_DEPTH. */
+#define WALK_TAIL_CALLS 28
+#define ROW_SEARCH_STEPS 23     /* 2^23 rows: more than unwind_rows may hold */
+#define MAP_SEARCH_STEPS 8      /* 2^8 > KILN_PROC_MAPS_MAX */
+#define FP_MAX_SPAN (8u << 20)  /* a sane frame pointer lies within 8 MiB above sp */
+/* The kernel stack of a task, where its user registers are saved on entry;
+ * used only on kernels without bpf_task_pt_regs (before 5.15). */
+#define KERNEL_THREAD_SIZE (16u << 10)
+
+/* Per-CPU state of one sample while its user stack is walked. */
+struct walk {
+	struct kiln_sample_key key;
+	__u64 pc, sp, fp, lr;
+	__u32 gen;
+	__u32 tail_calls;
+	__u32 pc_is_ra;         /* pc is a return address: look up pc - 1 */
+	__u32 pad;
+	struct kiln_stack stack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct walk);
+	__uint(max_entries, 1);
+} walks SEC(".maps");
+
+/* Sized and filled by user space (include/kiln/unwind.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct kiln_unwind_row);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct kiln_unwind_rule);
+	__uint(max_entries, KILN_UNWIND_RULES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} unwind_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct kiln_exe_table);
+	__uint(max_entries, KILN_UNWIND_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} exe_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct kiln_proc_maps);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} proc_maps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, KILN_UW_STAT_COUNT);
+} unwind_stats SEC(".maps");
+
+/* kiln_walk, for tail calls (the walker continues in a fresh run). */
+int kiln_walk(struct bpf_perf_event_data *ctx);
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__array(values, int (void *));
+} walk_progs SEC(".maps") = {
+	.values = { [0] = (void *)&kiln_walk },
+};
+
+static __always_inline void count_unwind(__u32 stat)
 {
-	if (id >= 0 || id == -EFAULT)
+	__u64 *v = bpf_map_lookup_elem(&unwind_stats, &stat);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline __u64 stack_hash(const struct kiln_stack *st)
+{
+	__u64 h = 0x9e3779b97f4a7c15ull ^ st->flags;
+
+	for (__u32 i = 0; i < KILN_MAX_STACK_DEPTH; i++) {
+		if (i >= st->len)
+			break;
+		h ^= st->ips[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
+
+/* Stores st under its hash in the generation's stack map; *id: the hash,
+ * 0 for an empty stack. -1 when the map is full. */
+static __always_inline int store_stack(void *stacks, const struct kiln_stack *st, __u64 *id)
+{
+	long err;
+
+	*id = 0;
+	if (st->len == 0)
 		return 0;
-	if (id == -EEXIST)
-		return KILN_DROP_STACK_COLLISION;
-	if (id == -ENOMEM)
-		return KILN_DROP_STACK_FULL;
-	return KILN_DROP_STACK_ERROR;
+	*id = stack_hash(st);
+	err = bpf_map_update_elem(stacks, id, st, BPF_NOEXIST);
+	return err && err != -EEXIST ? -1 : 0;
+}
+
+/* Counts the sample under w->key (stacks set). */
+static __always_inline void commit(struct walk *w, struct task_struct *task, __u32 tid)
+{
+	void *counts = w->gen ? (void *)&counts1 : (void *)&counts0;
+	__u64 one = 1, *val;
+
+	/* After the stacks: a dropped sample must not announce a process. */
+	w->key.instance = tid == 0 ? 0 : instance_of(w->key.pid, task);
+	val = bpf_map_lookup_elem(counts, &w->key);
+	if (!val) {
+		if (bpf_map_update_elem(counts, &w->key, &one, BPF_NOEXIST) == 0) {
+			count_outcome(w->gen, KILN_SAMPLED);
+			return;
+		}
+		/* Lost a race with another CPU inserting the same key, or full. */
+		val = bpf_map_lookup_elem(counts, &w->key);
+		if (!val) {
+			count_outcome(w->gen, KILN_DROP_COUNTS_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(val, 1);
+	count_outcome(w->gen, KILN_SAMPLED);
+}
+
+/* Stores the walked user stack and counts the sample. */
+static __always_inline void finish_walk(struct walk *w)
+{
+	void *stacks = w->gen ? (void *)&stacks1 : (void *)&stacks0;
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (w->stack.flags & KILN_STACK_ROOT)
+		count_unwind(KILN_UW_ROOT);
+	if (w->stack.flags & KILN_STACK_TRUNCATED)
+		count_unwind(KILN_UW_TRUNCATED);
+	if (store_stack(stacks, &w->stack, &w->key.ustack)) {
+		count_outcome(w->gen, KILN_DROP_STACK_FULL);
+		return;
+	}
+	commit(w, bpf_get_current_task_btf(), (__u32)id);
+}
+
+static __always_inline int read_user(__u64 *dst, __u64 addr)
+{
+	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
+}
+
+/* The executable mapping of pm holding pc, or NULL. */
+static __always_inline const struct kiln_exec_map *find_map(const struct kiln_proc_maps *pm,
+							    __u64 pc)
+{
+	const struct kiln_exec_map *m;
+	__u32 lo = 0, n = pm->n;
+
+	if (n == 0 || n > KILN_PROC_MAPS_MAX)
+		return NULL;
+	for (int i = 0; i < MAP_SEARCH_STEPS; i++) {
+		__u32 half, mid;
+
+		if (n <= 1)
+			break;
+		half = n / 2;
+		mid = lo + half;
+		if (pm->maps[mid & (KILN_PROC_MAPS_MAX - 1)].start <= pc) {
+			lo = mid;
+			n -= half;
+		} else {
+			n = half;
+		}
+	}
+	m = &pm->maps[lo & (KILN_PROC_MAPS_MAX - 1)];
+	return pc >= m->start && pc < m->end ? m : NULL;
+}
+
+/* The row of [first, first + nrows) that applies at off, or NULL. */
+static __always_inline const struct kiln_unwind_row *find_row(__u32 first, __u32 nrows, __u32 off)
+{
+	const struct kiln_unwind_row *r;
+	__u32 lo = first, n = nrows;
+
+	for (int i = 0; i < ROW_SEARCH_STEPS; i++) {
+		__u32 half, mid;
+
+		if (n <= 1)
+			break;
+		half = n / 2;
+		mid = lo + half;
+		r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!r)
+			return NULL;
+		if (r->pc_off <= off) {
+			lo = mid;
+			n -= half;
+		} else {
+			n = half;
+		}
+	}
+	r = bpf_map_lookup_elem(&unwind_rows, &lo);
+	return r && r->pc_off <= off ? r : NULL;
+}
+
+enum { WALK_ON = 0, WALK_END = 1 };
+
+static __always_inline int walk_end(struct walk *w, __u32 flags, __u32 stat)
+{
+	w->stack.flags |= flags;
+	if (stat < KILN_UW_STAT_COUNT)
+		count_unwind(stat);
+	return WALK_END;
+}
+
+/* One step by the frame-pointer chain, only while it is sane: fp above sp
+ * by less than FP_MAX_SPAN, aligned, and so increasing from frame to frame
+ * (sp becomes fp + 16). */
+static __always_inline int fp_step(struct walk *w)
+{
+	__u64 frame[2];
+
+	if (w->fp == 0)
+		return WALK_END;        /* the chain's end, as _start leaves it */
+	if (w->fp < w->sp || w->fp - w->sp >= FP_MAX_SPAN || (w->fp & 7))
+		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_BAD_FP);
+	if (bpf_probe_read_user(frame, sizeof(frame), (const void *)w->fp))
+		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_READ);
+	w->sp = w->fp + 16;
+	w->fp = frame[0];
+	w->pc = frame[1];
+	w->pc_is_ra = 1;
+	w->stack.flags |= KILN_STACK_FP_STEPS;
+	count_unwind(KILN_UW_FRAMES_FP);
+	return w->pc ? WALK_ON : WALK_END;
+}
+
+/* The caller's registers, once its CFA is known. */
+static __always_inline int cfa_step(struct walk *w, __u64 cfa, __u64 fp)
+{
+	__u64 ra;
+
+	if (cfa <= w->sp)
+		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_BAD_CFA);
+	if (read_user(&ra, cfa - 8))
+		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_READ);
+	w->sp = cfa;
+	w->fp = fp;
+	w->pc = ra;
+	w->pc_is_ra = 1;
+	count_unwind(KILN_UW_FRAMES_TABLE);
+	return ra ? WALK_ON : WALK_END;
+}
+
+/* The signal trampoline: the interrupted registers are in the ucontext the
+ * kernel pushed (x86-64: its mcontext at sp + 40, rbp, rsp, rip at 10, 15,
+ * 16 words in; arm64: x0 at sp + 312, then x29, sp, pc at 29, 31, 32). */
+#ifdef __TARGET_ARCH_arm64
+#define SIGCTX_OFF 312
+#define SIGCTX_FP 29
+#define SIGCTX_SP 31
+#define SIGCTX_PC 32
+#else
+#define SIGCTX_OFF 40
+#define SIGCTX_FP 10
+#define SIGCTX_SP 15
+#define SIGCTX_PC 16
+#endif
+
+static __always_inline int signal_step(struct walk *w)
+{
+	__u64 base = w->sp + SIGCTX_OFF, fp, sp, pc;
+
+	if (read_user(&fp, base + SIGCTX_FP * 8) || read_user(&sp, base + SIGCTX_SP * 8) ||
+	    read_user(&pc, base + SIGCTX_PC * 8))
+		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_READ);
+	w->fp = fp;
+	w->sp = sp;
+	w->pc = pc;
+	w->pc_is_ra = 0;        /* interrupted, not called: pc itself is the frame */
+	count_unwind(KILN_UW_FRAMES_TABLE);
+	return pc ? WALK_ON : WALK_END;
+}
+
+static __always_inline int rule_step(struct walk *w, __u32 idx)
+{
+	const struct kiln_unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &idx);
+	__u64 cfa, fp = w->fp;
+
+	if (!r)
+		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_ROW);
+	cfa = (r->cfa_reg == KILN_REG_FP ? w->fp : w->sp) + (__s64)r->cfa_off;
+	if ((r->flags & KILN_RULE_CFA_DEREF) && read_user(&cfa, cfa))
+		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_READ);
+	if (r->fp_rule == KILN_FP_AT_CFA) {
+		if (read_user(&fp, cfa + (__s64)r->fp_off))
+			return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_READ);
+	} else if (r->fp_rule == KILN_FP_AT_FP) {
+		if (read_user(&fp, w->fp + (__s64)r->fp_off))
+			return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_READ);
+	}
+	return cfa_step(w, cfa, fp);
+}
+
+/* Tells user space once (until it rewrites the entry) that a pc fell in no
+ * known mapping: a library loaded since its last read. */
+static __always_inline void report_miss(struct kiln_proc_maps *pm, struct walk *w)
+{
+	struct kiln_event *e;
+
+	if (pm->flags & KILN_PROC_MISS_SENT)
+		return;
+	__sync_fetch_and_or(&pm->flags, KILN_PROC_MISS_SENT);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_event(KILN_EV_DROPPED);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = KILN_EVENT_MAPS;
+	e->pid = w->key.pid;
+	e->instance = pm->instance;
+	e->time_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, 0);
+	count_event(KILN_EV_SENT);
+}
+
+/* Records the frame at w->pc and finds its caller. */
+static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
+{
+	const struct kiln_exec_map *m;
+	const struct kiln_exe_table *t;
+	const struct kiln_unwind_row *row;
+	__u64 pc = w->pc, at = w->pc_is_ra ? pc - 1 : pc;
+	__u32 n = w->stack.len, slot, cmd;
+
+	if (n >= KILN_MAX_STACK_DEPTH)
+		return walk_end(w, KILN_STACK_TRUNCATED, KILN_UW_STAT_COUNT);
+	m = find_map(pm, at);
+	if (!m && !(pm->flags & KILN_PROC_INCOMPLETE)) {
+		report_miss(pm, w);
+		/* The sampled pc is a fact; a caller outside every mapping is
+		 * what a wrong step would produce: never emitted. */
+		if (n == 0) {
+			w->stack.ips[0] = pc;
+			w->stack.len = 1;
+		}
+		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_MAPPING);
+	}
+	w->stack.ips[n] = pc;
+	w->stack.len = n + 1;
+	if (!m || m->slot >= KILN_UNWIND_SLOTS)
+		return fp_step(w);
+	slot = m->slot;
+	t = bpf_map_lookup_elem(&exe_tables, &slot);
+	if (!t || t->nrows == 0)
+		return fp_step(w);      /* not loaded (yet), or evicted */
+	if (at < m->bias || at - m->bias > 0xffffffffull)
+		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_ROW);
+	row = find_row(t->first_row, t->nrows, (__u32)(at - m->bias));
+	if (!row)
+		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_ROW);
+	if (!(row->rule & KILN_UNWIND_CMD))
+		return rule_step(w, row->rule);
+	cmd = row->rule & ~KILN_UNWIND_CMD;
+	if (cmd == KILN_CMD_STOP)
+		return walk_end(w, KILN_STACK_ROOT, KILN_UW_STAT_COUNT);
+	if (cmd == KILN_CMD_PLT)
+		return cfa_step(w, w->sp + 8 +
+				((pc & 15) >= (row->flags & KILN_ROW_PLT_THRESHOLD) ? 8 : 0),
+				w->fp);
+	if (cmd == KILN_CMD_SIGNAL)
+		return signal_step(w);
+	/* INVALID (no CFI covers pc) and FP */
+	return fp_step(w);
+}
+
+SEC("perf_event")
+int kiln_walk(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0, pid;
+	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
+	struct kiln_proc_maps *pm;
+
+	if (!w)
+		return 0;
+	pid = w->key.pid;
+	pm = bpf_map_lookup_elem(&proc_maps, &pid);
+	if (!pm) {
+		/* user space dropped the process meanwhile: keep what we have */
+		w->stack.flags |= KILN_STACK_ERROR;
+		finish_walk(w);
+		return 0;
+	}
+	for (int i = 0; i < WALK_FRAMES; i++) {
+		if (walk_step(w, pm) == WALK_END) {
+			finish_walk(w);
+			return 0;
+		}
+	}
+	if (w->tail_calls < WALK_TAIL_CALLS) {
+		w->tail_calls++;
+		bpf_tail_call(ctx, &walk_progs, 0);
+	}
+	w->stack.flags |= KILN_STACK_TRUNCATED;
+	finish_walk(w);
+	return 0;
+}
+
+/* Whether tgid's user stack is walked with tables: user space wrote its
+ * mappings, for the process image running now (not one before an exec, or
+ * a process that had the pid before). */
+static __always_inline bool tables_apply(__u32 tgid)
+{
+	struct kiln_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &tgid);
+	__u32 *inst;
+
+	if (!pm)
+		return false;
+	inst = bpf_map_lookup_elem(&instances, &tgid);
+	return inst && *inst == pm->instance;
+}
+
+/* Word indices in the user register set (x86-64 struct pt_regs, arm64
+ * struct user_pt_regs). */
+#ifdef __TARGET_ARCH_arm64
+#define REG_FP 29
+#define REG_SP 31
+#define REG_PC 32
+#define REG_MODE 33
+#else
+#define REG_FP 4
+#define REG_PC 16
+#define REG_MODE 17
+#define REG_SP 19
+#endif
+
+/* The user registers of the sampled task: from the sample when it
+ * interrupted user mode, else from where the kernel saved them on entry. */
+static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
+				     struct walk *w)
+{
+	/* The sample's registers, read by their place in the user ABI's
+	 * register set, 8 bytes at a time: perf_event contexts allow only
+	 * full-width loads, and field sizes differ between kernels' BTF (x86
+	 * cs is 2 bytes on 6.1, a union since), so no CO-RE access here. */
+	const volatile __u64 *r = (const volatile __u64 *)ctx;
+#ifdef __TARGET_ARCH_arm64
+	bool in_user = (r[REG_MODE] & 0xf) == 0;        /* pstate: EL0t */
+#else
+	bool in_user = r[REG_MODE] & 3;                 /* cs: ring 3 */
+#endif
+	struct pt_regs *regs;
+
+	if (in_user) {
+		w->pc = r[REG_PC];
+		w->sp = r[REG_SP];
+		w->fp = r[REG_FP];
+#ifdef __TARGET_ARCH_arm64
+		w->lr = r[30];
+#endif
+		return 0;
+	}
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	else
+		regs = (struct pt_regs *)((__u64)BPF_CORE_READ(task, stack) + KERNEL_THREAD_SIZE -
+					  bpf_core_type_size(struct pt_regs));
+	w->pc = PT_REGS_IP_CORE(regs);
+	w->sp = PT_REGS_SP_CORE(regs);
+	w->fp = PT_REGS_FP_CORE(regs);
+#ifdef __TARGET_ARCH_arm64
+	w->lr = BPF_CORE_READ((struct user_pt_regs *)regs, regs[30]);
+#endif
+	return w->sp ? 0 : -1;
+}
+
+/* The kernel's stack (kernel: true) or frame-pointer user stack into
+ * w->stack. */
+static __always_inline void get_stack(struct bpf_perf_event_data *ctx, struct walk *w,
+				      bool user)
+{
+	long n = bpf_get_stack(ctx, w->stack.ips, sizeof(w->stack.ips),
+			       user ? BPF_F_USER_STACK : 0);
+
+	w->stack.flags = 0;
+	w->stack.len = n > 0 ? (__u32)n / sizeof(__u64) : 0;
 }
 
 SEC("perf_event")
@@ -170,13 +674,10 @@ int kiln_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	__u32 g = gen & 1, drop;
+	__u32 g = gen & 1, zero = 0;
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct kiln_sample_key key = {};
 	void *stacks = g ? (void *)&stacks1 : (void *)&stacks0;
-	void *counts = g ? (void *)&counts1 : (void *)&counts0;
-	__u64 one = 1, *val;
-	long id;
+	struct walk *w;
 
 	if (tid == 0 && !include_idle) {
 		count_outcome(g, KILN_SKIP_IDLE);
@@ -190,51 +691,43 @@ int kiln_sample(struct bpf_perf_event_data *ctx)
 		count_outcome(g, KILN_SKIP_LATE);
 		return 0;
 	}
+	w = bpf_map_lookup_elem(&walks, &zero);
+	if (!w)
+		return 0;
+	__builtin_memset(&w->key, 0, sizeof(w->key));
+	w->gen = g;
+	w->key.pid = tgid;
+	w->key.cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(&w->key.comm, sizeof(w->key.comm));
 
-	key.pid = tgid;
-	key.cgroup_id = bpf_get_current_cgroup_id();
-	bpf_get_current_comm(&key.comm, sizeof(key.comm));
-
-	id = bpf_get_stackid(ctx, stacks, 0);
-	drop = stack_drop(id);
-	if (drop) {
-		count_outcome(g, drop);
+	get_stack(ctx, w, false);
+	if (store_stack(stacks, &w->stack, &w->key.kstack)) {
+		count_outcome(g, KILN_DROP_STACK_FULL);
 		return 0;
 	}
-	key.kstack = id < 0 ? -1 : id;
 
-	key.ustack = -1;
 	if (task->flags & PF_KTHREAD || tid == 0) {
 		/* no user stack */
 	} else if (user_regs_stale(task)) {
 		count_event(KILN_EV_EXEC_USER_SKIPPED);
 	} else {
-		id = bpf_get_stackid(ctx, stacks, BPF_F_USER_STACK);
-		drop = stack_drop(id);
-		if (drop) {
-			count_outcome(g, drop);
-			return 0;
+		if (tables_apply(tgid) && user_regs(ctx, task, w) == 0) {
+			count_unwind(KILN_UW_WALKS);
+			w->tail_calls = 0;
+			w->pc_is_ra = 0;
+			w->stack.len = 0;
+			w->stack.flags = KILN_STACK_TABLES;
+			bpf_tail_call(ctx, &walk_progs, 0);
+			/* no walker program: frame pointers below */
 		}
-		key.ustack = id < 0 ? -1 : id;
-	}
-	/* After the stacks: a dropped sample must not announce a process. */
-	key.instance = tid == 0 ? 0 : instance_of(tgid, task);
-
-	val = bpf_map_lookup_elem(counts, &key);
-	if (!val) {
-		if (bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST) == 0) {
-			count_outcome(g, KILN_SAMPLED);
-			return 0;
-		}
-		/* Lost a race with another CPU inserting the same key, or full. */
-		val = bpf_map_lookup_elem(counts, &key);
-		if (!val) {
-			count_outcome(g, KILN_DROP_COUNTS_FULL);
+		count_unwind(KILN_UW_NO_PROC);
+		get_stack(ctx, w, true);
+		if (store_stack(stacks, &w->stack, &w->key.ustack)) {
+			count_outcome(g, KILN_DROP_STACK_FULL);
 			return 0;
 		}
 	}
-	__sync_fetch_and_add(val, 1);
-	count_outcome(g, KILN_SAMPLED);
+	commit(w, task, tid);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "pipeline.h"
 #include "proc/proc.h"
 #include "symbolize/symbolizer.h"
+#include "unwind/unwinder.h"
 
 #define MAX_SEEN_LABEL_SETS 1000
 #define POLL_MS 100     /* process events are read at least this often */
@@ -19,6 +20,7 @@ struct pipeline {
 	struct sampler *sampler;
 	struct proc_table *procs;
 	struct symbolizer *sym;
+	struct unwinder *uw;            /* NULL: frame pointers only */
 	struct metadata *md;
 	struct profile_set *current;
 	struct profile_set *seen;
@@ -26,6 +28,16 @@ struct pipeline {
 	struct labels labels, group;    /* scratch, reused */
 	struct pipeline_totals t;
 };
+
+static void unwind_mapped(void *ctx, const struct proc_snapshot *s)
+{
+	unwinder__mapped(((struct pipeline *)ctx)->uw, s);
+}
+
+static void unwind_ended(void *ctx, const struct proc_snapshot *s)
+{
+	unwinder__ended(((struct pipeline *)ctx)->uw, s);
+}
 
 /* Everything but the sampler; p->o set. 0 or -errno. */
 static int open_stages(struct pipeline *p, const char *proc_root)
@@ -41,6 +53,16 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	    !p->frames) {
 		pr_error("out of memory");
 		return -ENOMEM;
+	}
+	if (p->sampler && opts->sampler.unwind_rows) {
+		struct proc_observer obs = { unwind_mapped, unwind_ended, p };
+
+		p->uw = unwinder__new(p->sampler);
+		if (!p->uw) {
+			pr_error("out of memory");
+			return -ENOMEM;
+		}
+		proc_table__observe(p->procs, &obs);
 	}
 	p->md = metadata__new(&opts->metadata);
 	if (!p->md)     /* metadata__new said why; EINVAL: a bad tag or label option */
@@ -66,6 +88,13 @@ static struct pipeline *pipeline_make(const struct pipeline_opts *opts, bool wit
 		 * of processes: one option, the sampler's size follows it. */
 		if (!p->o.sampler.process_entries)
 			p->o.sampler.process_entries = (uint32_t)p->o.max_processes;
+#ifdef __x86_64__
+		p->o.sampler.unwind_rows = (uint32_t)(p->o.unwind_bytes /
+						      sizeof(struct kiln_unwind_row));
+#else
+		/* Tables are built for x86-64 only: frame pointers elsewhere. */
+		p->o.sampler.unwind_rows = 0;
+#endif
 		/* sampler__open said why, whatever the errno behind it */
 		p->sampler = sampler__open(&p->o.sampler, &err);
 		err = p->sampler ? 0 : -ENODEV;
@@ -99,6 +128,11 @@ static void on_event(const struct kiln_event *ev, void *ctx)
 {
 	struct pipeline *p = ctx;
 
+	if (ev->type == KILN_EVENT_MAPS) {
+		if (p->uw)
+			unwinder__miss(p->uw, p->procs, ev->instance);
+		return;
+	}
 	proc_table__on_event(p->procs, ev);
 }
 
@@ -119,9 +153,10 @@ int pipeline__attach(struct pipeline *p)
 
 int pipeline__poll(struct pipeline *p, int timeout_ms)
 {
-	int err = sampler__poll(p->sampler, timeout_ms);
+	int err = sampler__poll(p->sampler, unwinder__poll_ms(p->uw, timeout_ms));
 
 	proc_table__refresh_young(p->procs);
+	unwinder__tick(p->uw, p->procs);
 	return err < 0 ? err : 0;
 }
 
@@ -248,7 +283,7 @@ void pipeline__add_sample(struct pipeline *p, const struct drained_sample *d)
 	e->samples += d->count;
 	memcpy(comm, snap ? snap->comm : d->key->comm, KILN_COMM_LEN);
 	comm[KILN_COMM_LEN] = '\0';
-	n = symbolizer__stack(p->sym, comm, snap, d->kips, d->kn, d->uips, d->un, d->count,
+	n = symbolizer__stack(p->sym, comm, snap, d->kips, d->kn, d->uips, d->un, d->uflags, d->count,
 			      p->frames);
 	if (profile__add(e->profile, p->frames, n, d->count))
 		p->t.add_failures += d->count;
@@ -318,6 +353,11 @@ struct profile_set *pipeline__current(struct pipeline *p)
 	return p->current;
 }
 
+struct unwinder *pipeline__unwinder(struct pipeline *p)
+{
+	return p->uw;
+}
+
 struct sampler *pipeline__sampler(struct pipeline *p)
 {
 	return p->sampler;
@@ -353,6 +393,7 @@ void pipeline__free(struct pipeline *p)
 	if (!p)
 		return;
 	metadata__free(p->md);
+	unwinder__free(p->uw);
 	sampler__destroy(p->sampler);
 	symbolizer__free(p->sym);
 	proc_table__free(p->procs);

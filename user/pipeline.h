@@ -13,12 +13,14 @@
 #include "metadata/metadata.h"
 #include "profile/profile_set.h"
 #include "sampler/sampler.h"
+#include "unwind/unwinder.h"
 
 struct pipeline_opts {
 	struct sampler_opts sampler;    /* process_entries 0: max_processes */
 	struct metadata_opts metadata;
 	uint64_t max_processes;
 	uint64_t max_mappings;          /* executable mappings, all processes */
+	uint64_t unwind_bytes;          /* unwind table rows' memory; 0: frame pointers only */
 	uint64_t cache_bytes;           /* ELF symbol cache */
 	uint64_t cache_ttl_ns;          /* its tables unused this long go; 0: never */
 	size_t max_label_sets;          /* profiles per interval */
@@ -109,6 +111,8 @@ struct profile_set *pipeline__take(struct pipeline *p);
 struct profile_set *pipeline__current(struct pipeline *p);
 
 struct sampler *pipeline__sampler(struct pipeline *p);
+/* NULL when user stacks are walked by frame pointers only. */
+struct unwinder *pipeline__unwinder(struct pipeline *p);
 struct proc_table *pipeline__procs(struct pipeline *p);
 struct symbolizer *pipeline__symbolizer(struct pipeline *p);
 struct metadata *pipeline__metadata(struct pipeline *p);

@@ -355,6 +355,29 @@ static void summary_labels(struct record *r)
 }
 
 /* Prints the run's summary from *s, which it fills. */
+/* How user stacks were walked: with tables (and how far) or by frame
+ * pointers, and what the tables cost. */
+static void summary_unwind(const struct kiln_stats *s)
+{
+	const uint64_t *w = s->walker;
+	const struct unwinder_stats *u = &s->unwinder;
+	uint64_t errors = 0;
+
+	if (!u->rows_cap) {
+		fprintf(stderr, "kiln: user stacks walked by frame pointers only (--unwind-memory 0, or not x86-64)\n");
+		return;
+	}
+	for (int i = KILN_UW_ERR_NO_MAPPING; i < KILN_UW_STAT_COUNT; i++)
+		errors += w[i];
+	fprintf(stderr, "kiln: user stacks: %" PRIu64 " walked with unwind tables (%.1f%% reached the thread's root, %" PRIu64
+		" truncated, %" PRIu64 " stopped early), %" PRIu64
+		" by frame pointers (process not loaded yet); tables of %" PRIu64
+		" files, %" PRIu64 " of %" PRIu64 " rows, built in %.0f ms\n",
+		w[KILN_UW_WALKS], pct(w[KILN_UW_ROOT], w[KILN_UW_WALKS]), w[KILN_UW_TRUNCATED],
+		errors, w[KILN_UW_NO_PROC], u->tables_loaded, u->rows_used, u->rows_cap,
+		u->build_ns / 1e6);
+}
+
 static void summary(struct record *r, double seconds, struct kiln_stats *sp)
 {
 	struct sampler *smp = pipeline__sampler(r->pipe);
@@ -375,15 +398,15 @@ static void summary(struct record *r, double seconds, struct kiln_stats *sp)
 		s.cpu_user_ms = ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3;
 		s.cpu_sys_ms = ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
 	}
-	for (int i = KILN_DROP_STACK_COLLISION; i < KILN_OUTCOME_COUNT; i++)
+	for (int i = KILN_DROP_STACK_FULL; i < KILN_OUTCOME_COUNT; i++)
 		dropped += t->outcomes[i];
 
 	fprintf(stderr, "kiln: %.1f s at %u Hz on %u CPUs: %" PRIu64 " samples, %" PRIu64
 		" processes\n", seconds, r->o.pipe.sampler.frequency, sampler__cpus(smp),
 		t->drained, s.procs.snapshots + s.procs.snapshot_failures);
 	fprintf(stderr, "kiln: dropped %" PRIu64, dropped);
-	for (int i = KILN_DROP_STACK_COLLISION; i < KILN_OUTCOME_COUNT; i++)
-		fprintf(stderr, "%s%s %" PRIu64, i == KILN_DROP_STACK_COLLISION ? " (" : ", ",
+	for (int i = KILN_DROP_STACK_FULL; i < KILN_OUTCOME_COUNT; i++)
+		fprintf(stderr, "%s%s %" PRIu64, i == KILN_DROP_STACK_FULL ? " (" : ", ",
 			kiln_outcome_names[i], t->outcomes[i]);
 	fprintf(stderr, "); not profiled: idle %" PRIu64 ", other processes %" PRIu64
 		", after the window %" PRIu64 ", filtered by labels %" PRIu64
@@ -396,6 +419,7 @@ static void summary(struct record *r, double seconds, struct kiln_stats *sp)
 		pct(ss->kernel_resolved + ss->user_resolved, ss->kernel_frames + ss->user_frames),
 		pct(ss->kernel_resolved, ss->kernel_frames), pct(ss->user_resolved, ss->user_frames),
 		ss->user_stacks_cut, s.events[KILN_EV_EXEC_USER_SKIPPED]);
+	summary_unwind(&s);
 	/* The rest of the registry's summary counters, when not zero. */
 	stats__summary(&s, stderr);
 	summary_labels(r);

@@ -84,6 +84,16 @@ static bool bpf_stats_on(const void *snap)
 	LABELED("kiln_unwind_rows_unsupported_total", "reason", NAME, \
 		"unwind_unsupported." NAME, unwind.unsupported[I], "rows", \
 		"unwind rows made INVALID because the BPF walker cannot apply their CFI rule")
+#define WALKER(I, METRIC, LABEL, VALUE, JSON, UNIT, HELP, ...) \
+	ROW(METRIC, METRICS_COUNTER, LABEL, VALUE, JSON, walker[I], UNIT, HELP, __VA_ARGS__)
+#define WALK_ERROR(I, NAME) \
+	WALKER(I, "kiln_unwind_errors_total", "reason", NAME, "walker.errors." NAME, "stacks", \
+	       "user stack walks stopped at a frame they could not unwind, by reason", \
+	       .summary = "unwind stopped (" NAME ")")
+#define FALLBACK(I, NAME) \
+	LABELED("kiln_unwind_mappings_without_table_total", "reason", NAME, \
+		"unwinder.without_table." NAME, unwinder.fallback[I], "mappings", \
+		"executable mappings written for the BPF walker without a table (walked by frame pointers), by reason")
 #define OUTPUT_REFUSED(I, NAME) \
 	LABELED("kiln_output_refused_total", "reason", NAME, "output_refused." NAME, \
 		output_refused[I], "refusals", \
@@ -99,9 +109,7 @@ static const struct counter stats_rows[] = {
 	/* samples, from the BPF program to the profiles */
 	COUNTER("kiln_samples_total", "profiled", t.profiled, "samples",
 		"samples added to profiles"),
-	DROPPED(KILN_DROP_STACK_COLLISION, "stack_collision"),
 	DROPPED(KILN_DROP_STACK_FULL, "stack_map_full"),
-	DROPPED(KILN_DROP_STACK_ERROR, "stack_error"),
 	DROPPED(KILN_DROP_COUNTS_FULL, "counts_map_full"),
 	LABELED("kiln_samples_dropped_total", "reason", "label_sets_full", "label_sets_full",
 		t.label_sets_full, "samples", NULL),
@@ -125,9 +133,7 @@ static const struct counter stats_rows[] = {
 	OUTCOME(KILN_SKIP_IDLE, "idle"),
 	OUTCOME(KILN_SKIP_FILTERED, "filtered"),
 	OUTCOME(KILN_SKIP_LATE, "after_window"),
-	OUTCOME(KILN_DROP_STACK_COLLISION, "stack_collision"),
 	OUTCOME(KILN_DROP_STACK_FULL, "stack_map_full"),
-	OUTCOME(KILN_DROP_STACK_ERROR, "stack_error"),
 	OUTCOME(KILN_DROP_COUNTS_FULL, "counts_map_full"),
 	LABELED("kiln_process_events_total", "result", "sent", "events_sent",
 		events[KILN_EV_SENT], "events", "process lifecycle events from BPF, by result"),
@@ -263,6 +269,55 @@ static const struct counter stats_rows[] = {
 		"bytes of the unwind tables built (rows and rules)"),
 	NANOS("kiln_unwind_build_seconds_total", METRICS_COUNTER, "unwind.build_ns",
 	      unwind.build_ns, "time spent building unwind tables"),
+	/* the BPF walker */
+	WALKER(KILN_UW_WALKS, "kiln_user_stacks_total", "walk", "tables", "walker.walks",
+	       "stacks", "user stacks taken, by how they were walked"),
+	WALKER(KILN_UW_NO_PROC, "kiln_user_stacks_total", "walk", "frame_pointers",
+	       "walker.frame_pointer_stacks", "stacks", NULL),
+	WALKER(KILN_UW_ROOT, "kiln_unwind_root_total", NULL, NULL, "walker.root", "stacks",
+	       "user stacks walked with tables that reached the thread's root"),
+	WALKER(KILN_UW_TRUNCATED, "kiln_unwind_truncated_total", NULL, NULL, "walker.truncated",
+	       "stacks", "user stacks cut by the depth or walk budget (marked [truncated])",
+	       .summary = "stacks truncated"),
+	WALKER(KILN_UW_FRAMES_TABLE, "kiln_unwind_frames_total", "by", "table",
+	       "walker.frames_table", "frames", "user frames unwound in BPF, by method"),
+	WALKER(KILN_UW_FRAMES_FP, "kiln_unwind_frames_total", "by", "frame_pointer",
+	       "walker.frames_frame_pointer", "frames", NULL),
+	WALK_ERROR(KILN_UW_ERR_NO_MAPPING, "no_mapping"),
+	WALK_ERROR(KILN_UW_ERR_BAD_FP, "bad_frame_pointer"),
+	WALK_ERROR(KILN_UW_ERR_READ, "unreadable"),
+	WALK_ERROR(KILN_UW_ERR_BAD_CFA, "bad_cfa"),
+	WALK_ERROR(KILN_UW_ERR_NO_ROW, "no_row"),
+	GAUGE("kiln_unwind_tables_loaded", "unwinder.tables_loaded", unwinder.tables_loaded,
+	      "tables", "files whose unwind table the BPF walker holds now"),
+	GAUGE("kiln_unwind_rows_used", "unwinder.rows_used", unwinder.rows_used, "rows",
+	      "unwind rows in the BPF maps now (8 bytes each)"),
+	GAUGE("kiln_unwind_rows_capacity", "unwinder.rows_capacity", unwinder.rows_cap, "rows",
+	      "unwind rows the BPF maps hold (--unwind-memory / 8)"),
+	GAUGE("kiln_unwind_rules", "unwinder.rules", unwinder.rules, "rules",
+	      "distinct unwind rules, all files (at most 16384)"),
+	GAUGE("kiln_unwind_processes", "unwinder.processes", unwinder.processes, "processes",
+	      "processes whose stacks the BPF walker walks with tables now"),
+	GAUGE("kiln_unwind_maps_bytes", "unwinder.maps_bytes", unwinder.maps_bytes, "bytes",
+	      "kernel memory of the unwind row, rule and table maps"),
+	COUNTER("kiln_unwind_table_loads_total", "unwinder.loads", unwinder.loads, "tables",
+		"unwind tables loaded into the BPF maps"),
+	COUNTER("kiln_unwind_table_evictions_total", "unwinder.evictions", unwinder.evictions,
+		"tables", "unwind tables of exited processes' files evicted for room (LRU)"),
+	COUNTER("kiln_unwind_processes_full_total", "unwinder.processes_full",
+		unwinder.processes_full, "processes",
+		"processes left to frame pointers because --unwind-processes were walked already",
+		.summary = "processes beyond --unwind-processes"),
+	COUNTER("kiln_unwind_mapping_rereads_total", "unwinder.miss_refreshes",
+		unwinder.miss_refreshes, "reads",
+		"mappings re-read because the walker met a pc outside them"),
+	FALLBACK(UNWINDER_FB_NO_FILE, "no_file"),
+	FALLBACK(UNWINDER_FB_NO_TABLE, "no_table"),
+	FALLBACK(UNWINDER_FB_NO_ROOM, "no_room"),
+	FALLBACK(UNWINDER_FB_NO_SLOT, "no_slot"),
+	FALLBACK(UNWINDER_FB_RULES_FULL, "rules_full"),
+	FALLBACK(UNWINDER_FB_SEGMENT, "segment"),
+	FALLBACK(UNWINDER_FB_TOO_MANY, "too_many_mappings"),
 	UNWIND_REFUSED(UNWIND_REFUSED_NOT_ELF, "not_elf"),
 	UNWIND_REFUSED(UNWIND_REFUSED_ARCH, "arch"),
 	UNWIND_REFUSED(UNWIND_REFUSED_NO_CFI, "no_cfi"),
@@ -372,6 +427,9 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	safe_open__stats(&s->opens);
 	elf__refusal_stats(s->elf_refused);
 	unwind_table__stats(&s->unwind);
+	sampler__unwind_stats(smp, s->walker);
+	if (pipeline__unwinder(p))
+		unwinder__stats(pipeline__unwinder(p), &s->unwinder);
 	file__refusal_stats(s->output_refused);
 }
 

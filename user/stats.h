@@ -21,6 +21,7 @@
 #include "symbolize/symbolizer.h"
 #include "symbolize/symcache.h"
 #include "unwind/unwind_table.h"
+#include "unwind/unwinder.h"
 
 struct kiln_stats {
 	/* The pipeline's stages: stats__collect. */
@@ -37,6 +38,9 @@ struct kiln_stats {
 	uint64_t elf_refused[ELF_REFUSAL_COUNT];
 	/* Unwind tables built, process-wide (unwind/unwind_table). */
 	struct unwind_stats unwind;
+	/* The BPF walker and the tables loaded for it (zero without). */
+	uint64_t walker[KILN_UW_STAT_COUNT];
+	struct unwinder_stats unwinder;
 	uint64_t output_refused[FILE_REFUSAL_COUNT]; /* core/file */
 	/* The agent's exporters. */
 	struct files_stats files;

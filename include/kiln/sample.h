@@ -23,11 +23,27 @@
 struct kiln_sample_key {
 	__u32 pid;              /* tgid */
 	__u32 instance;
-	__s32 kstack;           /* stack id, or negative when there is none */
-	__s32 ustack;
+	__u64 kstack;           /* stack id (a hash of the stack), 0: none */
+	__u64 ustack;
 	__u64 cgroup_id;        /* cgroup v2 id of the sampled task */
 	char comm[KILN_COMM_LEN];
 };
+
+/* A stack as stored in the stack maps, keyed by a 64-bit hash of its
+ * frames and flags: two stacks share a key only if the hash collides, so a
+ * new stack is dropped only when the map is full. */
+struct kiln_stack {
+	__u32 len;
+	__u32 flags;            /* KILN_STACK_* */
+	__u64 ips[KILN_MAX_STACK_DEPTH]; /* innermost first */
+};
+
+/* How a user stack was walked and how the walk ended. */
+#define KILN_STACK_TABLES     0x01u /* walked with unwind tables (else frame pointers only) */
+#define KILN_STACK_ROOT       0x02u /* reached the thread's root */
+#define KILN_STACK_TRUNCATED  0x04u /* depth or walk budget ran out: outer frames missing */
+#define KILN_STACK_FP_STEPS   0x08u /* some frames came from frame-pointer steps */
+#define KILN_STACK_ERROR      0x10u /* the walk stopped at a frame it could not unwind */
 
 /* Outcome of each program invocation. Exactly one counter per invocation is
  * incremented, so their sum is the number of invocations. */
@@ -36,9 +52,7 @@ enum kiln_outcome {
 	KILN_SKIP_IDLE,         /* pid 0 and --include-idle not given */
 	KILN_SKIP_FILTERED,     /* not a profiled pid (record -p / COMMAND) */
 	KILN_SKIP_LATE,         /* after the end of record's window (-d) */
-	KILN_DROP_STACK_COLLISION, /* stack map bucket held another stack */
 	KILN_DROP_STACK_FULL,   /* stack map out of free entries */
-	KILN_DROP_STACK_ERROR,  /* bpf_get_stackid failed otherwise */
 	KILN_DROP_COUNTS_FULL,  /* counts map full */
 	KILN_OUTCOME_COUNT,
 };
@@ -57,6 +71,7 @@ enum kiln_event_type {
 	KILN_EVENT_NEW = 1,     /* first sample of a process not seen before */
 	KILN_EVENT_EXEC = 2,
 	KILN_EVENT_EXIT = 3,
+	KILN_EVENT_MAPS = 4,    /* a walk met a pc outside the process's known mappings */
 };
 
 struct kiln_event {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The unwind table format, shared by user/unwind/ (which builds it from an
- * ELF file's CFI) and the BPF walker that will apply it: fixed-width kernel
- * types only, no libc. docs/unwinding.md describes it.
+ * ELF file's CFI and loads it into the BPF maps) and the BPF walker that
+ * applies it: fixed-width kernel types only, no libc. docs/unwinding.md
+ * describes it.
  *
  * A table is a sorted array of rows; a row applies from its pc_off up to
  * the next row's. pc_off is relative to the vaddr of the file's first
@@ -28,7 +29,7 @@ enum kiln_unwind_cmd {
 	KILN_CMD_STOP = 1,      /* the thread's root (RA undefined, _start, clone) */
 	KILN_CMD_PLT = 2,       /* lazy .plt: CFA = rsp + 8, + 8 if (pc & 15) >= threshold */
 	KILN_CMD_SIGNAL = 3,    /* rt_sigreturn trampoline: registers from the ucontext */
-	KILN_CMD_FP = 4,        /* unwind by frame pointer (not emitted yet) */
+	KILN_CMD_FP = 4,        /* unwind by frame pointer */
 };
 
 /* Row flags. The low 4 bits of a PLT row hold its threshold (11 or 10 in
@@ -66,6 +67,65 @@ struct kiln_unwind_rule {
 	__u8 flags;             /* KILN_RULE_* */
 	__s32 cfa_off;
 	__s32 fp_off;
+};
+
+/* The BPF maps the walker reads (bpf/sampler.bpf.c), filled by
+ * user/unwind/unwinder.c.
+ *
+ * unwind_rows: ARRAY of struct kiln_unwind_row, every loaded table one
+ *   contiguous range of it (the row budget, --unwind-memory).
+ * unwind_rules: ARRAY of KILN_UNWIND_RULES struct kiln_unwind_rule, shared
+ *   by every table (rules are deduplicated across files).
+ * exe_tables: ARRAY of KILN_UNWIND_SLOTS struct kiln_exe_table.
+ * proc_maps: HASH pid -> struct kiln_proc_maps, the executable mappings of
+ *   every process whose stacks are walked with tables. */
+#define KILN_UNWIND_RULES       16384u
+#define KILN_UNWIND_SLOTS       8192u
+#define KILN_PROC_MAPS_MAX      128u    /* executable mappings per process */
+#define KILN_NO_TABLE           0xffffffffu
+
+/* Rows [first_row, first_row + nrows) of unwind_rows; nrows 0: unloaded. */
+struct kiln_exe_table {
+	__u32 first_row;
+	__u32 nrows;
+};
+
+struct kiln_exec_map {
+	__u64 start, end;       /* [start, end) */
+	__u64 bias;             /* a pc's row offset is pc - bias */
+	__u32 slot;             /* exe_tables index; KILN_NO_TABLE: frame pointers */
+	__u32 flags;            /* KILN_MAP_* */
+};
+#define KILN_MAP_VDSO           0x1u
+
+struct kiln_proc_maps {
+	__u32 n;                /* maps[0, n) sorted by start, not overlapping */
+	__u32 flags;            /* KILN_PROC_* */
+	__u32 instance;         /* the process image these mappings are of */
+	__u32 pad;
+	struct kiln_exec_map maps[KILN_PROC_MAPS_MAX];
+};
+/* Mappings were left out (more than KILN_PROC_MAPS_MAX): a pc in none of
+ * maps may still be code, so the walker takes a frame-pointer step there. */
+#define KILN_PROC_INCOMPLETE    0x1u
+/* Set by the walker when it met a pc in no mapping and told user space
+ * (KILN_EVENT_MAPS); user space clears it by rewriting the entry. */
+#define KILN_PROC_MISS_SENT     0x2u
+
+/* Walker counters (BPF map unwind_stats, per CPU). */
+enum kiln_unwind_stat {
+	KILN_UW_WALKS = 0,      /* user stacks walked with tables */
+	KILN_UW_NO_PROC,        /* user stacks of processes without tables: frame pointers */
+	KILN_UW_FRAMES_TABLE,   /* frames unwound by a table row */
+	KILN_UW_FRAMES_FP,      /* frames unwound by a frame-pointer step */
+	KILN_UW_ROOT,           /* walks that reached the thread's root */
+	KILN_UW_TRUNCATED,      /* walks cut by the depth or tail-call budget */
+	KILN_UW_ERR_NO_MAPPING, /* a pc in no known mapping */
+	KILN_UW_ERR_BAD_FP,     /* frame-pointer step refused: fp not sane */
+	KILN_UW_ERR_READ,       /* stack memory unreadable (not resident) */
+	KILN_UW_ERR_BAD_CFA,    /* a rule gave a CFA at or below the stack pointer */
+	KILN_UW_ERR_NO_ROW,     /* a table that covers no row at the pc */
+	KILN_UW_STAT_COUNT,
 };
 
 #endif

@@ -254,12 +254,12 @@ Test(metadata_host, kernel_threads_and_idle)
 	struct labels l = { 0 };
 	struct fake_proc p;
 
-	k.ustack = -14;
+	k.ustack = 0;
 	cr_assert_eq(metadata__labels(md, &k, NULL, 5, &l), METADATA_KEEP);
 	expect_set(&l, "node=node-a,service_name=kernel");
 	/* A kthread: a snapshot with a cgroup but no executable or maps. */
 	k = key_of(77, 1, "kworker/3:1");
-	k.ustack = -14;
+	k.ustack = 0;
 	fake_proc_init(&p, 77, "kworker/3:1", "0::/\n", 1, NULL);
 	metadata__labels(md, &k, &p.snap, 1, &l);
 	expect_set(&l, "node=node-a,service_name=kernel");
@@ -272,7 +272,7 @@ Test(metadata_host, kernel_threads_and_idle)
 	metadata__labels(md, &k, &p.snap, 1, &l);
 	expect_set(&l, "node=node-a,service_name=kworker/3:1");
 	/* Gone before its snapshot (no cgroup text): not a kernel thread. */
-	k.ustack = -14;
+	k.ustack = 0;
 	fake_proc_init(&p, 78, "short-lived", NULL, 0, NULL);
 	k.cgroup_id = 0;
 	metadata__labels(md, &k, &p.snap, 1, &l);

@@ -109,7 +109,7 @@ static struct pipeline *pipeline_new(size_t max_label_sets)
 static uint64_t feed(struct pipeline *p, int pid, uint64_t count, unsigned seed, unsigned depth)
 {
 	struct kiln_sample_key key = { .pid = (uint32_t)pid, .instance = (uint32_t)pid,
-				       .kstack = 1, .ustack = pid ? 2 : -1 };
+				       .kstack = 1, .ustack = pid ? 2 : 0 };
 	uint64_t kips[8], uips[8];
 	struct drained_sample d = { .key = &key, .count = count, .kips = kips, .kn = 2,
 				    .uips = uips, .un = pid ? depth : 0 };

@@ -74,7 +74,7 @@ Test(stats, metrics_keep_every_family_and_label)
 {
 	static const char *const lines[] = {
 		"kiln_samples_total 5\n",
-		"kiln_samples_dropped_total{reason=\"stack_collision\"} 104\n",
+		"kiln_samples_dropped_total{reason=\"stack_map_full\"} 104\n",
 		"kiln_samples_dropped_total{reason=\"out_of_memory\"} 0\n",
 		"kiln_samples_filtered_total{reason=\"idle\"} 101\n",
 		"kiln_samples_filtered_total{reason=\"excluded_namespace\"} 0\n",

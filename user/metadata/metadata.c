@@ -57,7 +57,7 @@ static bool is_kernel(const struct kiln_sample_key *key, const struct proc_snaps
 	if (key->pid == 0)
 		return true;
 	return snap && snap->cgroup && snap->nmaps == 0 && !snap->exe_ino && !snap->exe_dev &&
-	       key->ustack < 0;
+	       key->ustack == 0;
 }
 
 /* The executable's file name when the snapshot maps it, else the process

@@ -31,7 +31,28 @@ struct proc_table {
 	struct hashmap binaries;         /* mix(dev, ino) -> binary */
 	uint64_t drains;
 	struct proc_stats stats;
+	struct proc_observer obs;
 };
+
+static void notify_mapped(struct proc_table *t, struct proc_snapshot *s)
+{
+	if (t->obs.mapped)
+		t->obs.mapped(t->obs.ctx, s);
+}
+
+/* s ends (exit, exec, pid found reused): frozen from now on. */
+static void snapshot_end(struct proc_table *t, struct proc_snapshot *s)
+{
+	s->ended = true;
+	s->ended_drain = t->drains;
+	if (t->obs.ended)
+		t->obs.ended(t->obs.ctx, s);
+}
+
+void proc_table__observe(struct proc_table *t, const struct proc_observer *o)
+{
+	t->obs = *o;
+}
 
 /* Reads a whole (proc) file, at most max bytes, NUL terminated. NULL +
  * errno. */
@@ -507,6 +528,8 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 	}
 	if (hashmap__put_u64(&t->snapshots, s->instance, s))
 		snapshot_free(t, s);
+	else if (!s->ended)
+		notify_mapped(t, s);
 }
 
 void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev)
@@ -529,10 +552,8 @@ void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev)
 		/* fall through */
 	case KILN_EVENT_EXIT:
 		s = hashmap__get_u64(&t->snapshots, ev->instance);
-		if (s && !s->ended) {
-			s->ended = true;
-			s->ended_drain = t->drains;
-		}
+		if (s && !s->ended)
+			snapshot_end(t, s);
 		break;
 	default:
 		break;
@@ -560,13 +581,13 @@ int proc_table__refresh(struct proc_table *t, struct proc_snapshot *s)
 	 * process exec'd before we heard of it. */
 	if (read_starttime(t, s->pid, &start) || start != s->starttime ||
 	    read_exe_identity(t, s->pid, &dev, &ino) || dev != s->exe_dev || ino != s->exe_ino) {
-		s->ended = true;
-		s->ended_drain = t->drains;
+		snapshot_end(t, s);
 		return -ESRCH;
 	}
 	if (snapshot_read_maps(t, s))
 		return -ESRCH;
 	t->stats.refreshes++;
+	notify_mapped(t, s);
 	return 0;
 }
 

@@ -81,6 +81,15 @@ struct proc_table;
  * hold together (a snapshot taken beyond it keeps what fits). */
 struct proc_table *proc_table__new(const char *proc_root, size_t max_processes,
 				   size_t max_mappings);
+/* Told of every live snapshot whose mappings were read (taken or
+ * refreshed), and of every snapshot that ends; from the caller's thread,
+ * inside proc_table__on_event / proc_table__refresh. */
+struct proc_observer {
+	void (*mapped)(void *ctx, const struct proc_snapshot *s);
+	void (*ended)(void *ctx, const struct proc_snapshot *s);
+	void *ctx;
+};
+void proc_table__observe(struct proc_table *t, const struct proc_observer *o);
 /* Applies one lifecycle event from the sampler. */
 void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev);
 /* The snapshot of instance, or NULL. */

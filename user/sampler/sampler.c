@@ -6,13 +6,17 @@
  * counts are read and deleted in batches, their stacks read once each
  * through a per-drain cache indexed by stack id, and the old stack map and
  * outcome counters are cleared. Nothing of the old generation survives the
- * drain, so no sample is counted twice. */
+ * drain, so no sample is counted twice.
+ *
+ * The unwind maps (rows, rules, tables) are BPF_F_MMAPABLE arrays: user
+ * space writes tables straight into the memory the walker reads. */
 #include <errno.h>
 #include <linux/membarrier.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +25,7 @@
 #include <bpf/libbpf.h>
 
 #include "core/clock.h"
+#include "core/hashmap.h"
 #include "core/log.h"
 #include "sampler/sampler.h"
 #include "sampler.skel.h"
@@ -30,18 +35,16 @@ const char *const kiln_outcome_names[KILN_OUTCOME_COUNT] = {
 	[KILN_SKIP_IDLE] = "idle",
 	[KILN_SKIP_FILTERED] = "filtered",
 	[KILN_SKIP_LATE] = "after_window",
-	[KILN_DROP_STACK_COLLISION] = "stack_collision",
 	[KILN_DROP_STACK_FULL] = "stack_map_full",
-	[KILN_DROP_STACK_ERROR] = "stack_error",
 	[KILN_DROP_COUNTS_FULL] = "counts_map_full",
 };
 
 #define DRAIN_CHUNK 4096u
 
+/* A stack read in this drain: frames[off, off + n). */
 struct stack_slot {
-	uint32_t epoch;         /* drain that loaded it; other values: stale */
-	uint32_t n;
-	uint64_t off;           /* into frames */
+	uint32_t n, flags;
+	uint64_t off;
 };
 
 struct sampler {
@@ -55,11 +58,14 @@ struct sampler {
 	unsigned online;
 	unsigned *cpu_ids;       /* online CPUs */
 	unsigned frequency;
-	uint32_t stack_buckets;
+	struct hashmap read_stacks;     /* stack id -> slot index + 1, this drain */
 	struct stack_slot *slots;
+	size_t nslots, slots_cap;
 	uint64_t *frames;
 	size_t frames_cap, frames_len;
-	uint32_t epoch;
+	struct kiln_stack stack;        /* lookup buffer */
+	struct sampler_unwind_maps uw;
+	bool have_unwind;
 	struct kiln_sample_key *keys;
 	uint64_t *values;
 	uint64_t *percpu;
@@ -137,6 +143,58 @@ static void explain_load_error(int err)
 			 strerror(-err));
 }
 
+static void *map_array(struct bpf_map *map, size_t *len)
+{
+	size_t stride = (bpf_map__value_size(map) + 7) & ~(size_t)7;
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	*len = (stride * bpf_map__max_entries(map) + (size_t)page - 1) & ~((size_t)page - 1);
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void unmap_unwind(struct sampler *s)
+{
+	struct bpf_map *maps[] = { s->skel->maps.unwind_rows, s->skel->maps.unwind_rules,
+				   s->skel->maps.exe_tables };
+	void *mem[] = { s->uw.rows, s->uw.rules, s->uw.tables };
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		size_t stride = (bpf_map__value_size(maps[i]) + 7) & ~(size_t)7;
+		long page = sysconf(_SC_PAGESIZE);
+
+		if (mem[i])
+			munmap(mem[i], (stride * bpf_map__max_entries(maps[i]) + (size_t)page - 1) &
+				       ~((size_t)page - 1));
+	}
+	s->have_unwind = false;
+}
+
+/* Maps the walker's arrays into this process for user/unwind/. */
+static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
+{
+	size_t rows, rules, tables;
+
+	s->uw.rows = map_array(s->skel->maps.unwind_rows, &rows);
+	s->uw.rules = map_array(s->skel->maps.unwind_rules, &rules);
+	s->uw.tables = map_array(s->skel->maps.exe_tables, &tables);
+	s->have_unwind = true;
+	if (!s->uw.rows || !s->uw.rules || !s->uw.tables) {
+		int err = -errno;
+
+		pr_error("cannot map the unwind table maps: %s", strerror(errno));
+		unmap_unwind(s);
+		return err;
+	}
+	s->uw.rows_cap = opts->unwind_rows;
+	s->uw.rule_stride = (sizeof(struct kiln_unwind_rule) + 7) & ~(size_t)7;
+	s->uw.proc_maps_fd = bpf_map__fd(s->skel->maps.proc_maps);
+	s->uw.proc_maps_cap = bpf_map__max_entries(s->skel->maps.proc_maps);
+	s->uw.bytes = rows + rules + tables;
+	return 0;
+}
+
 struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
@@ -169,7 +227,6 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 		roundup_pow2(per_interval / 2 > 8192 ? per_interval / 2 : 8192);
 	if (counts < 1024)
 		counts = 1024;
-	s->stack_buckets = roundup_pow2(stacks);
 
 	/* Refuse a kernel that lacks something before anything is loaded. */
 	if (sampler__probe()) {
@@ -191,6 +248,12 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	bpf_map__set_max_entries(s->skel->maps.instances,
 				 opts->process_entries ? opts->process_entries : 32768);
 	bpf_map__set_max_entries(s->skel->maps.filter, 65536);
+	/* Without tables the walker is never entered: its maps stay minimal. */
+	bpf_map__set_max_entries(s->skel->maps.unwind_rows,
+				 opts->unwind_rows ? opts->unwind_rows : 1);
+	bpf_map__set_max_entries(s->skel->maps.proc_maps,
+				 opts->unwind_rows && opts->unwind_processes ?
+				 opts->unwind_processes : 1);
 	bpf_map__set_max_entries(s->skel->maps.events,
 				 roundup_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : 1u << 20));
 	if (!opts->filter)
@@ -204,14 +267,18 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	pr_debug("sampler: %u CPUs online, counts %u entries, stacks %u entries per generation",
 		 s->online, counts, stacks);
 
-	s->slots = calloc(s->stack_buckets, sizeof(*s->slots));
 	s->keys = calloc(DRAIN_CHUNK, sizeof(*s->keys));
 	s->values = calloc(DRAIN_CHUNK, sizeof(*s->values));
 	s->percpu = calloc(s->ncpus, sizeof(*s->percpu));
 	s->links = calloc(s->online + 1, sizeof(*s->links));
-	if (!s->slots || !s->keys || !s->values || !s->percpu || !s->links) {
+	if (!s->keys || !s->values || !s->percpu || !s->links) {
 		*err = -ENOMEM;
 		goto fail;
+	}
+	if (opts->unwind_rows) {
+		*err = map_unwind(s, opts);
+		if (*err)
+			goto fail;
 	}
 	*err = 0;
 	return s;
@@ -316,18 +383,35 @@ static uint64_t sum_percpu(int fd, uint32_t idx, uint64_t *buf, unsigned ncpus, 
 }
 
 /* The stack of id, innermost first, read once per drain. */
-static const uint64_t *stack_get(struct sampler *s, int fd, int32_t id, uint32_t *n,
-				 struct drain_stats *st)
+static const uint64_t *stack_get(struct sampler *s, int fd, uint64_t id, uint32_t *n,
+				 uint32_t *flags, struct drain_stats *st)
 {
 	struct stack_slot *slot;
-	uint64_t *dst;
+	uintptr_t idx;
 
 	*n = 0;
-	if (id < 0 || (uint32_t)id >= s->stack_buckets)
+	*flags = 0;
+	if (id == 0)
 		return NULL;
-	slot = &s->slots[id];
-	if (slot->epoch != s->epoch) {
-		if (s->frames_len + KILN_MAX_STACK_DEPTH > s->frames_cap) {
+	idx = (uintptr_t)hashmap__get_u64(&s->read_stacks, id);
+	if (!idx) {
+		uint32_t len = 0;
+
+		if (bpf_map_lookup_elem(fd, &id, &s->stack) == 0)
+			len = s->stack.len < KILN_MAX_STACK_DEPTH ? s->stack.len :
+				KILN_MAX_STACK_DEPTH;
+		else
+			st->stacks_missing++;
+		if (s->nslots == s->slots_cap) {
+			size_t cap = s->slots_cap ? s->slots_cap * 2 : 1024;
+			struct stack_slot *p = realloc(s->slots, cap * sizeof(*p));
+
+			if (!p)
+				return NULL;
+			s->slots = p;
+			s->slots_cap = cap;
+		}
+		if (s->frames_len + len > s->frames_cap) {
 			size_t cap = s->frames_cap ? s->frames_cap * 2 : 64 * KILN_MAX_STACK_DEPTH;
 			uint64_t *f = realloc(s->frames, cap * sizeof(*f));
 
@@ -336,19 +420,18 @@ static const uint64_t *stack_get(struct sampler *s, int fd, int32_t id, uint32_t
 			s->frames = f;
 			s->frames_cap = cap;
 		}
-		dst = s->frames + s->frames_len;
-		slot->epoch = s->epoch;
-		slot->off = s->frames_len;
-		slot->n = 0;
-		if (bpf_map_lookup_elem(fd, &id, dst) == 0) {
-			while (slot->n < KILN_MAX_STACK_DEPTH && dst[slot->n])
-				slot->n++;
-		} else {
-			st->stacks_missing++;
-		}
-		s->frames_len += slot->n;
+		if (hashmap__put_u64(&s->read_stacks, id, (void *)(uintptr_t)(s->nslots + 1)))
+			return NULL;
+		slot = &s->slots[s->nslots++];
+		*slot = (struct stack_slot){ .n = len, .flags = len ? s->stack.flags : 0,
+					     .off = s->frames_len };
+		memcpy(s->frames + s->frames_len, s->stack.ips, len * sizeof(uint64_t));
+		s->frames_len += len;
+		idx = s->nslots;
 	}
+	slot = &s->slots[idx - 1];
 	*n = slot->n;
+	*flags = slot->flags;
 	return slot->n ? s->frames + slot->off : NULL;
 }
 
@@ -357,9 +440,13 @@ static void emit_chunk(struct sampler *s, int stack_fd, uint32_t count, sample_f
 {
 	for (uint32_t i = 0; i < count; i++) {
 		struct drained_sample d = { .key = &s->keys[i], .count = s->values[i] };
+		uint32_t kflags;
 
-		d.kips = stack_get(s, stack_fd, s->keys[i].kstack, &d.kn, st);
-		d.uips = stack_get(s, stack_fd, s->keys[i].ustack, &d.un, st);
+		d.kips = stack_get(s, stack_fd, s->keys[i].kstack, &d.kn, &kflags, st);
+		d.uips = stack_get(s, stack_fd, s->keys[i].ustack, &d.un, &d.uflags, st);
+		for (unsigned b = 0; b < sizeof(st->ustack_flags) / sizeof(st->ustack_flags[0]); b++)
+			if (d.uflags & (1u << b))
+				st->ustack_flags[b] += d.count;
 		st->drained += d.count;
 		st->keys++;
 		fn(&d, ctx);
@@ -423,7 +510,7 @@ static int drain_counts(struct sampler *s, int counts_fd, int stack_fd, sample_f
  * deleting the current one so the walk stays linear. */
 static void clear_stacks(int fd)
 {
-	uint32_t id, next;
+	uint64_t id, next;
 	int have = bpf_map_get_next_key(fd, NULL, &id) == 0;
 
 	while (have) {
@@ -453,7 +540,8 @@ int sampler__drain(struct sampler *s, sample_fn fn, void *ctx, struct drain_stat
 	for (uint32_t i = 0; i < KILN_OUTCOME_COUNT; i++)
 		st->outcomes[i] = sum_percpu(outcomes_fd, old * KILN_OUTCOME_COUNT + i,
 					     s->percpu, s->ncpus, true);
-	s->epoch++;
+	hashmap__clear(&s->read_stacks);
+	s->nslots = 0;
 	s->frames_len = 0;
 	err = drain_counts(s, bpf_map__fd(counts), bpf_map__fd(stacks), fn, ctx, st);
 	clear_stacks(bpf_map__fd(stacks));
@@ -467,6 +555,22 @@ void sampler__event_stats(struct sampler *s, uint64_t out[KILN_EV_STAT_COUNT])
 
 	for (uint32_t i = 0; i < KILN_EV_STAT_COUNT; i++)
 		out[i] = sum_percpu(fd, i, s->percpu, s->ncpus, false);
+}
+
+void sampler__unwind_stats(struct sampler *s, uint64_t out[KILN_UW_STAT_COUNT])
+{
+	int fd = bpf_map__fd(s->skel->maps.unwind_stats);
+
+	for (uint32_t i = 0; i < KILN_UW_STAT_COUNT; i++)
+		out[i] = sum_percpu(fd, i, s->percpu, s->ncpus, false);
+}
+
+bool sampler__unwind_maps(struct sampler *s, struct sampler_unwind_maps *out)
+{
+	if (!s->have_unwind)
+		return false;
+	*out = s->uw;
+	return true;
 }
 
 unsigned sampler__cpus(const struct sampler *s)
@@ -503,6 +607,9 @@ void sampler__destroy(struct sampler *s)
 	if (!s)
 		return;
 	sampler__stop(s);
+	if (s->have_unwind)
+		unmap_unwind(s);
+	hashmap__clear(&s->read_stacks);
 	ring_buffer__free(s->rb);
 	sampler_bpf__destroy(s->skel);
 	free(s->links);

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "kiln/sample.h"
+#include "kiln/unwind.h"
 
 struct sampler_opts {
 	unsigned frequency;             /* Hz per CPU */
@@ -20,6 +21,21 @@ struct sampler_opts {
 	uint32_t stack_entries;         /* per generation, 0: default */
 	uint32_t process_entries;       /* tracked processes */
 	uint32_t ringbuf_bytes;         /* lifecycle events, power of two */
+	uint32_t unwind_rows;           /* rows of unwind tables; 0: no table walks */
+	uint32_t unwind_processes;      /* processes walked with tables */
+};
+
+/* The walker's maps, for user/unwind/ to fill (include/kiln/unwind.h).
+ * rows, rules and tables are the maps' memory, shared with BPF. */
+struct sampler_unwind_maps {
+	struct kiln_unwind_row *rows;
+	uint32_t rows_cap;
+	uint8_t *rules;                 /* KILN_UNWIND_RULES entries, rule_stride apart */
+	size_t rule_stride;
+	struct kiln_exe_table *tables;  /* KILN_UNWIND_SLOTS */
+	int proc_maps_fd;
+	uint32_t proc_maps_cap;
+	size_t bytes;                   /* kernel memory of these maps, about */
 };
 
 /* One drained sample key with its stacks (ips, innermost first). */
@@ -30,6 +46,7 @@ struct drained_sample {
 	uint32_t kn;
 	const uint64_t *uips;
 	uint32_t un;
+	uint32_t uflags;                /* KILN_STACK_* of the user stack */
 };
 
 struct drain_stats {
@@ -37,6 +54,7 @@ struct drain_stats {
 	uint64_t drained;               /* sum of drained counts */
 	uint64_t keys;
 	uint64_t stacks_missing;        /* stack ids with no stack in the map */
+	uint64_t ustack_flags[5];       /* samples whose user stack has each KILN_STACK_* bit */
 	uint64_t duration_ns;
 };
 
@@ -71,6 +89,10 @@ void sampler__set_window_end(struct sampler *s, uint64_t mono_ns);
 void sampler__stop(struct sampler *s);
 /* Cumulative lifecycle event counters (sent, dropped). */
 void sampler__event_stats(struct sampler *s, uint64_t out[KILN_EV_STAT_COUNT]);
+/* Cumulative walker counters (enum kiln_unwind_stat). */
+void sampler__unwind_stats(struct sampler *s, uint64_t out[KILN_UW_STAT_COUNT]);
+/* The walker's maps; false when opts->unwind_rows was 0 (no walks). */
+bool sampler__unwind_maps(struct sampler *s, struct sampler_unwind_maps *out);
 unsigned sampler__cpus(const struct sampler *s);
 /* BPF program run time and count from kernel.bpf_stats_enabled (0 when
  * off). */

@@ -223,7 +223,7 @@ static void user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint6
 
 size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 			 struct proc_snapshot *snap, const uint64_t *kips, uint32_t kn,
-			 const uint64_t *uips, uint32_t un, uint64_t count,
+			 const uint64_t *uips, uint32_t un, uint32_t uflags, uint64_t count,
 			 struct frame *frames)
 {
 	size_t n = 0;
@@ -231,6 +231,8 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	sym->scratch_len = 0;
 	frames[n++] = (struct frame){ .kind = FRAME_ROOT,
 				      .name = scratch_name(sym, "%s", comm) };
+	if (un && (uflags & KILN_STACK_TRUNCATED))
+		frames[n++] = (struct frame){ .kind = FRAME_USER, .name = "[truncated]" };
 	/* Stacks come innermost first. Every frame but the innermost holds a
 	 * return address, which may already be past the end of the calling
 	 * function: look up the byte before it. */

@@ -16,7 +16,7 @@
 #include "symbolize/symcache.h"
 
 /* Frames of one stack: root + both stacks. */
-#define SYMBOLIZER_MAX_FRAMES (1 + 2 * KILN_MAX_STACK_DEPTH)
+#define SYMBOLIZER_MAX_FRAMES (2 + 2 * KILN_MAX_STACK_DEPTH) /* root, [truncated], frames */
 
 struct symbolizer_stats {
 	/* Frames weighted by their sample counts. */
@@ -42,10 +42,12 @@ struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns,
 void symbolizer__load_kernel_symbols(struct symbolizer *sym, const char *path);
 /* Fills frames[] (SYMBOLIZER_MAX_FRAMES entries) for a stack seen count
  * times and returns how many. Strings point into the symbolizer and stay
- * valid until the next call. snap may be NULL (process unknown). */
+ * valid until the next call. snap may be NULL (process unknown). uflags:
+ * the user stack's KILN_STACK_* (a truncated one gets a "[truncated]"
+ * frame where its missing callers would be). */
 size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 			 struct proc_snapshot *snap, const uint64_t *kips, uint32_t kn,
-			 const uint64_t *uips, uint32_t un, uint64_t count,
+			 const uint64_t *uips, uint32_t un, uint32_t uflags, uint64_t count,
 			 struct frame *frames);
 /* Call once a drain, before its stacks: the tables they use are marked
  * used at now (monotonic ns), and the cached tables idle longer than

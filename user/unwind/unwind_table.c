@@ -903,6 +903,10 @@ static int read_headers(struct builder *b)
 			b->base = ph.p_vaddr;
 			found = true;
 		}
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    b->info->nsegs < UNWIND_SEGMENTS_MAX)
+			b->info->segs[b->info->nsegs++] = (typeof(b->info->segs[0])){
+				.offset = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz };
 		interp |= ph.p_type == PT_INTERP;
 	}
 	if (!found) {
@@ -1152,6 +1156,22 @@ void unwind_table__info(const struct unwind_table *t, struct unwind_table_info *
 		*out = t->info;
 	else
 		memset(out, 0, sizeof(*out));
+}
+
+int unwind_table__bias(const struct unwind_table_info *info, uint64_t start, uint64_t pgoff,
+		       uint64_t *bias)
+{
+	for (size_t i = 0; i < info->nsegs; i++) {
+		uint64_t off = info->segs[i].offset, page_off = off & ~(uint64_t)4095;
+
+		if (pgoff >= page_off && pgoff < off + info->segs[i].filesz) {
+			/* pc - start + pgoff is a file offset; + vaddr - offset a
+			 * vaddr; - base a row offset. */
+			*bias = start - pgoff + off - info->segs[i].vaddr + info->base;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 const char *unwind_table__describe(const struct unwind_table *t, const struct kiln_unwind_row *r,

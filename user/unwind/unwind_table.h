@@ -73,9 +73,15 @@ struct unwind_stats {
 	uint64_t unsupported[UNWIND_UNSUP_COUNT];  /* rows */
 };
 
+#define UNWIND_SEGMENTS_MAX 4
+
 /* What one build found (unwind_table__info). */
 struct unwind_table_info {
 	uint64_t base;                  /* vaddr of the first PT_LOAD: pc_off 0 */
+	struct {                        /* executable PT_LOAD segments */
+		uint64_t offset, vaddr, filesz;
+	} segs[UNWIND_SEGMENTS_MAX];
+	size_t nsegs;
 	size_t rows, rules, bytes;
 	size_t fdes_eh, fdes_debug;     /* FDEs walked from .eh_frame / .debug_frame */
 	size_t stop_rows, plt_rows, signal_rows, invalid_rows;
@@ -104,6 +110,11 @@ const struct kiln_unwind_rule *unwind_table__rules(const struct unwind_table *t,
  * end of the table (the last row is always INVALID). */
 const struct kiln_unwind_row *unwind_table__lookup(const struct unwind_table *t, uint64_t vaddr);
 void unwind_table__info(const struct unwind_table *t, struct unwind_table_info *out);
+/* For a mapping at start of the file info describes, from file offset
+ * pgoff: *bias such that a pc in it has row offset pc - bias. -ENOENT when
+ * pgoff is in no executable segment. */
+int unwind_table__bias(const struct unwind_table_info *info, uint64_t start, uint64_t pgoff,
+		       uint64_t *bias);
 /* Text of a row's rule: "cfa=rsp+16 fp=c-16", "cfa=*(rbp-8) fp=f+0",
  * "STOP", "PLT/11", "SIGNAL", "FP", "INVALID". Returns buf. */
 const char *unwind_table__describe(const struct unwind_table *t, const struct kiln_unwind_row *r,

@@ -1,0 +1,759 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* DESIGN: the walker reads four maps (include/kiln/unwind.h). Three are
+ * arrays this process maps: rows, rules and per-file table slots. A file's
+ * rows are written into a free range of the row array first and published
+ * by writing its slot's nrows last; evicting clears nrows before the range
+ * is reused. Rules are interned across files (a few hundred per file, most
+ * shared). The fourth, proc_maps, holds each process's executable mappings
+ * with the slot of their file, and the instance they belong to: the walker
+ * uses an entry only for that instance, so after an exec or a pid reuse it
+ * never applies one program's tables to another's stack. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/auxv.h>
+
+#include <bpf/bpf.h>
+
+#include "core/clock.h"
+#include "core/hash.h"
+#include "core/hashmap.h"
+#include "core/log.h"
+#include "unwind/unwind_table.h"
+#include "unwind/unwinder.h"
+
+const char *const unwinder_fallback_names[UNWINDER_FB_COUNT] = {
+	[UNWINDER_FB_NO_FILE] = "no_file",
+	[UNWINDER_FB_NO_TABLE] = "no_table",
+	[UNWINDER_FB_NO_ROOM] = "no_room",
+	[UNWINDER_FB_NO_SLOT] = "no_slot",
+	[UNWINDER_FB_RULES_FULL] = "rules_full",
+	[UNWINDER_FB_SEGMENT] = "segment",
+	[UNWINDER_FB_TOO_MANY] = "too_many_mappings",
+};
+
+#define EXES_MAX 16384                  /* files remembered, loaded or not */
+#define MISS_REFRESH_NS 1000000000ull   /* a process's mappings re-read at most this often */
+#define QUEUE_MAX 65536u                /* snapshots waiting for their tables */
+#define JOB_POLL_MS 10                  /* the loop's wake-ups while a table is built */
+
+enum exe_state { EXE_LOADED, EXE_FAILED, EXE_NO_ROOM, EXE_BUILDING };
+
+/* One file (or the vDSO) and its table in the maps. */
+struct exe {
+	char key[96];
+	enum exe_state state;
+	enum unwinder_fallback why;     /* when not loaded */
+	uint32_t slot, first, nrows;
+	unsigned refs;                  /* live processes mapping it */
+	uint64_t last_used;             /* monotonic ns */
+	struct unwind_table_info info;  /* segments, for each mapping's bias */
+	bool logged;
+};
+
+/* One process walked with tables. */
+struct proc_entry {
+	uint32_t instance;
+	pid_t pid;
+	struct exe **exes;              /* the files its entry uses (a ref each) */
+	size_t nexes;
+	uint64_t written_ns;
+	bool miss_pending;
+};
+
+struct extent {
+	uint32_t start, len;
+};
+
+/* One table for the builder thread to build. */
+struct build_job {
+	struct exe *e;                  /* the loop thread's; the builder never touches it */
+	int fd;                         /* a duplicate, -1: the vDSO */
+	char *root, *path;
+	struct unwind_table *t;         /* result, NULL: none */
+	uint64_t ns;
+	bool done;                      /* under mu */
+};
+
+struct unwinder {
+	struct sampler_unwind_maps m;
+	struct hashmap exes;            /* hash of key -> struct exe */
+	size_t nexes;
+	struct hashmap procs;           /* instance -> struct proc_entry */
+	struct extent *free;            /* free row ranges, sorted, coalesced */
+	size_t nfree, free_cap;
+	uint32_t *free_slots;
+	size_t nfree_slots;
+	struct kiln_unwind_rule *rules; /* interned, mirror of unwind_rules */
+	struct hashmap rule_index;      /* rule hash -> index + 1 */
+	uint32_t nrules;
+	struct kiln_proc_maps pm;       /* scratch */
+	size_t pending;                 /* entries with miss_pending */
+	uint32_t *queue;                /* instances to load, oldest first */
+	size_t qhead, qlen;
+	struct hashmap queued;          /* instance -> 1 */
+	bool deferred;                  /* load_process met a table not built yet */
+	pthread_t thread;
+	bool thread_started, stop;      /* stop: under mu */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct build_job *job;          /* the one in flight, NULL: none */
+	struct unwinder_stats st;
+};
+
+static bool exe_eq(const void *ctx, const void *val, const void *key)
+{
+	(void)ctx;
+	return strcmp(((const struct exe *)val)->key, key) == 0;
+}
+
+static bool rule_eq(const void *ctx, const void *val, const void *key)
+{
+	const struct unwinder *u = ctx;
+
+	return memcmp(&u->rules[(uintptr_t)val - 1], key, sizeof(struct kiln_unwind_rule)) == 0;
+}
+
+static void *builder(void *arg);
+
+struct unwinder *unwinder__new(struct sampler *s)
+{
+	struct unwinder *u;
+
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	if (!sampler__unwind_maps(s, &u->m)) {
+		free(u);
+		return NULL;
+	}
+	u->free = malloc(sizeof(*u->free));
+	u->free_slots = malloc(KILN_UNWIND_SLOTS * sizeof(*u->free_slots));
+	u->rules = calloc(KILN_UNWIND_RULES, sizeof(*u->rules));
+	u->queue = malloc(QUEUE_MAX * sizeof(*u->queue));
+	if (!u->free || !u->free_slots || !u->rules || !u->queue) {
+		unwinder__free(u);
+		return NULL;
+	}
+	u->free[0] = (struct extent){ 0, u->m.rows_cap };
+	u->nfree = 1;
+	u->free_cap = 1;
+	for (uint32_t i = 0; i < KILN_UNWIND_SLOTS; i++)
+		u->free_slots[i] = KILN_UNWIND_SLOTS - 1 - i;
+	u->nfree_slots = KILN_UNWIND_SLOTS;
+	u->st.rows_cap = u->m.rows_cap;
+	u->st.maps_bytes = u->m.bytes;
+	pthread_mutex_init(&u->mu, NULL);
+	pthread_cond_init(&u->cv, NULL);
+	if (pthread_create(&u->thread, NULL, builder, u)) {
+		unwinder__free(u);
+		return NULL;
+	}
+	u->thread_started = true;
+	return u;
+}
+
+/* ---- row ranges ---- */
+
+static uint32_t rows_alloc(struct unwinder *u, uint32_t len)
+{
+	for (size_t i = 0; i < u->nfree; i++) {
+		struct extent *e = &u->free[i];
+		uint32_t start = e->start;
+
+		if (e->len < len)
+			continue;
+		e->start += len;
+		e->len -= len;
+		if (e->len == 0) {
+			memmove(e, e + 1, (u->nfree - i - 1) * sizeof(*e));
+			u->nfree--;
+		}
+		u->st.rows_used += len;
+		return start;
+	}
+	return UINT32_MAX;
+}
+
+/* Gives [start, start + len) back; -ENOMEM only when a new extent cannot
+ * be stored (those rows are then lost to the budget, never reused twice). */
+static int rows_release(struct unwinder *u, uint32_t start, uint32_t len)
+{
+	size_t i = 0;
+
+	while (i < u->nfree && u->free[i].start < start)
+		i++;
+	u->st.rows_used -= len;
+	if (i > 0 && u->free[i - 1].start + u->free[i - 1].len == start) {
+		u->free[i - 1].len += len;
+		if (i < u->nfree && start + len == u->free[i].start) {
+			u->free[i - 1].len += u->free[i].len;
+			memmove(&u->free[i], &u->free[i + 1], (u->nfree - i - 1) * sizeof(*u->free));
+			u->nfree--;
+		}
+		return 0;
+	}
+	if (i < u->nfree && start + len == u->free[i].start) {
+		u->free[i].start = start;
+		u->free[i].len += len;
+		return 0;
+	}
+	if (u->nfree == u->free_cap) {
+		size_t cap = u->free_cap * 2;
+		struct extent *p = realloc(u->free, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		u->free = p;
+		u->free_cap = cap;
+	}
+	memmove(&u->free[i + 1], &u->free[i], (u->nfree - i) * sizeof(*u->free));
+	u->free[i] = (struct extent){ start, len };
+	u->nfree++;
+	return 0;
+}
+
+/* ---- tables ---- */
+
+static void exe_unload(struct unwinder *u, struct exe *e)
+{
+	if (e->state != EXE_LOADED)
+		return;
+	/* Unpublish first: the walker stops using the rows before they are
+	 * handed to another file. */
+	__atomic_store_n(&u->m.tables[e->slot].nrows, 0, __ATOMIC_RELEASE);
+	rows_release(u, e->first, e->nrows);
+	u->free_slots[u->nfree_slots++] = e->slot;
+	e->state = EXE_NO_ROOM;
+	e->why = UNWINDER_FB_NO_ROOM;
+	u->st.tables_loaded--;
+	u->st.evictions++;
+}
+
+struct lru_pick {
+	struct exe *oldest;
+};
+
+static void pick_oldest(uint64_t hash, void *val, void *ctx)
+{
+	struct lru_pick *p = ctx;
+	struct exe *e = val;
+
+	(void)hash;
+	if (e->state == EXE_LOADED && e->refs == 0 &&
+	    (!p->oldest || e->last_used < p->oldest->last_used))
+		p->oldest = e;
+}
+
+/* Evicts the least recently used table no live process maps. */
+static bool evict_one(struct unwinder *u)
+{
+	struct lru_pick p = { NULL };
+
+	hashmap__each(&u->exes, pick_oldest, &p);
+	if (!p.oldest)
+		return false;
+	pr_debug("unwind: evicting %s (%u rows)", p.oldest->key, p.oldest->nrows);
+	exe_unload(u, p.oldest);
+	return true;
+}
+
+/* The global index of rule r, interned. -1 when KILN_UNWIND_RULES are taken. */
+static int rule_intern(struct unwinder *u, const struct kiln_unwind_rule *r)
+{
+	uint64_t h = hash__bytes(r, sizeof(*r));
+	uintptr_t idx = (uintptr_t)hashmap__get(&u->rule_index, h, rule_eq, u, r);
+
+	if (idx)
+		return (int)idx - 1;
+	if (u->nrules >= KILN_UNWIND_RULES)
+		return -1;
+	u->rules[u->nrules] = *r;
+	if (hashmap__add(&u->rule_index, h, (void *)(uintptr_t)(u->nrules + 1)))
+		return -1;
+	memcpy(u->m.rules + (size_t)u->nrules * u->m.rule_stride, r, sizeof(*r));
+	return (int)u->nrules++;
+}
+
+/* Copies table t into the maps as e. */
+static enum unwinder_fallback exe_load(struct unwinder *u, struct exe *e,
+				       const struct unwind_table *t)
+{
+	size_t nrows, nrules;
+	const struct kiln_unwind_row *rows = unwind_table__rows(t, &nrows);
+	const struct kiln_unwind_rule *rules = unwind_table__rules(t, &nrules);
+	uint16_t *map = NULL;
+	uint32_t first;
+
+	if (nrows == 0)
+		return UNWINDER_FB_NO_TABLE;
+	if (nrows > u->m.rows_cap)
+		return UNWINDER_FB_NO_ROOM;
+	map = malloc((nrules ? nrules : 1) * sizeof(*map));
+	if (!map)
+		return UNWINDER_FB_NO_ROOM;
+	for (size_t i = 0; i < nrules; i++) {
+		int g = rule_intern(u, &rules[i]);
+
+		if (g < 0) {
+			free(map);
+			return UNWINDER_FB_RULES_FULL;
+		}
+		map[i] = (uint16_t)g;
+	}
+	while ((first = rows_alloc(u, (uint32_t)nrows)) == UINT32_MAX)
+		if (!evict_one(u)) {
+			free(map);
+			return UNWINDER_FB_NO_ROOM;
+		}
+	while (u->nfree_slots == 0)
+		if (!evict_one(u)) {
+			rows_release(u, first, (uint32_t)nrows);
+			free(map);
+			return UNWINDER_FB_NO_SLOT;
+		}
+	for (size_t i = 0; i < nrows; i++) {
+		struct kiln_unwind_row r = rows[i];
+
+		if (!(r.rule & KILN_UNWIND_CMD))
+			r.rule = map[r.rule];
+		u->m.rows[first + i] = r;
+	}
+	free(map);
+	e->slot = u->free_slots[--u->nfree_slots];
+	e->first = first;
+	e->nrows = (uint32_t)nrows;
+	u->m.tables[e->slot].first_row = first;
+	__atomic_store_n(&u->m.tables[e->slot].nrows, (uint32_t)nrows, __ATOMIC_RELEASE);
+	e->state = EXE_LOADED;
+	u->st.tables_loaded++;
+	u->st.loads++;
+	return 0;
+}
+
+/* The vDSO is one image per kernel: kiln's own is every process's. Its
+ * size is where its section headers end (they come last). */
+static const void *own_vdso(size_t *size)
+{
+	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shnum == 0 || eh->e_shoff > (1u << 20))
+		return NULL;
+	*size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	return eh;
+}
+
+/* The builder thread: builds one table at a time, off the loop thread,
+ * so process events are handled (and short-lived processes' snapshots
+ * taken) while a large file's CFI is interpreted. */
+static void *builder(void *arg)
+{
+	struct unwinder *u = arg;
+
+	pthread_mutex_lock(&u->mu);
+	for (;;) {
+		struct build_job *j;
+		struct unwind_table *t = NULL;
+		uint64_t start;
+
+		while (!u->stop && !(u->job && !u->job->done))
+			pthread_cond_wait(&u->cv, &u->mu);
+		if (u->stop)
+			break;
+		j = u->job;
+		pthread_mutex_unlock(&u->mu);
+		start = monotonic_ns();
+		if (j->fd >= 0) {
+			t = unwind_table__build(j->fd, j->root, j->path, NULL);
+		} else {
+			size_t size;
+			const void *image = own_vdso(&size);
+
+			if (image)
+				t = unwind_table__build_mem(image, size, "[vdso]", NULL);
+		}
+		pthread_mutex_lock(&u->mu);
+		j->t = t;
+		j->ns = monotonic_ns() - start;
+		j->done = true;
+	}
+	pthread_mutex_unlock(&u->mu);
+	return NULL;
+}
+
+static void job_free(struct build_job *j)
+{
+	if (j->fd >= 0)
+		close(j->fd);
+	free(j->root);
+	free(j->path);
+	unwind_table__free(j->t);
+	free(j);
+}
+
+/* Hands the file bin (the vDSO when NULL) to the builder. */
+static int job_start(struct unwinder *u, struct exe *e, const struct binary *bin)
+{
+	struct build_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return -ENOMEM;
+	j->e = e;
+	j->fd = bin ? fcntl(bin->fd, F_DUPFD_CLOEXEC, 0) : -1;
+	j->root = bin && bin->root ? strdup(bin->root) : NULL;
+	j->path = bin && bin->path ? strdup(bin->path) : NULL;
+	if (bin && (j->fd < 0 || (bin->root && !j->root) || (bin->path && !j->path))) {
+		job_free(j);
+		return -ENOMEM;
+	}
+	e->state = EXE_BUILDING;
+	pthread_mutex_lock(&u->mu);
+	u->job = j;
+	pthread_cond_signal(&u->cv);
+	pthread_mutex_unlock(&u->mu);
+	return 0;
+}
+
+/* Loads the table the builder finished, if it did. */
+static void job_collect(struct unwinder *u)
+{
+	struct build_job *j;
+	struct exe *e;
+	bool done;
+
+	if (!u->job)
+		return;
+	pthread_mutex_lock(&u->mu);
+	done = u->job->done;
+	pthread_mutex_unlock(&u->mu);
+	if (!done)
+		return;
+	j = u->job;
+	u->job = NULL;
+	e = j->e;
+	u->st.build_ns += j->ns;
+	unwind_table__info(j->t, &e->info);
+	pr_debug("unwind: %s: %zu rows in %.1f ms", e->key, e->info.rows, j->ns / 1e6);
+	e->why = j->t ? exe_load(u, e, j->t) : UNWINDER_FB_NO_TABLE;
+	if (e->state != EXE_LOADED) {
+		e->state = e->why == UNWINDER_FB_NO_TABLE ? EXE_FAILED : EXE_NO_ROOM;
+		if (!e->logged && e->why != UNWINDER_FB_NO_TABLE) {
+			e->logged = true;
+			pr_warn("unwind: %s: no room for its table (%s; %zu rows; raise --unwind-memory): its stacks are walked by frame pointers; further cases counted only",
+				j->path ? j->path : "[vdso]", unwinder_fallback_names[e->why],
+				e->info.rows);
+		}
+	}
+	job_free(j);
+}
+
+/* The file bin's (the vDSO's when NULL) entry, its table loaded; NULL and
+ * u->deferred while it is being built (or waits for the builder). */
+static struct exe *exe_get(struct unwinder *u, const struct binary *bin)
+{
+	const char *key = bin ? bin->key : "vdso";
+	uint64_t h = hash__str(key);
+	struct exe *e = hashmap__get(&u->exes, h, exe_eq, NULL, key);
+
+	if (e && e->state != EXE_NO_ROOM && e->state != EXE_BUILDING)
+		return e;
+	u->deferred = true;
+	if ((e && e->state == EXE_BUILDING) || u->job)
+		return NULL;
+	if (!e) {
+		if (u->nexes >= EXES_MAX) {
+			u->deferred = false;
+			return NULL;
+		}
+		e = calloc(1, sizeof(*e));
+		if (!e || hashmap__add(&u->exes, h, e)) {
+			free(e);
+			u->deferred = false;
+			return NULL;
+		}
+		u->nexes++;
+		snprintf(e->key, sizeof(e->key), "%s", key);
+	}
+	if (job_start(u, e, bin)) {
+		e->state = EXE_FAILED;
+		e->why = UNWINDER_FB_NO_TABLE;
+		u->deferred = false;
+		return e;
+	}
+	return NULL;
+}
+
+/* ---- processes ---- */
+
+static void entry_release(struct proc_entry *p)
+{
+	for (size_t i = 0; i < p->nexes; i++)
+		p->exes[i]->refs--;
+	free(p->exes);
+	p->exes = NULL;
+	p->nexes = 0;
+}
+
+/* The slot and bias of mapping m, or a reason to take frame pointers. */
+static enum unwinder_fallback map_one(struct unwinder *u, const struct proc_mapping *m,
+				      struct kiln_exec_map *out, struct exe **used)
+{
+	const struct binary *bin = m->bin;
+	bool vdso = !bin && strcmp(m->name, "[vdso]") == 0;
+	uint64_t bias;
+	struct exe *e;
+
+	*out = (struct kiln_exec_map){ .start = m->start, .end = m->end, .slot = KILN_NO_TABLE,
+				       .flags = vdso ? KILN_MAP_VDSO : 0 };
+	*used = NULL;
+	if (!vdso && (!bin || bin->fd < 0))
+		return UNWINDER_FB_NO_FILE;
+	e = exe_get(u, bin);
+	if (!e)
+		return UNWINDER_FB_NO_SLOT;
+	if (e->state != EXE_LOADED)
+		return e->why;
+	if (unwind_table__bias(&e->info, m->start, vdso ? 0 : m->pgoff, &bias))
+		return UNWINDER_FB_SEGMENT;
+	out->bias = bias;
+	out->slot = e->slot;
+	e->last_used = monotonic_ns();
+	*used = e;
+	return UNWINDER_FB_COUNT;
+}
+
+void unwinder__mapped(struct unwinder *u, const struct proc_snapshot *s)
+{
+	if (s->ended || hashmap__get_u64(&u->queued, s->instance))
+		return;
+	if (u->qlen == QUEUE_MAX || hashmap__put_u64(&u->queued, s->instance, (void *)1)) {
+		u->st.queue_full++;
+		return;
+	}
+	u->queue[(u->qhead + u->qlen++) % QUEUE_MAX] = s->instance;
+}
+
+/* Loads the tables of s's files and writes its mappings; -EAGAIN when a
+ * table is left to build at the next tick. */
+static int load_process(struct unwinder *u, const struct proc_snapshot *s)
+{
+	struct proc_entry *p = hashmap__get_u64(&u->procs, s->instance);
+	struct exe **exes;
+	size_t nexes = 0;
+	uint32_t key = (uint32_t)s->pid;
+
+	if (s->ended || s->nmaps == 0)
+		return 0;
+	exes = calloc(KILN_PROC_MAPS_MAX, sizeof(*exes));
+	if (!exes)
+		return -ENOMEM;
+	u->deferred = false;
+	memset(&u->pm, 0, offsetof(struct kiln_proc_maps, maps));
+	u->pm.instance = s->instance;
+	for (size_t i = 0; i < s->nmaps; i++) {
+		struct kiln_exec_map *out = &u->pm.maps[u->pm.n];
+		enum unwinder_fallback why;
+		struct exe *used;
+
+		if (u->pm.n == KILN_PROC_MAPS_MAX) {
+			u->pm.flags |= KILN_PROC_INCOMPLETE;
+			u->st.fallback[UNWINDER_FB_TOO_MANY] += s->nmaps - i;
+			break;
+		}
+		why = map_one(u, &s->maps[i], out, &used);
+		if (u->deferred)
+			continue;       /* counted when written */
+		if (why < UNWINDER_FB_COUNT)
+			u->st.fallback[why]++;
+		if (used) {
+			used->refs++;
+			exes[nexes++] = used;
+		}
+		u->pm.n++;
+	}
+	if (u->deferred || bpf_map_update_elem(u->m.proc_maps_fd, &key, &u->pm, BPF_ANY)) {
+		for (size_t i = 0; i < nexes; i++)
+			exes[i]->refs--;
+		free(exes);
+		if (u->deferred)
+			return -EAGAIN;
+		if (!p)
+			u->st.processes_full++;
+		return -ENOSPC;
+	}
+	u->st.map_writes++;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p || hashmap__put_u64(&u->procs, s->instance, p)) {
+			free(p);
+			for (size_t i = 0; i < nexes; i++)
+				exes[i]->refs--;
+			free(exes);
+			bpf_map_delete_elem(u->m.proc_maps_fd, &key);
+			return -ENOMEM;
+		}
+		p->instance = s->instance;
+		p->pid = s->pid;
+		u->st.processes++;
+	}
+	entry_release(p);
+	p->exes = exes;
+	p->nexes = nexes;
+	p->written_ns = monotonic_ns();
+	if (p->miss_pending) {
+		p->miss_pending = false;
+		u->pending--;
+	}
+	return 0;
+}
+
+void unwinder__ended(struct unwinder *u, const struct proc_snapshot *s)
+{
+	struct proc_entry *p = hashmap__del_u64(&u->procs, s->instance);
+	struct kiln_proc_maps cur;
+	uint32_t key = (uint32_t)s->pid;
+
+	if (!p)
+		return;
+	/* The pid's entry may already be the next program's (its new instance). */
+	if (bpf_map_lookup_elem(u->m.proc_maps_fd, &key, &cur) == 0 && cur.instance == s->instance)
+		bpf_map_delete_elem(u->m.proc_maps_fd, &key);
+	if (p->miss_pending)
+		u->pending--;
+	entry_release(p);
+	free(p);
+	u->st.processes--;
+}
+
+void unwinder__miss(struct unwinder *u, struct proc_table *procs, uint32_t instance)
+{
+	struct proc_entry *p = hashmap__get_u64(&u->procs, instance);
+	struct proc_snapshot *s;
+
+	if (!p)
+		return;
+	if (monotonic_ns() - p->written_ns < MISS_REFRESH_NS) {
+		if (!p->miss_pending) {
+			p->miss_pending = true;
+			u->pending++;
+		}
+		return;
+	}
+	s = proc_table__get(procs, instance);
+	u->st.miss_refreshes++;
+	/* A refresh hands the new mappings to unwinder__mapped (the table's
+	 * observer), which queues the rewrite that re-arms the walker; a
+	 * process gone meanwhile ends through its exit event. */
+	if (s)
+		proc_table__refresh(procs, s);
+}
+
+struct pending_walk {
+	struct unwinder *u;
+	struct proc_table *procs;
+	uint32_t due[64];
+	size_t n;
+};
+
+static void collect_due(uint64_t key, void *val, void *ctx)
+{
+	struct pending_walk *w = ctx;
+	struct proc_entry *p = val;
+
+	(void)key;
+	if (p->miss_pending && w->n < sizeof(w->due) / sizeof(w->due[0]) &&
+	    monotonic_ns() - p->written_ns >= MISS_REFRESH_NS)
+		w->due[w->n++] = p->instance;
+}
+
+void unwinder__tick(struct unwinder *u, struct proc_table *procs)
+{
+	struct pending_walk w = { .u = u, .procs = procs };
+
+	if (!u)
+		return;
+	if (u->pending) {
+		hashmap__each(&u->procs, collect_due, &w);
+		for (size_t i = 0; i < w.n; i++)
+			unwinder__miss(u, procs, w.due[i]);
+	}
+	job_collect(u);
+	/* Oldest first, until one waits for a table; a process gone meanwhile
+	 * is skipped. */
+	while (u->qlen) {
+		uint32_t inst = u->queue[u->qhead];
+		struct proc_snapshot *s = proc_table__get(procs, inst);
+
+		if (s && !s->ended && load_process(u, s) == -EAGAIN)
+			return;
+		u->qhead = (u->qhead + 1) % QUEUE_MAX;
+		u->qlen--;
+		hashmap__del_u64(&u->queued, inst);
+	}
+}
+
+int unwinder__poll_ms(const struct unwinder *u, int timeout_ms)
+{
+	if (!u || !u->qlen)
+		return timeout_ms;
+	/* A table is being built: look again soon; else there is work now. */
+	if (u->job)
+		return timeout_ms < JOB_POLL_MS ? timeout_ms : JOB_POLL_MS;
+	return 0;
+}
+
+void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out)
+{
+	*out = u->st;
+	out->rules = u->nrules;
+}
+
+static void free_exe(uint64_t hash, void *val, void *ctx)
+{
+	(void)hash;
+	(void)ctx;
+	free(val);
+}
+
+static void free_entry(uint64_t hash, void *val, void *ctx)
+{
+	struct proc_entry *p = val;
+
+	(void)hash;
+	(void)ctx;
+	free(p->exes);
+	free(p);
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	if (u->thread_started) {
+		pthread_mutex_lock(&u->mu);
+		u->stop = true;
+		pthread_cond_signal(&u->cv);
+		pthread_mutex_unlock(&u->mu);
+		pthread_join(u->thread, NULL);
+	}
+	if (u->job)
+		job_free(u->job);
+	hashmap__each(&u->procs, free_entry, NULL);
+	hashmap__clear(&u->procs);
+	hashmap__each(&u->exes, free_exe, NULL);
+	hashmap__clear(&u->exes);
+	hashmap__clear(&u->rule_index);
+	hashmap__clear(&u->queued);
+	free(u->queue);
+	free(u->free);
+	free(u->free_slots);
+	free(u->rules);
+	free(u);
+}
