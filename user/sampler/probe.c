@@ -96,9 +96,11 @@ struct feature {
 /* Oldest first: on an old kernel the first line names the oldest gap. */
 static const struct feature features[] = {
 	{ PROBE_PROG, BPF_PROG_TYPE_PERF_EVENT, 0, "BPF programs on perf events", "4.9" },
-	{ PROBE_MAP, BPF_MAP_TYPE_STACK_TRACE, 0, "BPF stack trace maps", "4.6" },
-	{ PROBE_HELPER, BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_stackid,
-	  "the bpf_get_stackid helper in perf event programs", "4.9" },
+	{ PROBE_MAP, BPF_MAP_TYPE_PROG_ARRAY, 0, "BPF program arrays (tail calls)", "4.2" },
+	{ PROBE_HELPER, BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_stack,
+	  "the bpf_get_stack helper in perf event programs", "4.18" },
+	{ PROBE_HELPER, BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_probe_read_user,
+	  "the bpf_probe_read_user helper in perf event programs", "5.5" },
 	{ PROBE_MAP, BPF_MAP_TYPE_LRU_HASH, 0, "LRU hash maps", "4.10" },
 	{ PROBE_HELPER, BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_cgroup_id,
 	  "the bpf_get_current_cgroup_id helper", "4.18" },
