@@ -7,7 +7,11 @@
 # 5 million sections, 100 000 symbols sharing one name, a table over the
 # symbol cache's bound); a forged build id; and symlinks planted in a
 # shared output directory. Each shows the attack fails and reads the
-# counter that recorded the refusal from --stats.
+# counter that recorded the refusal from --stats. Then the FIFO, the forged
+# build id (from a second process running alongside), the bombs and the
+# planted symlinks against the long-running kiln agent, which must go on
+# draining, pushing and writing, count the refusals in /metrics and stay
+# under the memory cap.
 # Prints one line per test, then "N passed, ..." (tests/lib.sh); test names
 # as arguments run only those.
 set -u
@@ -16,9 +20,13 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 KILN=${KILN:-build/kiln}
 TMP=$(mktemp -d /tmp/kiln-attacks.XXXXXX)
+. "$HERE/agent_lib.sh"
 CG=
 MEM_CAP_MB=200
 cleanup() {
+	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
+	stop_receiver
+	stop_workloads
 	[ -n "$CG" ] && rmdir "$CG" 2>/dev/null
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
 }
@@ -433,9 +441,191 @@ for name in ("cpu.folded", "other.folded"):
 	fi
 }
 
+# The same attacks against the long-running agent, which must go on
+# draining and exporting while they run (one loop thread: a hang there
+# stops everything), count each refusal in /metrics, and keep its memory
+# bounded. Files (--output-dir) and pushes to tests/receiver/receiver.py.
+
+# attack_agent NAME ARGS...: the agent, 1 s intervals, no pod watcher,
+# until /ready answers (its first drain).
+attack_agent() {
+	local name=$1
+	shift
+	start_agent "$name" --interval 1 --no-kube "$@"
+	wait_until "$GUARD" answers_200 "$MPORT" /ready
+}
+
+# folded_all DIR REGEX: the samples of the matching lines of every
+# interval's folded file in DIR.
+folded_all() { folded_count <(cat "$1"/*-all.folded 2>/dev/null) "$2"; }
+# intervals DIR: how many intervals' folded files DIR holds.
+intervals() { ls "$1" 2>/dev/null | grep -c -- '-all\.folded$'; }
+# at_least N CMD...: CMD prints a number of at least N.
+at_least() { [ "$("${@:2}")" -ge "$1" ] 2>/dev/null; }
+# one_interval_has DIR REGEX...: one interval's folded file matches each REGEX.
+one_interval_has() {
+	local dir=$1 f re
+	shift
+	for f in "$dir"/*-all.folded; do
+		for re in "$@"; do grep -qE "$re" "$f" || continue 2; done
+		return 0
+	done
+	return 1
+}
+
+# (a) agent: the FIFO debug file. The refusal is counted, and after it
+# the agent still pushes, writes interval files and answers /healthz; the
+# workload's frames are named from .dynsym.
+test_agent_fifo_debuglink() {
+	local d=$TMP/agent-fifo re='^kiln_files_refused_total\{reason="not_regular"\} ' refused= n0 f0
+	local got= named problem
+	build_debuglink_workload "$d" && mkfifo "$d/spin.debug" ||
+		{ fail agent_fifo_debuglink "cannot build the workload"; return; }
+	start_receiver agent-fifo
+	attack_agent agent-fifo --server "http://127.0.0.1:$RPORT" --output-dir "$d/out"
+	start_workload "$d/spin" 120
+	if wait_metric "$re[1-9]"; then
+		refused=$(metric "$re")
+		n0=$(value agent-fifo 'len(D)')
+		f0=$(intervals "$d/out")
+		await agent-fifo "len(D) >= ${n0:-0} + 2 and has_function('attack_hot')" && got=pushes
+		wait_until "$GUARD" at_least $((f0 + 2)) intervals "$d/out" && got="$got files"
+		got="$got $(http_code "$MPORT" /healthz)"
+	fi
+	named=$(folded_all "$d/out" '^spin;.*attack_hot')
+	stop_workloads
+	stop_agent
+	stop_receiver
+	problem=$(exit_problem agent-fifo)
+	if [ -n "$problem" ]; then
+		fail agent_fifo_debuglink "$problem"
+	elif [ -z "$refused" ]; then
+		fail agent_fifo_debuglink "no refusal counted (kiln_files_refused_total{reason=\"not_regular\"}): $(grep -m1 'spin.debug' "$TMP/agent-fifo.err")"
+	elif [ "$got" != "pushes files 200" ] || [ "$named" -lt 20 ]; then
+		fail agent_fifo_debuglink "after the refusal want 2 more pushes naming attack_hot, 2 more interval files and /healthz 200, got '$got'; attack_hot samples $named (want >= 20)"
+	else
+		pass "agent_fifo_debuglink: FIFO refused (kiln_files_refused_total{reason=\"not_regular\"} $refused), then 2 more pushes and interval files, /healthz 200, $named samples named attack_hot from .dynsym"
+	fi
+}
+
+# (d) agent: the forged build id from a second process. The forger runs
+# first and goes on running; once its table is in use the victim starts.
+# In the same intervals, each process's frames carry its own file's names.
+test_agent_forged_build_id() {
+	local d=$TMP/agent-forged both= vb va fa fb problem
+	build_forged "$d" || { fail agent_forged_build_id "cannot build the libraries or forge the build id"; return; }
+	attack_agent agent-forged --output-dir "$d/out"
+	start_workload "$d/forgeA" 120
+	wait_until "$GUARD" at_least 20 folded_all "$d/out" '^forgeA;.*forged_hot'
+	start_workload "$d/victimB" 120
+	wait_until "$GUARD" at_least 20 folded_all "$d/out" '^victimB;.*victim_hot'
+	wait_until "$GUARD" one_interval_has "$d/out" '^forgeA;.*forged_hot' '^victimB;.*victim_hot' &&
+		both=yes
+	stop_workloads
+	stop_agent
+	vb=$(folded_all "$d/out" '^victimB;.*victim_hot')
+	fb=$(folded_all "$d/out" '^victimB;.*forged_hot')
+	fa=$(folded_all "$d/out" '^forgeA;.*forged_hot')
+	va=$(folded_all "$d/out" '^forgeA;.*victim_hot')
+	problem=$(exit_problem agent-forged)
+	if [ -n "$problem" ]; then
+		fail agent_forged_build_id "$problem"
+	elif [ "$vb" -ge 20 ] && [ "$fb" = 0 ] && [ "$fa" -ge 20 ] && [ "$va" = 0 ] && [ -n "$both" ]; then
+		pass "agent_forged_build_id: while the forger ran (its $fa samples forged_hot), the victim's $vb samples were named victim_hot (forged_hot 0), both in one interval"
+	else
+		fail agent_forged_build_id "victimB: victim_hot $vb (want >= 20), forged_hot $fb (want 0); forgeA: forged_hot $fa, victim_hot $va (want 0); one interval with both: ${both:-no}"
+	fi
+}
+
+# (c) agent: the ELF memory bombs at once (the sparse note, 5 million
+# sections, 100 000 symbols sharing a name, the demangling bomb) while the
+# agent runs under the memory cgroup. Each refusal is counted in /metrics,
+# each bomb is profiled, the agent goes on, and its peak RSS stays under
+# the cap (the cgroup would have killed it: the exit check sees that).
+test_agent_elf_bombs() {
+	local d=$TMP/agent-bombs b c refused= missing= hwm health problem f0 n
+	local -a AGENT_WRAP
+	build_elf_bomb "$d/notebomb" note && build_elf_bomb "$d/shbomb" sections &&
+		build_elf_bomb "$d/namebomb" symbols 100000 8192 shared &&
+		build_demangle_bomb "$d/dmbomb" || { fail agent_elf_bombs "cannot build the bombs"; return; }
+	cgroup_setup || { fail agent_elf_bombs "no memory cgroup to run kiln under"; return; }
+	AGENT_WRAP=("${CG_EXEC[@]}" "$CG")
+	attack_agent agent-bombs --output-dir "$d/out"
+	for b in notebomb shbomb namebomb dmbomb; do start_workload "$d/$b" 120; done
+	for c in note headers names demangle; do
+		if wait_metric "^kiln_elf_refused_total\{reason=\"$c\"\} [1-9]"; then
+			refused="$refused $c=$(metric "^kiln_elf_refused_total\{reason=\"$c\"\} ")"
+		else
+			missing="$missing $c"
+		fi
+	done
+	for b in notebomb shbomb namebomb dmbomb; do
+		wait_until "$GUARD" at_least 20 folded_all "$d/out" "^$b;" || missing="$missing $b-samples"
+	done
+	f0=$(intervals "$d/out")
+	wait_until "$GUARD" at_least $((f0 + 2)) intervals "$d/out" || missing="$missing intervals"
+	health=$(http_code "$MPORT" /healthz)
+	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$AGENT_PID/status" 2>/dev/null)
+	stop_workloads
+	stop_agent
+	n=$(folded_all "$d/out" '^(notebomb|shbomb|namebomb|dmbomb);')
+	problem=$(exit_problem agent-bombs)
+	if [ -n "$problem" ]; then
+		fail agent_elf_bombs "under a ${MEM_CAP_MB}M memory cgroup: $problem (137: OOM-killed)"
+	elif [ -n "$missing" ] || [ "$health" != 200 ]; then
+		fail agent_elf_bombs "missing:$missing; /healthz $health; refused:$refused"
+	elif [ -z "$hwm" ] || [ "$hwm" -ge $((MEM_CAP_MB * 1024)) ]; then
+		fail agent_elf_bombs "peak RSS ${hwm:-unknown} KiB, cap ${MEM_CAP_MB} MiB"
+	else
+		pass "agent_elf_bombs: 4 bombs profiled ($n samples) under a ${MEM_CAP_MB}M cgroup, agent peak RSS $((hwm / 1024)) MiB, kiln_elf_refused_total$refused, 2 more intervals after, /healthz 200"
+	fi
+}
+
+# (e) agent: its --output-dir is shared (sticky, world-writable, as /tmp)
+# and another user (nobody) has planted symlinks to a root-owned victim at
+# latest.html and at the interval file names of the next minute. The agent
+# must write through none of them, count the refusals, and go on writing
+# its other files.
+test_agent_output_symlink_clobber() {
+	local d=$TMP/agent-outsafe sum re='^kiln_output_refused_total\{reason="link"\} ' refused= w0
+	local got= problem
+	mkdir -p "$d/shared" && chmod 1777 "$d/shared" && chmod 0711 "$TMP" "$d" &&
+		printf 'root:secret:victim\n' >"$d/victim" && chmod 0600 "$d/victim" ||
+		{ fail agent_output_symlink_clobber "cannot set up the directories"; return; }
+	sum=$(sha256sum <"$d/victim")
+	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import os, sys, time
+d = sys.argv[1]
+os.symlink(d + "/victim", d + "/shared/latest.html")
+for t in range(int(time.time()) - 2, int(time.time()) + 60):
+    os.symlink(d + "/victim", "%s/shared/%d-all.folded" % (d, t))
+' "$d" || { fail agent_output_symlink_clobber "cannot plant the links as nobody"; return; }
+	attack_agent agent-outsafe --output-dir "$d/shared"
+	if wait_metric "$re([2-9]|[1-9][0-9])"; then
+		refused=$(metric "$re")
+		w0=$(metric '^kiln_files_written_total ')
+		wait_until "$GUARD" at_least $((w0 + 2)) metric '^kiln_files_written_total ' && got=written
+		got="$got $(http_code "$MPORT" /healthz)"
+	fi
+	stop_agent
+	problem=$(exit_problem agent-outsafe)
+	if [ "$(sha256sum <"$d/victim")" != "$sum" ]; then
+		fail agent_output_symlink_clobber "the victim was written through a planted link"
+	elif [ -n "$problem" ]; then
+		fail agent_output_symlink_clobber "$problem"
+	elif [ -z "$refused" ] || [ ! -L "$d/shared/latest.html" ]; then
+		fail agent_output_symlink_clobber "want latest.html and interval files refused (kiln_output_refused_total{reason=\"link\"} >= 2: ${refused:-none}), latest.html still nobody's link"
+	elif [ "$got" != "written 200" ] || ! ls "$d/shared" | grep -q '\.pb\.gz$'; then
+		fail agent_output_symlink_clobber "after the refusals want more files written and /healthz 200, got '$got'"
+	else
+		pass "agent_output_symlink_clobber: victim untouched; $refused planted names refused (kiln_output_refused_total{reason=\"link\"}), other files written on, /healthz 200"
+	fi
+}
+
 TESTS="test_fifo_debuglink test_huge_debuglink test_symlink_out_of_mount_ns test_sparse_note_bomb
 	test_demangle_bomb test_sections_bomb test_symbol_names_bomb test_table_over_cache_bound
-	test_forged_build_id test_output_symlink_clobber"
+	test_forged_build_id test_output_symlink_clobber test_agent_fifo_debuglink
+	test_agent_forged_build_id test_agent_elf_bombs test_agent_output_symlink_clobber"
 # all tests, or those named on the command line (e.g. test_fifo_debuglink)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" != 0 ]; then
