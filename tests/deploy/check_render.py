@@ -195,6 +195,10 @@ def check_daemonset(ds, v, opts, help_flags):
     server = arg_value(args, "--server")
     if len(server) != 1 or not re.match(r"^https?://[^{}\s]+$", server[0]):
         problem(f"DaemonSet: --server {server}")
+    insecure = "--allow-insecure-credentials" in args
+    if insecure != bool(v["pyroscope"]["allowInsecureCredentials"]):
+        problem(f"DaemonSet: --allow-insecure-credentials {'given' if insecure else 'missing'}, "
+                f"pyroscope.allowInsecureCredentials is {v['pyroscope']['allowInsecureCredentials']}")
     extra = v["extraArgs"]
     if extra and args[-len(extra):] != extra:
         problem("DaemonSet: extraArgs are not appended")

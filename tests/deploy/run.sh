@@ -87,7 +87,22 @@ test_render_errors() {
 	if [ $? = 0 ] || ! grep -q 'requires kubeVersion' <<<"$out"; then
 		fail render_errors "Kubernetes 1.20 accepted: $out"; return
 	fi
-	pass "render errors: empty pyroscope.url, two auth methods, Kubernetes 1.20"
+	# Credentials to a plain http:// server: refused, unless allowed; each
+	# kind of credential, and a URL's user:password.
+	for f in 'pyroscope: {tenantID: t1}' 'pyroscope: {bearerToken: {existingSecret: b}}' \
+		'pyroscope: {basicAuth: {existingSecret: a}}' \
+		'pyroscope: {url: "HTTP://u:p@pyroscope:4040"}'; do
+		printf '%s\n' "$f" >"$TMP/cleartext.yaml"
+		out=$("$HELMRENDER" -f "$TMP/cleartext.yaml" "$CHART" 2>&1 >/dev/null)
+		if [ $? = 0 ] || ! grep -q 'set pyroscope.allowInsecureCredentials=true' <<<"$out"; then
+			fail render_errors "credentials to http:// rendered ($f): $out"; return
+		fi
+	done
+	printf 'pyroscope: {url: "https://u:p@pyroscope:4040", tenantID: t1, bearerToken: {existingSecret: b}}\n' \
+		>"$TMP/tls.yaml"
+	out=$("$HELMRENDER" -f "$TMP/tls.yaml" "$CHART" 2>&1 >/dev/null) ||
+		{ fail render_errors "credentials to https:// refused: $out"; return; }
+	pass "render errors: empty pyroscope.url, two auth methods, Kubernetes 1.20, 4 kinds of credentials to http:// without allowInsecureCredentials"
 }
 
 # NOTES.txt, shown after helm install, names the release's objects.
@@ -142,10 +157,23 @@ test_checker_fails() {
 	$PY "$HERE/check_render.py" --help-text "$TMP/help.txt" --chart "$CHART" \
 		--values "$CHART/ci/privileged-values.yaml" --namespace "$NS" \
 		"$TMP/mutant.yaml" >/dev/null && missed="$missed [privileged: false]"
+	# --allow-insecure-credentials: only where the values ask for it
+	sed '/"--allow-insecure-credentials"/d' "$TMP/render-insecure-credentials.yaml" >"$TMP/mutant.yaml"
+	$PY "$HERE/check_render.py" --help-text "$TMP/help.txt" --chart "$CHART" \
+		--values "$CHART/ci/insecure-credentials-values.yaml" --namespace "$NS" \
+		"$TMP/mutant.yaml" >/dev/null && missed="$missed [no --allow-insecure-credentials]"
+	sed 's/^\( *\)- "--server-api=push"/&\n\1- "--allow-insecure-credentials"/' "$base" >"$TMP/mutant.yaml"
+	if cmp -s "$base" "$TMP/mutant.yaml"; then
+		missed="$missed [no change: --allow-insecure-credentials added]"
+	else
+		$PY "$HERE/check_render.py" --help-text "$TMP/help.txt" --chart "$CHART" \
+			--values "$CHART/ci/basic-auth-values.yaml" --namespace "$NS" \
+			"$TMP/mutant.yaml" >/dev/null && missed="$missed [--allow-insecure-credentials added]"
+	fi
 	if [ -n "$missed" ]; then
 		fail checker "broken renders passed:$missed"
 	else
-		pass "checker: $((${#mutations[@]} + 1)) broken renders each rejected"
+		pass "checker: $((${#mutations[@]} + 3)) broken renders each rejected"
 	fi
 }
 
@@ -368,4 +396,4 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	skip unit_runs "loading BPF needs root"
 fi
-finish 21
+finish 22

@@ -12,16 +12,10 @@ KILN=${KILN:-build/kiln}
 WORKLOADS=${WORKLOADS:-build/workloads}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
-RECEIVER=$HERE/../receiver/receiver.py
-LOGCHECK=$HERE/../receiver/logcheck.py
 PROMCHECK=$HERE/../unit/check_prom_text.py
-PY=/usr/bin/python3                     # Debian's, with python3-protobuf
 TMP=$(mktemp -d /tmp/kiln-agent-e2e.XXXXXX)
 export HOME=$TMP GOCACHE=$TMP/gocache
-GUARD=90                                # seconds: a hang guard, never a measure
-RECV_PID=
-AGENT_PID=
-AGENT_STATUS=
+. "$HERE/agent_lib.sh"
 
 cleanup() {
 	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
@@ -32,58 +26,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-	$PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-# start_receiver NAME [PORT] [ARGS...]: receiver on PORT (default: free),
-# log in $TMP/NAME.jsonl; sets RPORT and RECV_PID.
-start_receiver() {
-	local name=$1 port=${2:-0}
-	shift 2 2>/dev/null || shift
-	rm -f "$TMP/$name.port"
-	$PY "$RECEIVER" --port "$port" --port-file "$TMP/$name.port" --log "$TMP/$name.jsonl" \
-		"$@" >"$TMP/$name.recv.out" 2>&1 &
-	RECV_PID=$!
-	wait_until 10 test -s "$TMP/$name.port"
-	RPORT=$(cat "$TMP/$name.port" 2>/dev/null)
-}
-
-stop_receiver() {
-	[ -n "$RECV_PID" ] && kill "$RECV_PID" 2>/dev/null && wait "$RECV_PID" 2>/dev/null
-	RECV_PID=
-}
-
 control() {
 	curl -s -o /dev/null -X POST --data "$2" "http://127.0.0.1:$1/_control"
-}
-
-# start_agent NAME ARGS...: agent in the background, stderr in $TMP/NAME.err
-start_agent() {
-	local name=$1
-	shift
-	MPORT=$(free_port)
-	"$KILN" agent --metrics-addr "127.0.0.1:$MPORT" --log-level info "$@" \
-		>"$TMP/$name.out" 2>"$TMP/$name.err" &
-	AGENT_PID=$!
-}
-
-# stop_agent: SIGTERM, wait; the exit status lands in AGENT_STATUS.
-stop_agent() {
-	kill -TERM "$AGENT_PID" 2>/dev/null
-	wait "$AGENT_PID"
-	AGENT_STATUS=$?
-	AGENT_PID=
-}
-
-# exit_problem NAME: says why the agent's run was not clean (exit status
-# not 0, or no "stopped" line accounting for its samples); empty when clean.
-exit_problem() {
-	if [ "$AGENT_STATUS" != 0 ]; then
-		echo "agent exit status $AGENT_STATUS: $(grep -m1 'level=error' "$TMP/$1.err")"
-	elif ! grep -q 'msg="agent: stopped"' "$TMP/$1.err"; then
-		echo "no 'agent: stopped' line"
-	fi
 }
 
 # field NAME KEY: a key=value field of the agent's "stopped" line.
@@ -105,29 +49,8 @@ samples_conserved() {
 		same "$(field "$1" samples)" "$(value "$1" 'sum(x["value_sums"][0] for x in profiles())')"
 }
 
-check() { $PY "$LOGCHECK" "$TMP/$1.jsonl" "$2" 2>>"$TMP/$1.check"; }
-value() { $PY "$LOGCHECK" "$TMP/$1.jsonl" "$2" --print 2>/dev/null; }
-# await NAME EXPR: until the receiver's log satisfies EXPR (logcheck names).
-await() { wait_until "$GUARD" check "$1" "$2"; }
-
-# The workloads this run started, by pid: a pattern (pkill -f) would also
-# kill another test run's workloads on the same host.
-WL_PIDS=
-workload() {
-	"$WORKLOADS/cpu_ratio" "$1" >/dev/null 2>&1 &
-	WL_PIDS="$WL_PIDS $!"
-}
-stop_workloads() {
-	[ -n "$WL_PIDS" ] && kill $WL_PIDS 2>/dev/null && wait $WL_PIDS 2>/dev/null
-	WL_PIDS=
-}
-
-metric() {   # metric REGEX: the value of the first /metrics line matching
-	curl -s "http://127.0.0.1:$MPORT/metrics" 2>/dev/null | grep -E "$1" | head -1 |
-		awk '{ print $NF }'
-}
-has_metric() { curl -s "http://127.0.0.1:$MPORT/metrics" 2>/dev/null | grep -Eq "$1"; }
-wait_metric() { wait_until "$GUARD" has_metric "$1"; }   # wait_metric REGEX
+# workload SECONDS: cpu_ratio in the background (agent_lib.sh's start_workload).
+workload() { start_workload "$WORKLOADS/cpu_ratio" "$1"; }
 
 test_push() {
 	local problem
@@ -492,12 +415,6 @@ test_metrics_health() {
 	fi
 }
 
-# http_code PORT PATH [SOURCE]: the status of a fresh GET (000: none).
-http_code() {
-	curl -s -o /dev/null -w '%{http_code}' --max-time 10 ${3:+--interface "$3"} \
-		"http://127.0.0.1:$1$2"
-}
-answers_200() { [ "$(http_code "$@")" = 200 ]; }
 # slow_status NAME KEY: open=, closed= or rounds= of a slow_clients.py run.
 slow_status() { { tr ' ' '\n' <"$TMP/$1.status"; } 2>/dev/null | sed -n "s/^$2=//p"; }
 slow_rounds_at_least() { [ "$(slow_status "$1" rounds)" -ge "$2" ] 2>/dev/null; }

@@ -1,22 +1,37 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Attacks a process (a container) can try on the files kiln reads for it,
-# run against the real kiln record (root): a FIFO as the debug file, a
-# debug-file symlink out of a private mount namespace, a sparse-note bomb
-# and a demangling bomb under a memory cgroup, a forged build id, and
-# symlinks planted in a shared output directory. Each
-# shows the attack fails and reads the counter that recorded the refusal
-# from --stats. Prints one line per test, then "N passed, ..." (tests/lib.sh).
+# run against the real kiln record (root): a FIFO, and a sparse 64 GiB file,
+# as the debug file; a debug-file symlink out of a private mount namespace;
+# ELF memory bombs under a memory cgroup (a sparse note, a demangling bomb,
+# 5 million sections, 100 000 symbols sharing one name, a table over the
+# symbol cache's bound); a forged build id; and symlinks planted in a
+# shared output directory. Each shows the attack fails and reads the
+# counter that recorded the refusal from --stats. Then the FIFO, the forged
+# build id (from a second process running alongside), the bombs and the
+# planted symlinks against the long-running kiln agent, which must go on
+# draining, pushing and writing, count the refusals in /metrics and stay
+# under the memory cap.
+# Prints one line per test, then "N passed, ..." (tests/lib.sh); test names
+# as arguments run only those.
 set -u
-. "$(dirname "$0")/../lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib.sh"
 
 KILN=${KILN:-build/kiln}
 TMP=$(mktemp -d /tmp/kiln-attacks.XXXXXX)
+. "$HERE/agent_lib.sh"
 CG=
-MEM_CAP_MB=200
+# The memory cap; the bombs cost 768 MB to 1.3 GB each unbounded. ASan's
+# shadow memory and quarantine (SANITIZE=1 sets KILN_SAN_DIR) take the
+# agent near 200 MiB on their own: twice the cap there.
+MEM_CAP_MB=$((${KILN_SAN_DIR:+2 *} 200))
 cleanup() {
+	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
+	stop_receiver
+	stop_workloads
 	[ -n "$CG" ] && rmdir "$CG" 2>/dev/null
-	rm -rf "$TMP"
+	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
 
@@ -53,30 +68,52 @@ int main(int argc, char **argv)
 EOF
 WL_CFLAGS="-O1 -g -fno-omit-frame-pointer"
 
-# (a) The debug file named by .gnu_debuglink is a FIFO with no writer: a
-# plain open() blocks kiln's only loop thread for good. kiln must finish,
-# name the workload's functions from .dynsym, and count the refusal.
-test_fifo_debuglink() {
-	local d=$TMP/fifo rc n refused
-	mkdir -p "$d"
-	gcc $WL_CFLAGS -rdynamic -o "$d/spin" "$TMP/spin.c" &&
-		objcopy --only-keep-debug "$d/spin" "$d/spin.debug" &&
-		objcopy --strip-all --add-gnu-debuglink="$d/spin.debug" "$d/spin" ||
-		{ fail fifo_debuglink "cannot build the workload"; return; }
-	rm -f "$d/spin.debug" && mkfifo "$d/spin.debug"
+# build_debuglink_workload DIR: DIR/spin, stripped, its functions in
+# .dynsym only, its .gnu_debuglink naming DIR/spin.debug (the caller
+# replaces that file with the attack).
+build_debuglink_workload() {
+	mkdir -p "$1" &&
+		gcc $WL_CFLAGS -rdynamic -o "$1/spin" "$TMP/spin.c" &&
+		objcopy --only-keep-debug "$1/spin" "$1/spin.debug" &&
+		objcopy --strip-all --add-gnu-debuglink="$1/spin.debug" "$1/spin" &&
+		rm -f "$1/spin.debug"
+}
+
+# debuglink_run NAME WHAT REASON CMD...: kiln record of a workload whose
+# debug file CMD (given its path) has replaced; kiln must finish, name the
+# workload's functions from .dynsym, and count the refusal as
+# files_refused.REASON.
+debuglink_run() {
+	local name=$1 what=$2 reason=$3 d=$TMP/$1 rc n refused
+	shift 3
+	build_debuglink_workload "$d" && "$@" "$d/spin.debug" ||
+		{ fail "$name" "cannot build the workload"; return; }
 	timeout 60 "$KILN" record -q -d 3 --stats "$d/stats.json" -o "$d/out.folded" \
 		-- "$d/spin" 3 2>"$d/err"
 	rc=$?
 	if [ "$rc" != 0 ]; then
-		fail fifo_debuglink "kiln record exited $rc (124: hung on the FIFO): $(tail -1 "$d/err")"; return
+		fail "$name" "kiln record exited $rc (124: hung on $what): $(tail -1 "$d/err")"; return
 	fi
 	n=$(folded_count "$d/out.folded" '^spin;.*attack_hot')
-	refused=$(json "$d/stats.json" files_refused not_regular)
+	refused=$(json "$d/stats.json" files_refused "$reason")
 	if [ "$n" -ge 20 ] && [ "$refused" -ge 1 ]; then
-		pass "fifo_debuglink: record finished, $n samples named attack_hot from .dynsym, files_refused.not_regular=$refused"
+		pass "$name: record finished, $n samples named attack_hot from .dynsym, $what refused (files_refused.$reason=$refused)"
 	else
-		fail fifo_debuglink "attack_hot samples $n (want >= 20), files_refused.not_regular=$refused (want >= 1)"
+		fail "$name" "attack_hot samples $n (want >= 20), files_refused.$reason=$refused (want >= 1)"
 	fi
+}
+
+# (a) The debug file named by .gnu_debuglink is a FIFO with no writer: a
+# plain open() blocks kiln's only loop thread for good.
+test_fifo_debuglink() {
+	debuglink_run fifo_debuglink "a FIFO debug file" not_regular mkfifo
+}
+
+# (a2) The debug file is a sparse 64 GiB file: checking its CRC, as the
+# debuglink asks, would read all of it. It is over the size cap, so it is
+# refused before a byte is read.
+test_huge_debuglink() {
+	debuglink_run huge_debuglink "a sparse 64 GiB debug file" too_large truncate -s 64G
 }
 
 # (b) Inside a private mount namespace, a tmpfs root holds a static
@@ -134,16 +171,20 @@ cgroup_setup() {
 	fi
 }
 
-# bomb_run NAME BINARY COUNTER: kiln record of BINARY under the memory
-# cap; checks completion, peak RSS and the elf_refused counter.
+# CG_EXEC CG CMD...: CMD in the memory cgroup CG (exec'd: CMD keeps the pid).
+CG_EXEC=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"')
+
+# bomb_run NAME BINARY COUNTER [RECORD_ARGS...]: kiln record of BINARY under
+# the memory cap; checks completion, peak RSS and the elf_refused counter.
 bomb_run() {
 	local name=$1 bin=$2 counter=$3 d rc rss refused n
+	shift 3
 	d=$(dirname "$bin")
 	if ! cgroup_setup; then
 		fail "$name" "no memory cgroup to run kiln under"; return
 	fi
-	timeout 120 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$KILN" record -q -d 3 --stats "$d/stats.json" -o "$d/out.folded" \
-		-- "$bin" 3 2>"$d/err"
+	timeout 120 "${CG_EXEC[@]}" "$CG" "$KILN" record -q -d 3 --stats "$d/stats.json" \
+		-o "$d/out.folded" "$@" -- "$bin" 3 2>"$d/err"
 	rc=$?
 	if [ "$rc" != 0 ]; then
 		fail "$name" "kiln record exited $rc under a ${MEM_CAP_MB}M memory cgroup (137: OOM-killed): $(tail -1 "$d/err")"; return
@@ -158,39 +199,95 @@ bomb_run() {
 	fi
 }
 
-# (c1) A PT_NOTE claiming 768 MiB in a sparse 900 MiB copy of a workload:
-# reading the note as claimed costs 768 MiB.
-test_sparse_note_bomb() {
-	local d=$TMP/note
-	mkdir -p "$d"
-	gcc $WL_CFLAGS -o "$d/notebomb" "$TMP/spin.c" ||
-		{ fail sparse_note_bomb "cannot build the workload"; return; }
-	python3 - "$d/notebomb" <<'EOF' || { fail sparse_note_bomb "cannot doctor the PT_NOTE"; return; }
+# elf_bomb.py WHAT FILE ARGS...: doctors FILE, an x86-64 workload, into an
+# ELF bomb that still runs (exec reads only the ELF and program headers).
+#   note FILE                       a PT_NOTE claiming 768 MiB, the file a
+#                                   sparse 900 MiB (no disk, no page cache)
+#   sections FILE                   5 million section headers (extended
+#                                   numbering), a sparse 320 MiB table
+#   symbols FILE COUNT LEN MODE     one more .symtab (FILE is stripped): COUNT
+#                                   function symbols named LEN bytes each,
+#                                   one name for all (MODE shared) or one
+#                                   each (distinct)
+cat >"$TMP/elf_bomb.py" <<'EOF'
 import struct, sys
-f = open(sys.argv[1], 'r+b')
+what, path = sys.argv[1], sys.argv[2]
+f = open(path, 'r+b')
 eh = f.read(64)
-phoff, = struct.unpack_from('<Q', eh, 32)
-phentsize, phnum = struct.unpack_from('<HH', eh, 54)
-for i in range(phnum):
-    off = phoff + i * phentsize
-    f.seek(off)
-    if struct.unpack('<I', f.read(4))[0] == 4:          # PT_NOTE
-        f.seek(off + 32)                                # p_filesz
-        f.write(struct.pack('<Q', 768 << 20))
-        f.truncate(900 << 20)                           # sparse: no disk, no page cache
-        sys.exit(0)
-sys.exit(1)
+assert eh[:4] == b'\x7fELF' and eh[4] == 2 and eh[5] == 1, 'want ELF64 little endian'
+phoff, shoff = struct.unpack_from('<QQ', eh, 32)
+phentsize, phnum, shentsize, shnum = struct.unpack_from('<HHHH', eh, 54)
+end = f.seek(0, 2)
+SHDR = '<IIQQQQIIQQ'
+if what == 'note':
+    for i in range(phnum):
+        off = phoff + i * phentsize
+        f.seek(off)
+        if struct.unpack('<I', f.read(4))[0] == 4:          # PT_NOTE
+            f.seek(off + 32)                                # p_filesz
+            f.write(struct.pack('<Q', 768 << 20))
+            f.truncate(900 << 20)
+            sys.exit(0)
+    sys.exit('no PT_NOTE')
+elif what == 'sections':
+    count = 5000000
+    shoff = (end + 4095) & ~4095
+    f.seek(40)
+    f.write(struct.pack('<Q', shoff))
+    f.seek(60)
+    f.write(struct.pack('<HH', 0, 0))       # e_shnum 0: the count is section 0's sh_size
+    f.seek(shoff)
+    f.write(struct.pack(SHDR, 0, 0, 0, 0, 0, count, 0, 0, 0, 0))
+    f.truncate(shoff + count * 64)
+elif what == 'symbols':
+    count, length, mode = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    f.seek(shoff)
+    shdrs = f.read(shnum * 64)
+    sh = [struct.unpack_from(SHDR, shdrs, i * 64) for i in range(shnum)]
+    assert not any(h[1] == 2 for h in sh), 'strip FILE first: it has a .symtab'
+    entry, = struct.unpack_from('<Q', eh, 24)
+    text = next(i for i, h in enumerate(sh) if h[2] & 4 and h[3] <= entry < h[3] + h[5])
+    if mode == 'shared':
+        strtab = b'\0' + b'b' * length + b'\0'
+        names = [1] * count
+    else:
+        strtab = b'\0' + b''.join(b'f%0*d\0' % (length - 1, i) for i in range(count))
+        names = [1 + i * (length + 1) for i in range(count)]
+    symtab = bytes(24) + b''.join(struct.pack('<IBBHQQ', names[i], 0x12, 0, text, sh[text][3] + i, 1)
+                                  for i in range(count))
+    sym_off = (end + 7) & ~7
+    str_off = sym_off + len(symtab)
+    new_shoff = (str_off + len(strtab) + 7) & ~7
+    f.seek(sym_off)
+    f.write(symtab + strtab)
+    f.seek(new_shoff)
+    f.write(shdrs)
+    f.write(struct.pack(SHDR, 0, 2, 0, 0, sym_off, len(symtab), shnum + 1, 1, 8, 24))
+    f.write(struct.pack(SHDR, 0, 3, 0, 0, str_off, len(strtab), 0, 0, 1, 0))
+    f.seek(40)
+    f.write(struct.pack('<Q', new_shoff))
+    f.seek(60)
+    f.write(struct.pack('<H', shnum + 2))
+else:
+    sys.exit('unknown bomb ' + what)
 EOF
-	bomb_run sparse_note_bomb "$d/notebomb" note
+
+# build_elf_bomb FILE WHAT ARGS...: the spin workload, stripped, as FILE,
+# doctored by elf_bomb.py WHAT ARGS.
+build_elf_bomb() {
+	local file=$1
+	shift
+	mkdir -p "$(dirname "$file")" && gcc $WL_CFLAGS -s -o "$file" "$TMP/spin.c" &&
+		python3 "$TMP/elf_bomb.py" "$1" "$file" "${@:2}"
 }
 
-# (c2) C++ names that demangle to hundreds of MB: a function template
-# instantiated on P<T, T> nested 26 deep has a mangled name of a few hundred
-# bytes (substitutions) and a demangled one of 2^26 * 8 bytes.
-test_demangle_bomb() {
-	local d=$TMP/demangle
-	mkdir -p "$d"
-	python3 - >"$d/bomb.cc" <<'EOF'
+# build_demangle_bomb FILE: C++ names that demangle to hundreds of MB: a
+# function template instantiated on P<T, T> nested 26 deep has a mangled
+# name of a few hundred bytes (substitutions) and a demangled one of
+# 2^26 * 8 bytes.
+build_demangle_bomb() {
+	mkdir -p "$(dirname "$1")"
+	python3 - >"$1.cc" <<'EOF'
 print('#include <stdlib.h>\n#include <time.h>')
 print('template <class A, class B> struct P {};')
 print('typedef P<int, int> T0;')
@@ -203,17 +300,58 @@ template <class T> __attribute__((noinline)) void bomb2(double end) { bomb<T>(en
 template <class T> __attribute__((noinline)) void bomb3(double end) { bomb2<T>(end); }
 int main(int argc, char **argv) { bomb3<T26>(now() + (argc > 1 ? atof(argv[1]) : 2)); return 0; }''')
 EOF
-	g++ -O1 -fno-omit-frame-pointer -o "$d/dmbomb" "$d/bomb.cc" ||
+	g++ -O1 -fno-omit-frame-pointer -o "$1" "$1.cc"
+}
+
+# (c1) A PT_NOTE claiming 768 MiB: reading the note as claimed costs 768 MiB.
+test_sparse_note_bomb() {
+	build_elf_bomb "$TMP/note/notebomb" note ||
+		{ fail sparse_note_bomb "cannot doctor the PT_NOTE"; return; }
+	bomb_run sparse_note_bomb "$TMP/note/notebomb" note
+}
+
+# (c2) The demangling bomb.
+test_demangle_bomb() {
+	build_demangle_bomb "$TMP/demangle/dmbomb" ||
 		{ fail demangle_bomb "cannot build the C++ workload"; return; }
-	bomb_run demangle_bomb "$d/dmbomb" demangle
+	bomb_run demangle_bomb "$TMP/demangle/dmbomb" demangle
+}
+
+# (c3) 5 million section headers: libelf allocates per section at
+# elf_begin (1.3 GB) unless the count is refused first.
+test_sections_bomb() {
+	build_elf_bomb "$TMP/sections/shbomb" sections ||
+		{ fail sections_bomb "cannot doctor the section headers"; return; }
+	bomb_run sections_bomb "$TMP/sections/shbomb" headers
+}
+
+# (c4) 100 000 function symbols sharing one 8 KiB name: 8 KiB of strings
+# in the file, 800 MB once each name is copied. Names are cut to 1 KiB and
+# a table's name bytes bounded.
+test_symbol_names_bomb() {
+	build_elf_bomb "$TMP/names/namebomb" symbols 100000 8192 shared ||
+		{ fail symbol_names_bomb "cannot add the symbol table"; return; }
+	bomb_run symbol_names_bomb "$TMP/names/namebomb" names
+}
+
+# (c5) A table larger than the symbol cache lets one entry be: with
+# --symbol-cache 1M a table may take 256 KiB; 6000 symbols named 31 bytes
+# make 336 KB, though symbols and names are each under the bound alone.
+test_table_over_cache_bound() {
+	build_elf_bomb "$TMP/table/tablebomb" symbols 6000 31 distinct ||
+		{ fail table_over_cache_bound "cannot add the symbol table"; return; }
+	bomb_run table_over_cache_bound "$TMP/table/tablebomb" table_too_large --symbol-cache 1M
 }
 
 # (d) Process A maps libhot.so, forged: different function names but the
 # build id of the victim's libhot.so, which process B maps. A runs first,
 # so its table is loaded first; B's frames must still carry the victim's
 # names (the cache is keyed by the file, not by the id the file claims).
-test_forged_build_id() {
-	local d=$TMP/forged rc vb va fa fb loads
+#
+# build_forged DIR: DIR/forgeA and DIR/victimB, each with its libhot.so;
+# the forger's has the victim's build id.
+build_forged() {
+	local d=$1
 	mkdir -p "$d/victim" "$d/forged"
 	cat >"$d/main.c" <<'EOF'
 #include <stdlib.h>
@@ -223,9 +361,8 @@ EOF
 	gcc $WL_CFLAGS -shared -fPIC -DLIB -DHOT=victim_hot -Wl,-soname,libhot.so -o "$d/victim/libhot.so" "$TMP/spin.c" &&
 		gcc $WL_CFLAGS -shared -fPIC -DLIB -DHOT=forged_hot -Wl,-soname,libhot.so -o "$d/forged/libhot.so" "$TMP/spin.c" &&
 		gcc $WL_CFLAGS -o "$d/victimB" "$d/main.c" -L"$d/victim" -lhot -Wl,-rpath,"$d/victim" &&
-		gcc $WL_CFLAGS -o "$d/forgeA" "$d/main.c" -L"$d/forged" -lhot -Wl,-rpath,"$d/forged" ||
-		{ fail forged_build_id "cannot build the libraries"; return; }
-	python3 - "$d/victim/libhot.so" "$d/forged/libhot.so" <<'EOF' || { fail forged_build_id "cannot forge the build id"; return; }
+		gcc $WL_CFLAGS -o "$d/forgeA" "$d/main.c" -L"$d/forged" -lhot -Wl,-rpath,"$d/forged" &&
+		python3 - "$d/victim/libhot.so" "$d/forged/libhot.so" <<'EOF'
 import subprocess, sys
 def build_id(path):
     out = subprocess.run(['readelf', '-n', path], capture_output=True, text=True).stdout
@@ -236,6 +373,11 @@ assert data.count(forged) == 1 and len(victim) == len(forged)
 open(sys.argv[2], 'wb').write(data.replace(forged, victim))
 assert build_id(sys.argv[2]) == victim
 EOF
+}
+
+test_forged_build_id() {
+	local d=$TMP/forged rc vb va fa fb loads
+	build_forged "$d" || { fail forged_build_id "cannot build the libraries or forge the build id"; return; }
 	timeout 60 "$KILN" record -q --stats "$d/stats.json" -o "$d/out.folded" \
 		-- sh -c "'$d/forgeA' 3; '$d/victimB' 3" 2>"$d/err"
 	rc=$?
@@ -302,12 +444,196 @@ for name in ("cpu.folded", "other.folded"):
 	fi
 }
 
+# The same attacks against the long-running agent, which must go on
+# draining and exporting while they run (one loop thread: a hang there
+# stops everything), count each refusal in /metrics, and keep its memory
+# bounded. Files (--output-dir) and pushes to tests/receiver/receiver.py.
+
+# attack_agent NAME ARGS...: the agent, 1 s intervals, no pod watcher,
+# until /ready answers (its first drain).
+attack_agent() {
+	local name=$1
+	shift
+	start_agent "$name" --interval 1 --no-kube "$@"
+	wait_until "$GUARD" answers_200 "$MPORT" /ready
+}
+
+# folded_all DIR REGEX: the samples of the matching lines of every
+# interval's folded file in DIR.
+folded_all() { folded_count <(cat "$1"/*-all.folded 2>/dev/null) "$2"; }
+# intervals DIR: how many intervals' folded files DIR holds.
+intervals() { ls "$1" 2>/dev/null | grep -c -- '-all\.folded$'; }
+# at_least N CMD...: CMD prints a number of at least N.
+at_least() { [ "$("${@:2}")" -ge "$1" ] 2>/dev/null; }
+# one_interval_has DIR REGEX...: one interval's folded file matches each REGEX.
+one_interval_has() {
+	local dir=$1 f re
+	shift
+	for f in "$dir"/*-all.folded; do
+		for re in "$@"; do grep -qE "$re" "$f" || continue 2; done
+		return 0
+	done
+	return 1
+}
+
+# (a) agent: the FIFO debug file. The refusal is counted, and after it
+# the agent still pushes, writes interval files and answers /healthz; the
+# workload's frames are named from .dynsym.
+test_agent_fifo_debuglink() {
+	local d=$TMP/agent-fifo re='^kiln_files_refused_total\{reason="not_regular"\} ' refused= n0 f0
+	local got= named problem
+	build_debuglink_workload "$d" && mkfifo "$d/spin.debug" ||
+		{ fail agent_fifo_debuglink "cannot build the workload"; return; }
+	start_receiver agent-fifo
+	attack_agent agent-fifo --server "http://127.0.0.1:$RPORT" --output-dir "$d/out"
+	start_workload "$d/spin" 120
+	if wait_metric "$re[1-9]"; then
+		refused=$(metric "$re")
+		n0=$(value agent-fifo 'len(D)')
+		f0=$(intervals "$d/out")
+		await agent-fifo "len(D) >= ${n0:-0} + 2 and has_function('attack_hot')" && got=pushes
+		wait_until "$GUARD" at_least $((f0 + 2)) intervals "$d/out" && got="$got files"
+		got="$got $(http_code "$MPORT" /healthz)"
+	fi
+	named=$(folded_all "$d/out" '^spin;.*attack_hot')
+	stop_workloads
+	stop_agent
+	stop_receiver
+	problem=$(exit_problem agent-fifo)
+	if [ -n "$problem" ]; then
+		fail agent_fifo_debuglink "$problem"
+	elif [ -z "$refused" ]; then
+		fail agent_fifo_debuglink "no refusal counted (kiln_files_refused_total{reason=\"not_regular\"}): $(grep -m1 'spin.debug' "$TMP/agent-fifo.err")"
+	elif [ "$got" != "pushes files 200" ] || [ "$named" -lt 20 ]; then
+		fail agent_fifo_debuglink "after the refusal want 2 more pushes naming attack_hot, 2 more interval files and /healthz 200, got '$got'; attack_hot samples $named (want >= 20)"
+	else
+		pass "agent_fifo_debuglink: FIFO refused (kiln_files_refused_total{reason=\"not_regular\"} $refused), then 2 more pushes and interval files, /healthz 200, $named samples named attack_hot from .dynsym"
+	fi
+}
+
+# (d) agent: the forged build id from a second process. The forger runs
+# first and goes on running; once its table is in use the victim starts.
+# In the same intervals, each process's frames carry its own file's names.
+test_agent_forged_build_id() {
+	local d=$TMP/agent-forged both= vb va fa fb problem
+	build_forged "$d" || { fail agent_forged_build_id "cannot build the libraries or forge the build id"; return; }
+	attack_agent agent-forged --output-dir "$d/out"
+	start_workload "$d/forgeA" 120
+	wait_until "$GUARD" at_least 20 folded_all "$d/out" '^forgeA;.*forged_hot'
+	start_workload "$d/victimB" 120
+	wait_until "$GUARD" at_least 20 folded_all "$d/out" '^victimB;.*victim_hot'
+	wait_until "$GUARD" one_interval_has "$d/out" '^forgeA;.*forged_hot' '^victimB;.*victim_hot' &&
+		both=yes
+	stop_workloads
+	stop_agent
+	vb=$(folded_all "$d/out" '^victimB;.*victim_hot')
+	fb=$(folded_all "$d/out" '^victimB;.*forged_hot')
+	fa=$(folded_all "$d/out" '^forgeA;.*forged_hot')
+	va=$(folded_all "$d/out" '^forgeA;.*victim_hot')
+	problem=$(exit_problem agent-forged)
+	if [ -n "$problem" ]; then
+		fail agent_forged_build_id "$problem"
+	elif [ "$vb" -ge 20 ] && [ "$fb" = 0 ] && [ "$fa" -ge 20 ] && [ "$va" = 0 ] && [ -n "$both" ]; then
+		pass "agent_forged_build_id: while the forger ran (its $fa samples forged_hot), the victim's $vb samples were named victim_hot (forged_hot 0), both in one interval"
+	else
+		fail agent_forged_build_id "victimB: victim_hot $vb (want >= 20), forged_hot $fb (want 0); forgeA: forged_hot $fa, victim_hot $va (want 0); one interval with both: ${both:-no}"
+	fi
+}
+
+# (c) agent: the ELF memory bombs at once (the sparse note, 5 million
+# sections, 100 000 symbols sharing a name, the demangling bomb) while the
+# agent runs under the memory cgroup. Each refusal is counted in /metrics,
+# each bomb is profiled, the agent goes on, and its peak RSS stays under
+# the cap (the cgroup would have killed it: the exit check sees that).
+test_agent_elf_bombs() {
+	local d=$TMP/agent-bombs b c refused= missing= hwm health problem f0 n
+	local -a AGENT_WRAP
+	build_elf_bomb "$d/notebomb" note && build_elf_bomb "$d/shbomb" sections &&
+		build_elf_bomb "$d/namebomb" symbols 100000 8192 shared &&
+		build_demangle_bomb "$d/dmbomb" || { fail agent_elf_bombs "cannot build the bombs"; return; }
+	cgroup_setup || { fail agent_elf_bombs "no memory cgroup to run kiln under"; return; }
+	AGENT_WRAP=("${CG_EXEC[@]}" "$CG")
+	attack_agent agent-bombs --output-dir "$d/out"
+	for b in notebomb shbomb namebomb dmbomb; do start_workload "$d/$b" 120; done
+	for c in note headers names demangle; do
+		if wait_metric "^kiln_elf_refused_total\{reason=\"$c\"\} [1-9]"; then
+			refused="$refused $c=$(metric "^kiln_elf_refused_total\{reason=\"$c\"\} ")"
+		else
+			missing="$missing $c"
+		fi
+	done
+	for b in notebomb shbomb namebomb dmbomb; do
+		wait_until "$GUARD" at_least 20 folded_all "$d/out" "^$b;" || missing="$missing $b-samples"
+	done
+	f0=$(intervals "$d/out")
+	wait_until "$GUARD" at_least $((f0 + 2)) intervals "$d/out" || missing="$missing intervals"
+	health=$(http_code "$MPORT" /healthz)
+	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$AGENT_PID/status" 2>/dev/null)
+	stop_workloads
+	stop_agent
+	n=$(folded_all "$d/out" '^(notebomb|shbomb|namebomb|dmbomb);')
+	problem=$(exit_problem agent-bombs)
+	if [ -n "$problem" ]; then
+		fail agent_elf_bombs "under a ${MEM_CAP_MB}M memory cgroup: $problem (137: OOM-killed)"
+	elif [ -n "$missing" ] || [ "$health" != 200 ]; then
+		fail agent_elf_bombs "missing:$missing; /healthz $health; refused:$refused"
+	elif [ -z "$hwm" ] || [ "$hwm" -ge $((MEM_CAP_MB * 1024)) ]; then
+		fail agent_elf_bombs "peak RSS ${hwm:-unknown} KiB, cap ${MEM_CAP_MB} MiB"
+	else
+		pass "agent_elf_bombs: 4 bombs profiled ($n samples) under a ${MEM_CAP_MB}M cgroup, agent peak RSS $((hwm / 1024)) MiB, kiln_elf_refused_total$refused, 2 more intervals after, /healthz 200"
+	fi
+}
+
+# (e) agent: its --output-dir is shared (sticky, world-writable, as /tmp)
+# and another user (nobody) has planted symlinks to a root-owned victim at
+# latest.html and at the interval file names of the next minute. The agent
+# must write through none of them, count the refusals, and go on writing
+# its other files.
+test_agent_output_symlink_clobber() {
+	local d=$TMP/agent-outsafe sum re='^kiln_output_refused_total\{reason="link"\} ' refused= w0
+	local got= problem
+	mkdir -p "$d/shared" && chmod 1777 "$d/shared" && chmod 0711 "$TMP" "$d" &&
+		printf 'root:secret:victim\n' >"$d/victim" && chmod 0600 "$d/victim" ||
+		{ fail agent_output_symlink_clobber "cannot set up the directories"; return; }
+	sum=$(sha256sum <"$d/victim")
+	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import os, sys, time
+d = sys.argv[1]
+os.symlink(d + "/victim", d + "/shared/latest.html")
+for t in range(int(time.time()) - 2, int(time.time()) + 60):
+    os.symlink(d + "/victim", "%s/shared/%d-all.folded" % (d, t))
+' "$d" || { fail agent_output_symlink_clobber "cannot plant the links as nobody"; return; }
+	attack_agent agent-outsafe --output-dir "$d/shared"
+	if wait_metric "$re([2-9]|[1-9][0-9])"; then
+		refused=$(metric "$re")
+		w0=$(metric '^kiln_files_written_total ')
+		wait_until "$GUARD" at_least $((w0 + 2)) metric '^kiln_files_written_total ' && got=written
+		got="$got $(http_code "$MPORT" /healthz)"
+	fi
+	stop_agent
+	problem=$(exit_problem agent-outsafe)
+	if [ "$(sha256sum <"$d/victim")" != "$sum" ]; then
+		fail agent_output_symlink_clobber "the victim was written through a planted link"
+	elif [ -n "$problem" ]; then
+		fail agent_output_symlink_clobber "$problem"
+	elif [ -z "$refused" ] || [ ! -L "$d/shared/latest.html" ]; then
+		fail agent_output_symlink_clobber "want latest.html and interval files refused (kiln_output_refused_total{reason=\"link\"} >= 2: ${refused:-none}), latest.html still nobody's link"
+	elif [ "$got" != "written 200" ] || ! ls "$d/shared" | grep -q '\.pb\.gz$'; then
+		fail agent_output_symlink_clobber "after the refusals want more files written and /healthz 200, got '$got'"
+	else
+		pass "agent_output_symlink_clobber: victim untouched; $refused planted names refused (kiln_output_refused_total{reason=\"link\"}), other files written on, /healthz 200"
+	fi
+}
+
+TESTS="test_fifo_debuglink test_huge_debuglink test_symlink_out_of_mount_ns test_sparse_note_bomb
+	test_demangle_bomb test_sections_bomb test_symbol_names_bomb test_table_over_cache_bound
+	test_forged_build_id test_output_symlink_clobber test_agent_fifo_debuglink
+	test_agent_forged_build_id test_agent_elf_bombs test_agent_output_symlink_clobber"
+# all tests, or those named on the command line (e.g. test_fifo_debuglink)
+[ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" != 0 ]; then
-	skip_all "needs root (BPF, mount namespaces, cgroups)" test_fifo_debuglink \
-		test_symlink_out_of_mount_ns test_sparse_note_bomb test_demangle_bomb test_forged_build_id \
-		test_output_symlink_clobber
+	skip_all "needs root (BPF, mount namespaces, cgroups)" $TESTS
 else
-	run_tests test_fifo_debuglink test_symlink_out_of_mount_ns test_sparse_note_bomb \
-		test_demangle_bomb test_forged_build_id test_output_symlink_clobber
+	run_tests $TESTS
 fi
-finish 6
+finish "$(wc -w <<<"$TESTS")"
