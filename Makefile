@@ -237,6 +237,12 @@ $(OUT)/workloads/%: tests/workloads/%.c | $(OUT)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(WL_CC) $(WL_CFLAGS) -o $@ $< -lpthread
 
+# nofp_*: built as distributions build (gcc -O2, no frame pointers), for
+# the unwinding checks.
+$(OUT)/workloads/nofp_%: tests/workloads/nofp_%.c | $(OUT)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -o $@ $< -lpthread
+
 workloads: $(WORKLOADS)
 
 $(OUT)/bpf $(OUT)/gen $(OUT)/workloads:

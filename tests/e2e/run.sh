@@ -126,6 +126,34 @@ test_pid_filter() {
 	fi
 }
 
+# Stacks without frame pointers reach the thread's root: nofp_chain (gcc
+# -O2, no frame pointers) is unwound from .eh_frame in BPF; only the first
+# samples of the process, before its tables load, may come from frame
+# pointers. A stack deeper than the walk's budget ends in [truncated],
+# never in a made-up frame.
+test_unwind_nofp() {
+	local out=$TMP/nofp.folded deep=$TMP/deep.folded all chain n trunc bad
+	"$KILN" record -q -o "$out" -- "$WORKLOADS/nofp_chain" 3 2>"$TMP/nofp.err" ||
+		{ fail unwind_nofp "kiln record failed: $(tail -1 "$TMP/nofp.err")"; return; }
+	all=$(folded_count "$out" '^nofp_chain;')
+	chain=$(folded_count "$out" '^nofp_chain;_start;__libc_start_main[^;]*;__libc_start_call_main;main;level_one;level_two;level_three;spin_nofp( |;)')
+	if [ "$all" -lt 100 ] || [ $((chain * 100)) -lt $((all * 80)) ]; then
+		fail unwind_nofp "$chain of $all samples with the whole chain from _start: $(sort -t' ' -k2 -nr "$out" | head -2 | tr '\n' '|')"
+		return
+	fi
+	"$KILN" record -q -o "$deep" -- "$WORKLOADS/nofp_chain" 2 300 2>"$TMP/deep.err" ||
+		{ fail unwind_nofp "kiln record (deep) failed: $(tail -1 "$TMP/deep.err")"; return; }
+	n=$(folded_count "$deep" '^nofp_chain;')
+	trunc=$(folded_count "$deep" '^nofp_chain;\[truncated\];(recurse;)+')
+	# a frame of no function of the program's own, under the truncation mark
+	bad=$(grep '^nofp_chain;\[truncated\]' "$deep" | grep -cE ';(\[unknown\]|[^;]*\+0x)')
+	if [ $((trunc * 100)) -ge $((n * 85)) ] && [ "$bad" -eq 0 ]; then
+		pass "unwind without frame pointers: $chain/$all samples main..spin_nofp under _start; recursion 300 deep: $trunc/$n marked [truncated], no made-up frames"
+	else
+		fail unwind_nofp "deep recursion: $trunc of $n samples [truncated], $bad lines with unknown frames"
+	fi
+}
+
 test_cli() {
 	local out rc
 	"$KILN" --help | grep -q '^Usage: kiln' && "$KILN" record --help | grep -q -- '--frequency' &&
@@ -158,7 +186,7 @@ test_html() {
 }
 
 TESTS="test_cli test_ratio test_kernel_frames test_short_lived test_pid_filter test_conservation
-	test_html"
+	test_html test_unwind_nofp"
 if [ "$(id -u)" -ne 0 ]; then
 	skip_all "loading BPF programs needs root (sudo make test)" $TESTS
 else

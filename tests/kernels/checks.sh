@@ -182,6 +182,36 @@ check_window() {
 # (g) Refusal: with /sys/kernel/btf/vmlinux hidden (an empty file bound
 # over it, in a mount namespace of its own so nothing else on the host sees
 # it), kiln says so in one line, exits non-zero and writes nothing.
+# (h) Stacks without frame pointers: nofp_chain (gcc -O2, no frame
+# pointers) spends its time in main -> level_one -> level_two ->
+# level_three -> spin_nofp; the BPF walker unwinds it from .eh_frame to
+# _start. Tables are built for x86-64 only: an arm64 guest walks frame
+# pointers, so there the callers are lost and only the leaf is checked.
+check_unwind() {
+	out=$T/nofp.folded
+	if ! "$KILN" record -q -F "$HZ" -o "$out" -- "$WORKLOADS/nofp_chain" 3 2>"$T/nofp.err"; then
+		fail unwind "kiln record failed: $(last "$T/nofp.err")"; return
+	fi
+	all=$(folded_count "$out" '^nofp_chain;')
+	chain=$(folded_count "$out" '^nofp_chain;_start;__libc_start_main[^;]*;__libc_start_call_main;main;level_one;level_two;level_three;spin_nofp( |;)')
+	leaf=$(folded_count "$out" ';spin_nofp( |;)')
+	case $(uname -m) in
+	x86_64)
+		# the first ~100 ms of a new process are walked by frame pointers
+		if [ "$all" -ge "$HZ" ] && [ $((chain * 10)) -ge $((all * 7)) ]; then
+			pass unwind "$chain/$all samples main;level_one;level_two;level_three;spin_nofp under _start"
+		else
+			fail unwind "$chain of $all samples with the whole chain; top: $(sort -t' ' -k2 -n "$out" | tail -n 1)"
+		fi ;;
+	*)
+		if [ "$all" -ge "$HZ" ] && [ $((leaf * 10)) -ge $((all * 9)) ]; then
+			pass unwind "$leaf/$all samples in spin_nofp (frame pointers: no tables on $(uname -m) yet)"
+		else
+			fail unwind "$leaf of $all samples in spin_nofp; top: $(sort -t' ' -k2 -n "$out" | tail -n 1)"
+		fi ;;
+	esac
+}
+
 check_no_btf() {
 	: >"$T/empty"
 	out=$T/nobtf.folded
@@ -198,6 +228,7 @@ check_no_btf() {
 }
 
 check_ratio
+check_unwind
 check_kernel_frames
 check_short_lived
 check_cgroup
