@@ -877,48 +877,81 @@ static bool needs_libraries(struct builder *b)
 	return true;
 }
 
-static int read_headers(struct builder *b)
+/* What the headers say of the file's layout: base and executable
+ * segments into info, the ELF header into *eh, whether it has PT_INTERP.
+ * -EINVAL (not a usable ELF file), -ENOTSUP (not x86-64), -ENOENT (no
+ * PT_LOAD); *why names the refusal. */
+static int read_layout(Elf *elf, GElf_Ehdr *eh, struct unwind_table_info *info, bool *interp,
+		       const char **why)
 {
+	const unsigned char *ident;
 	size_t phnum = 0;
-	bool found = false, interp = false;
-	GElf_Ehdr eh;
+	bool found = false;
 
-	if (elf__check_headers(b->elf) != 0 || !gelf_getehdr(b->elf, &eh) ||
-	    elf_getphdrnum(b->elf, &phnum) != 0) {
-		refuse(b, UNWIND_REFUSED_NOT_ELF, "bad ELF headers");
+	*interp = false;
+	*why = "bad ELF headers";
+	if (elf__check_headers(elf) != 0 || !gelf_getehdr(elf, eh) ||
+	    elf_getphdrnum(elf, &phnum) != 0)
 		return -EINVAL;
-	}
-	b->ident = (const unsigned char *)elf_getident(b->elf, NULL);
-	if (eh.e_machine != EM_X86_64 || !b->ident || b->ident[EI_CLASS] != ELFCLASS64 ||
-	    b->ident[EI_DATA] != ELFDATA2LSB) {
-		refuse(b, UNWIND_REFUSED_ARCH, "not x86-64");
+	ident = (const unsigned char *)elf_getident(elf, NULL);
+	*why = "not x86-64";
+	if (eh->e_machine != EM_X86_64 || !ident || ident[EI_CLASS] != ELFCLASS64 ||
+	    ident[EI_DATA] != ELFDATA2LSB)
 		return -ENOTSUP;
-	}
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(b->elf, (int)i, &ph))
+		if (!gelf_getphdr(elf, (int)i, &ph))
 			continue;
 		if (ph.p_type == PT_LOAD && !found) {
-			b->base = ph.p_vaddr;
+			info->base = ph.p_vaddr;
 			found = true;
 		}
-		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
-		    b->info->nsegs < UNWIND_SEGMENTS_MAX)
-			b->info->segs[b->info->nsegs++] = (typeof(b->info->segs[0])){
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && info->nsegs < UNWIND_SEGMENTS_MAX)
+			info->segs[info->nsegs++] = (typeof(info->segs[0])){
 				.offset = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz };
-		interp |= ph.p_type == PT_INTERP;
+		*interp |= ph.p_type == PT_INTERP;
 	}
-	if (!found) {
-		refuse(b, UNWIND_REFUSED_NOT_ELF, "no PT_LOAD segment");
+	*why = "no PT_LOAD segment";
+	return found ? 0 : -ENOENT;
+}
+
+int unwind_table__layout(int fd, const void *image, size_t size, const char *name,
+			 struct unwind_table_info *out)
+{
+	Elf *elf = fd >= 0 ? elf__begin_fd(fd, name) :
+		elf__begin_mem((void *)(uintptr_t)image, size, name);
+	const char *why;
+	GElf_Ehdr eh;
+	bool interp;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!elf)
 		return -EINVAL;
+	err = read_layout(elf, &eh, out, &interp, &why);
+	elf_end(elf);
+	return err == -ENOENT ? -EINVAL : err;
+}
+
+static int read_headers(struct builder *b)
+{
+	bool interp;
+	const char *why;
+	GElf_Ehdr eh;
+	int err = read_layout(b->elf, &eh, b->info, &interp, &why);
+
+	if (err) {
+		refuse(b, err == -ENOTSUP ? UNWIND_REFUSED_ARCH : UNWIND_REFUSED_NOT_ELF, why);
+		return err == -ENOENT ? -EINVAL : err;
 	}
+	b->ident = (const unsigned char *)elf_getident(b->elf, NULL);
+	b->base = b->info->base;
 	/* The entry point is a thread's root in executables and in the
 	 * dynamic loader itself (a shared object that needs nothing); in
 	 * other shared objects it may just be the start of .text. */
 	if (eh.e_type == ET_EXEC || interp || (eh.e_type == ET_DYN && !needs_libraries(b)))
 		b->entry = eh.e_entry;
-	b->info->base = b->base;
 	return 0;
 }
 

@@ -99,6 +99,12 @@ struct unwind_table_info {
  * each refusal counted and logged once per file. */
 struct unwind_table *unwind_table__build(int fd, const char *root, const char *path,
 					 const struct unwind_limits *lim);
+/* The layout alone (base, executable segments; the rest of *out zero) of
+ * the ELF file open at fd, or of image when fd < 0: what a mapping's bias
+ * needs (unwind_table__bias), read from the headers in microseconds. 0,
+ * -EINVAL (not a usable ELF file) or -ENOTSUP (machine); nothing counted. */
+int unwind_table__layout(int fd, const void *image, size_t size, const char *name,
+			 struct unwind_table_info *out);
 /* The same for an image in memory (no debug file); name for logs. */
 struct unwind_table *unwind_table__build_mem(const void *image, size_t size, const char *name,
 					     const struct unwind_limits *lim);

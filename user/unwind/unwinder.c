@@ -41,15 +41,23 @@ const char *const unwinder_fallback_names[UNWINDER_FB_COUNT] = {
 #define EXES_MAX 16384                  /* files remembered, loaded or not */
 #define MISS_REFRESH_NS 1000000000ull   /* a process's mappings re-read at most this often */
 #define QUEUE_MAX 65536u                /* snapshots waiting for their tables */
-#define JOB_POLL_MS 10                  /* the loop's wake-ups while a table is built */
+#define JOB_POLL_MS 10                  /* the loop's wake-ups while tables are built */
 
-enum exe_state { EXE_LOADED, EXE_FAILED, EXE_NO_ROOM, EXE_BUILDING };
+/* A file gets its slot when first mapped: its processes' entries are
+ * written at once and name the slot, whose nrows stays 0 (frame pointers)
+ * until the builder thread's table is loaded into it. The slot is the
+ * file's until it is evicted, which needs no live process to map it. */
+enum exe_state {
+	EXE_BUILDING,                   /* queued for the builder, or being built */
+	EXE_LOADED,                     /* rows in the maps */
+	EXE_NO_TABLE,                   /* built, but no table to load (why says) */
+};
 
 /* One file (or the vDSO) and its table in the maps. */
 struct exe {
 	char key[96];
 	enum exe_state state;
-	enum unwinder_fallback why;     /* when not loaded */
+	enum unwinder_fallback why;     /* EXE_NO_TABLE: why */
 	uint32_t slot, first, nrows;
 	unsigned refs;                  /* live processes mapping it */
 	uint64_t last_used;             /* monotonic ns */
@@ -73,12 +81,17 @@ struct extent {
 
 /* One table for the builder thread to build. */
 struct build_job {
+	struct build_job *next;
 	struct exe *e;                  /* the loop thread's; the builder never touches it */
 	int fd;                         /* a duplicate, -1: the vDSO */
 	char *root, *path;
 	struct unwind_table *t;         /* result, NULL: none */
 	uint64_t ns;
-	bool done;                      /* under mu */
+};
+
+/* A FIFO of jobs. */
+struct job_list {
+	struct build_job *head, **tail;
 };
 
 struct unwinder {
@@ -98,12 +111,14 @@ struct unwinder {
 	uint32_t *queue;                /* instances to load, oldest first */
 	size_t qhead, qlen;
 	struct hashmap queued;          /* instance -> 1 */
-	bool deferred;                  /* load_process met a table not built yet */
 	pthread_t thread;
-	bool thread_started, stop;      /* stop: under mu */
+	bool thread_started;
+	size_t jobs;                    /* handed to the builder, not collected yet */
+	/* Under mu: */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct build_job *job;          /* the one in flight, NULL: none */
+	bool stop;
+	struct job_list todo, done;
 	struct unwinder_stats st;
 };
 
@@ -149,6 +164,8 @@ struct unwinder *unwinder__new(struct sampler *s)
 	u->nfree_slots = KILN_UNWIND_SLOTS;
 	u->st.rows_cap = u->m.rows_cap;
 	u->st.maps_bytes = u->m.bytes;
+	u->todo.tail = &u->todo.head;
+	u->done.tail = &u->done.head;
 	pthread_mutex_init(&u->mu, NULL);
 	pthread_cond_init(&u->cv, NULL);
 	if (pthread_create(&u->thread, NULL, builder, u)) {
@@ -221,22 +238,26 @@ static int rows_release(struct unwinder *u, uint32_t start, uint32_t len)
 
 /* ---- tables ---- */
 
-static void exe_unload(struct unwinder *u, struct exe *e)
+/* Frees e's rows and slot and forgets it: the next process that maps the
+ * file builds its table again. Only for a file no live process maps. */
+static void exe_evict(struct unwinder *u, struct exe *e)
 {
-	if (e->state != EXE_LOADED)
-		return;
-	/* Unpublish first: the walker stops using the rows before they are
-	 * handed to another file. */
-	__atomic_store_n(&u->m.tables[e->slot].nrows, 0, __ATOMIC_RELEASE);
-	rows_release(u, e->first, e->nrows);
+	if (e->state == EXE_LOADED) {
+		/* Unpublish first: the walker stops using the rows before
+		 * they are handed to another file. */
+		__atomic_store_n(&u->m.tables[e->slot].nrows, 0, __ATOMIC_RELEASE);
+		rows_release(u, e->first, e->nrows);
+		u->st.tables_loaded--;
+	}
 	u->free_slots[u->nfree_slots++] = e->slot;
-	e->state = EXE_NO_ROOM;
-	e->why = UNWINDER_FB_NO_ROOM;
-	u->st.tables_loaded--;
+	hashmap__del(&u->exes, hash__str(e->key), exe_eq, NULL, e->key);
+	u->nexes--;
 	u->st.evictions++;
+	free(e);
 }
 
 struct lru_pick {
+	const struct exe *keep;
 	struct exe *oldest;
 };
 
@@ -246,21 +267,21 @@ static void pick_oldest(uint64_t hash, void *val, void *ctx)
 	struct exe *e = val;
 
 	(void)hash;
-	if (e->state == EXE_LOADED && e->refs == 0 &&
+	if (e != p->keep && e->state != EXE_BUILDING && e->refs == 0 &&
 	    (!p->oldest || e->last_used < p->oldest->last_used))
 		p->oldest = e;
 }
 
-/* Evicts the least recently used table no live process maps. */
-static bool evict_one(struct unwinder *u)
+/* Evicts the least recently used file no live process maps (not keep). */
+static bool evict_one(struct unwinder *u, const struct exe *keep)
 {
-	struct lru_pick p = { NULL };
+	struct lru_pick p = { keep, NULL };
 
 	hashmap__each(&u->exes, pick_oldest, &p);
 	if (!p.oldest)
 		return false;
 	pr_debug("unwind: evicting %s (%u rows)", p.oldest->key, p.oldest->nrows);
-	exe_unload(u, p.oldest);
+	exe_evict(u, p.oldest);
 	return true;
 }
 
@@ -308,15 +329,9 @@ static enum unwinder_fallback exe_load(struct unwinder *u, struct exe *e,
 		map[i] = (uint16_t)g;
 	}
 	while ((first = rows_alloc(u, (uint32_t)nrows)) == UINT32_MAX)
-		if (!evict_one(u)) {
+		if (!evict_one(u, e)) {
 			free(map);
 			return UNWINDER_FB_NO_ROOM;
-		}
-	while (u->nfree_slots == 0)
-		if (!evict_one(u)) {
-			rows_release(u, first, (uint32_t)nrows);
-			free(map);
-			return UNWINDER_FB_NO_SLOT;
 		}
 	for (size_t i = 0; i < nrows; i++) {
 		struct kiln_unwind_row r = rows[i];
@@ -326,7 +341,6 @@ static enum unwinder_fallback exe_load(struct unwinder *u, struct exe *e,
 		u->m.rows[first + i] = r;
 	}
 	free(map);
-	e->slot = u->free_slots[--u->nfree_slots];
 	e->first = first;
 	e->nrows = (uint32_t)nrows;
 	u->m.tables[e->slot].first_row = first;
@@ -350,9 +364,9 @@ static const void *own_vdso(size_t *size)
 	return eh;
 }
 
-/* The builder thread: builds one table at a time, off the loop thread,
- * so process events are handled (and short-lived processes' snapshots
- * taken) while a large file's CFI is interpreted. */
+/* The builder thread: builds the queued tables one at a time, off the
+ * loop thread, so process events are handled (and short-lived processes'
+ * snapshots taken) while a large file's CFI is interpreted. */
 static void *builder(void *arg)
 {
 	struct unwinder *u = arg;
@@ -360,29 +374,32 @@ static void *builder(void *arg)
 	pthread_mutex_lock(&u->mu);
 	for (;;) {
 		struct build_job *j;
-		struct unwind_table *t = NULL;
 		uint64_t start;
 
-		while (!u->stop && !(u->job && !u->job->done))
+		while (!u->stop && !u->todo.head)
 			pthread_cond_wait(&u->cv, &u->mu);
 		if (u->stop)
 			break;
-		j = u->job;
+		j = u->todo.head;
+		u->todo.head = j->next;
+		if (!u->todo.head)
+			u->todo.tail = &u->todo.head;
 		pthread_mutex_unlock(&u->mu);
 		start = monotonic_ns();
 		if (j->fd >= 0) {
-			t = unwind_table__build(j->fd, j->root, j->path, NULL);
+			j->t = unwind_table__build(j->fd, j->root, j->path, NULL);
 		} else {
 			size_t size;
 			const void *image = own_vdso(&size);
 
 			if (image)
-				t = unwind_table__build_mem(image, size, "[vdso]", NULL);
+				j->t = unwind_table__build_mem(image, size, "[vdso]", NULL);
 		}
-		pthread_mutex_lock(&u->mu);
-		j->t = t;
 		j->ns = monotonic_ns() - start;
-		j->done = true;
+		pthread_mutex_lock(&u->mu);
+		j->next = NULL;
+		*u->done.tail = j;
+		u->done.tail = &j->next;
 	}
 	pthread_mutex_unlock(&u->mu);
 	return NULL;
@@ -398,7 +415,17 @@ static void job_free(struct build_job *j)
 	free(j);
 }
 
-/* Hands the file bin (the vDSO when NULL) to the builder. */
+static void jobs_free(struct build_job *j)
+{
+	while (j) {
+		struct build_job *next = j->next;
+
+		job_free(j);
+		j = next;
+	}
+}
+
+/* Queues the file bin (the vDSO when NULL) for the builder. */
 static int job_start(struct unwinder *u, struct exe *e, const struct binary *bin)
 {
 	struct build_job *j = calloc(1, sizeof(*j));
@@ -413,81 +440,85 @@ static int job_start(struct unwinder *u, struct exe *e, const struct binary *bin
 		job_free(j);
 		return -ENOMEM;
 	}
-	e->state = EXE_BUILDING;
 	pthread_mutex_lock(&u->mu);
-	u->job = j;
+	*u->todo.tail = j;
+	u->todo.tail = &j->next;
 	pthread_cond_signal(&u->cv);
 	pthread_mutex_unlock(&u->mu);
+	u->jobs++;
 	return 0;
 }
 
-/* Loads the table the builder finished, if it did. */
-static void job_collect(struct unwinder *u)
+/* Loads the tables the builder finished into their files' slots. */
+static void jobs_collect(struct unwinder *u)
 {
-	struct build_job *j;
-	struct exe *e;
-	bool done;
+	struct build_job *j, *next;
 
-	if (!u->job)
+	if (!u->jobs)
 		return;
 	pthread_mutex_lock(&u->mu);
-	done = u->job->done;
+	j = u->done.head;
+	u->done.head = NULL;
+	u->done.tail = &u->done.head;
 	pthread_mutex_unlock(&u->mu);
-	if (!done)
-		return;
-	j = u->job;
-	u->job = NULL;
-	e = j->e;
-	u->st.build_ns += j->ns;
-	unwind_table__info(j->t, &e->info);
-	pr_debug("unwind: %s: %zu rows in %.1f ms", e->key, e->info.rows, j->ns / 1e6);
-	e->why = j->t ? exe_load(u, e, j->t) : UNWINDER_FB_NO_TABLE;
-	if (e->state != EXE_LOADED) {
-		e->state = e->why == UNWINDER_FB_NO_TABLE ? EXE_FAILED : EXE_NO_ROOM;
-		if (!e->logged && e->why != UNWINDER_FB_NO_TABLE) {
-			e->logged = true;
-			pr_warn("unwind: %s: no room for its table (%s; %zu rows; raise --unwind-memory): its stacks are walked by frame pointers; further cases counted only",
-				j->path ? j->path : "[vdso]", unwinder_fallback_names[e->why],
-				e->info.rows);
+	for (; j; j = next) {
+		struct exe *e = j->e;
+
+		next = j->next;
+		u->jobs--;
+		u->st.build_ns += j->ns;
+		pr_debug("unwind: %s: built in %.1f ms", j->path ? j->path : "[vdso]", j->ns / 1e6);
+		e->why = j->t ? exe_load(u, e, j->t) : UNWINDER_FB_NO_TABLE;
+		if (e->state != EXE_LOADED) {
+			e->state = EXE_NO_TABLE;
+			if (!e->logged && e->why != UNWINDER_FB_NO_TABLE) {
+				e->logged = true;
+				pr_warn("unwind: %s: no room for its table (%s; raise --unwind-memory): its stacks are walked by frame pointers; further cases counted only",
+					j->path ? j->path : "[vdso]", unwinder_fallback_names[e->why]);
+			}
 		}
+		job_free(j);
 	}
-	job_free(j);
 }
 
-/* The file bin's (the vDSO's when NULL) entry, its table loaded; NULL and
- * u->deferred while it is being built (or waits for the builder). */
-static struct exe *exe_get(struct unwinder *u, const struct binary *bin)
+/* The entry of the file bin (the vDSO when NULL), with its slot: a new
+ * file's layout is read here and its table queued for the builder. NULL
+ * and *why when it gets no slot. */
+static struct exe *exe_get(struct unwinder *u, const struct binary *bin,
+			   enum unwinder_fallback *why)
 {
 	const char *key = bin ? bin->key : "vdso";
 	uint64_t h = hash__str(key);
 	struct exe *e = hashmap__get(&u->exes, h, exe_eq, NULL, key);
+	struct unwind_table_info layout;
+	size_t size = 0;
+	const void *image = bin ? NULL : own_vdso(&size);
 
-	if (e && e->state != EXE_NO_ROOM && e->state != EXE_BUILDING)
+	if (e)
 		return e;
-	u->deferred = true;
-	if ((e && e->state == EXE_BUILDING) || u->job)
+	*why = UNWINDER_FB_NO_TABLE;
+	if (unwind_table__layout(bin ? bin->fd : -1, image, size, bin ? bin->path : "[vdso]",
+				 &layout))
+		return NULL;    /* not ELF, not x86-64: no table to build */
+	*why = UNWINDER_FB_NO_SLOT;
+	if (u->nexes >= EXES_MAX || (u->nfree_slots == 0 && !evict_one(u, NULL)))
 		return NULL;
-	if (!e) {
-		if (u->nexes >= EXES_MAX) {
-			u->deferred = false;
-			return NULL;
-		}
-		e = calloc(1, sizeof(*e));
-		if (!e || hashmap__add(&u->exes, h, e)) {
-			free(e);
-			u->deferred = false;
-			return NULL;
-		}
-		u->nexes++;
-		snprintf(e->key, sizeof(e->key), "%s", key);
+	e = calloc(1, sizeof(*e));
+	if (!e || hashmap__add(&u->exes, h, e)) {
+		free(e);
+		return NULL;
 	}
+	u->nexes++;
+	snprintf(e->key, sizeof(e->key), "%s", key);
+	e->info = layout;
+	e->slot = u->free_slots[--u->nfree_slots];
+	u->m.tables[e->slot] = (struct kiln_exe_table){ 0, 0 };
+	e->state = EXE_BUILDING;
 	if (job_start(u, e, bin)) {
-		e->state = EXE_FAILED;
+		e->state = EXE_NO_TABLE;
 		e->why = UNWINDER_FB_NO_TABLE;
-		u->deferred = false;
-		return e;
 	}
-	return NULL;
+	return e;
 }
 
 /* ---- processes ---- */
@@ -507,6 +538,7 @@ static enum unwinder_fallback map_one(struct unwinder *u, const struct proc_mapp
 {
 	const struct binary *bin = m->bin;
 	bool vdso = !bin && strcmp(m->name, "[vdso]") == 0;
+	enum unwinder_fallback why;
 	uint64_t bias;
 	struct exe *e;
 
@@ -515,18 +547,17 @@ static enum unwinder_fallback map_one(struct unwinder *u, const struct proc_mapp
 	*used = NULL;
 	if (!vdso && (!bin || bin->fd < 0))
 		return UNWINDER_FB_NO_FILE;
-	e = exe_get(u, bin);
+	e = exe_get(u, bin, &why);
 	if (!e)
-		return UNWINDER_FB_NO_SLOT;
-	if (e->state != EXE_LOADED)
-		return e->why;
+		return why;
 	if (unwind_table__bias(&e->info, m->start, vdso ? 0 : m->pgoff, &bias))
 		return UNWINDER_FB_SEGMENT;
 	out->bias = bias;
 	out->slot = e->slot;
 	e->last_used = monotonic_ns();
 	*used = e;
-	return UNWINDER_FB_COUNT;
+	/* A table still being built is not a fallback: it is coming. */
+	return e->state == EXE_NO_TABLE ? e->why : UNWINDER_FB_COUNT;
 }
 
 void unwinder__mapped(struct unwinder *u, const struct proc_snapshot *s)
@@ -540,8 +571,8 @@ void unwinder__mapped(struct unwinder *u, const struct proc_snapshot *s)
 	u->queue[(u->qhead + u->qlen++) % QUEUE_MAX] = s->instance;
 }
 
-/* Loads the tables of s's files and writes its mappings; -EAGAIN when a
- * table is left to build at the next tick. */
+/* Writes s's mappings, each with its file's slot (tables still being built
+ * are used as soon as they are loaded). */
 static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 {
 	struct proc_entry *p = hashmap__get_u64(&u->procs, s->instance);
@@ -554,7 +585,6 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 	exes = calloc(KILN_PROC_MAPS_MAX, sizeof(*exes));
 	if (!exes)
 		return -ENOMEM;
-	u->deferred = false;
 	memset(&u->pm, 0, offsetof(struct kiln_proc_maps, maps));
 	u->pm.instance = s->instance;
 	for (size_t i = 0; i < s->nmaps; i++) {
@@ -568,8 +598,6 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 			break;
 		}
 		why = map_one(u, &s->maps[i], out, &used);
-		if (u->deferred)
-			continue;       /* counted when written */
 		if (why < UNWINDER_FB_COUNT)
 			u->st.fallback[why]++;
 		if (used) {
@@ -578,12 +606,10 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 		}
 		u->pm.n++;
 	}
-	if (u->deferred || bpf_map_update_elem(u->m.proc_maps_fd, &key, &u->pm, BPF_ANY)) {
+	if (bpf_map_update_elem(u->m.proc_maps_fd, &key, &u->pm, BPF_ANY)) {
 		for (size_t i = 0; i < nexes; i++)
 			exes[i]->refs--;
 		free(exes);
-		if (u->deferred)
-			return -EAGAIN;
 		if (!p)
 			u->st.processes_full++;
 		return -ENOSPC;
@@ -684,15 +710,14 @@ void unwinder__tick(struct unwinder *u, struct proc_table *procs)
 		for (size_t i = 0; i < w.n; i++)
 			unwinder__miss(u, procs, w.due[i]);
 	}
-	job_collect(u);
-	/* Oldest first, until one waits for a table; a process gone meanwhile
-	 * is skipped. */
+	jobs_collect(u);
+	/* Oldest first; a process gone meanwhile is skipped. */
 	while (u->qlen) {
 		uint32_t inst = u->queue[u->qhead];
 		struct proc_snapshot *s = proc_table__get(procs, inst);
 
-		if (s && !s->ended && load_process(u, s) == -EAGAIN)
-			return;
+		if (s && !s->ended)
+			load_process(u, s);
 		u->qhead = (u->qhead + 1) % QUEUE_MAX;
 		u->qlen--;
 		hashmap__del_u64(&u->queued, inst);
@@ -701,12 +726,14 @@ void unwinder__tick(struct unwinder *u, struct proc_table *procs)
 
 int unwinder__poll_ms(const struct unwinder *u, int timeout_ms)
 {
-	if (!u || !u->qlen)
+	if (!u)
 		return timeout_ms;
-	/* A table is being built: look again soon; else there is work now. */
-	if (u->job)
+	if (u->qlen)
+		return 0;
+	/* Tables are being built: load each soon after it is done. */
+	if (u->jobs)
 		return timeout_ms < JOB_POLL_MS ? timeout_ms : JOB_POLL_MS;
-	return 0;
+	return timeout_ms;
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out)
@@ -743,8 +770,8 @@ void unwinder__free(struct unwinder *u)
 		pthread_mutex_unlock(&u->mu);
 		pthread_join(u->thread, NULL);
 	}
-	if (u->job)
-		job_free(u->job);
+	jobs_free(u->todo.head);
+	jobs_free(u->done.head);
 	hashmap__each(&u->procs, free_entry, NULL);
 	hashmap__clear(&u->procs);
 	hashmap__each(&u->exes, free_exe, NULL);

@@ -57,13 +57,14 @@ void unwinder__ended(struct unwinder *u, const struct proc_snapshot *s);
 /* The walker met a pc outside the known mappings of instance: re-read its
  * mappings (at most once a second per process). */
 void unwinder__miss(struct unwinder *u, struct proc_table *procs, uint32_t instance);
-/* From the loop, after process events: loads queued processes' tables,
- * oldest first (each new file's table is built by a thread of the
- * unwinder's, one at a time; a process waits for its files'), and
- * re-reads what unwinder__miss put off. */
+/* From the loop, after process events: writes queued processes' mappings
+ * (a new file's table is queued for a thread of the unwinder's, which
+ * builds them one at a time; the walker uses each as soon as it is
+ * loaded), loads the tables built since, and re-reads what unwinder__miss
+ * put off. */
 void unwinder__tick(struct unwinder *u, struct proc_table *procs);
-/* How long the loop may wait for events (given timeout_ms): 0 when queued
- * processes can be loaded now, a few ms while a table is being built. */
+/* How long the loop may wait for events (given timeout_ms): 0 when
+ * processes are queued, a few ms while tables are being built. */
 int unwinder__poll_ms(const struct unwinder *u, int timeout_ms);
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
 void unwinder__free(struct unwinder *u);
