@@ -618,9 +618,10 @@ static __always_inline bool tables_apply(__u32 tgid)
 #endif
 
 /* The user registers of the sampled task: from the sample when it
- * interrupted user mode (0), else from where the kernel saved them on
- * entry (1: pc follows the system call instruction, a return address in
- * all but name). -1: none. */
+ * interrupted user mode, else from where the kernel saved them on entry.
+ * Either way pc is looked up as it is: after a page fault it is the
+ * faulting instruction, and after a system call the instruction past it,
+ * in the same function in practice. 0, or -1: none. */
 static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
 				     struct walk *w)
 {
@@ -656,7 +657,7 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct tas
 #ifdef __TARGET_ARCH_arm64
 	w->lr = BPF_CORE_READ((struct user_pt_regs *)regs, regs[30]);
 #endif
-	return w->sp ? 1 : -1;
+	return w->sp ? 0 : -1;
 }
 
 /* The kernel's stack (kernel: true) or frame-pointer user stack into
@@ -713,12 +714,10 @@ int kiln_sample(struct bpf_perf_event_data *ctx)
 	} else if (user_regs_stale(task)) {
 		count_event(KILN_EV_EXEC_USER_SKIPPED);
 	} else {
-		int in_kernel;
-
-		if (tables_apply(tgid) && (in_kernel = user_regs(ctx, task, w)) >= 0) {
+		if (tables_apply(tgid) && user_regs(ctx, task, w) == 0) {
 			count_unwind(KILN_UW_WALKS);
 			w->tail_calls = 0;
-			w->pc_is_ra = in_kernel;
+			w->pc_is_ra = 0;
 			w->stack.len = 0;
 			w->stack.flags = KILN_STACK_TABLES;
 			bpf_tail_call(ctx, &walk_progs, 0);
