@@ -156,9 +156,8 @@ static void *map_array(struct bpf_map *map, size_t *len)
 
 static void unmap_unwind(struct sampler *s)
 {
-	struct bpf_map *maps[] = { s->skel->maps.unwind_rows, s->skel->maps.unwind_rules,
-				   s->skel->maps.exe_tables };
-	void *mem[] = { s->uw.rows, s->uw.rules, s->uw.tables };
+	struct bpf_map *maps[] = { s->skel->maps.unwind_rules, s->skel->maps.exe_tables };
+	void *mem[] = { s->uw.rules, s->uw.tables };
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		size_t stride = (bpf_map__value_size(maps[i]) + 7) & ~(size_t)7;
@@ -171,27 +170,29 @@ static void unmap_unwind(struct sampler *s)
 	s->have_unwind = false;
 }
 
-/* Maps the walker's arrays into this process for user/unwind/. */
+/* Maps the walker's small arrays into this process for user/unwind/ (the
+ * rows are mapped a table's range at a time, while it is written, so they
+ * do not count in kiln's RSS). */
 static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
 {
-	size_t rows, rules, tables;
+	size_t rules, tables;
 
-	s->uw.rows = map_array(s->skel->maps.unwind_rows, &rows);
 	s->uw.rules = map_array(s->skel->maps.unwind_rules, &rules);
 	s->uw.tables = map_array(s->skel->maps.exe_tables, &tables);
 	s->have_unwind = true;
-	if (!s->uw.rows || !s->uw.rules || !s->uw.tables) {
+	if (!s->uw.rules || !s->uw.tables) {
 		int err = -errno;
 
 		pr_error("cannot map the unwind table maps: %s", strerror(errno));
 		unmap_unwind(s);
 		return err;
 	}
+	s->uw.rows_fd = bpf_map__fd(s->skel->maps.unwind_rows);
 	s->uw.rows_cap = opts->unwind_rows;
 	s->uw.rule_stride = (sizeof(struct kiln_unwind_rule) + 7) & ~(size_t)7;
 	s->uw.proc_maps_fd = bpf_map__fd(s->skel->maps.proc_maps);
 	s->uw.proc_maps_cap = bpf_map__max_entries(s->skel->maps.proc_maps);
-	s->uw.bytes = rows + rules + tables;
+	s->uw.bytes = (size_t)opts->unwind_rows * sizeof(struct kiln_unwind_row) + rules + tables;
 	return 0;
 }
 

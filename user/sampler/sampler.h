@@ -26,9 +26,10 @@ struct sampler_opts {
 };
 
 /* The walker's maps, for user/unwind/ to fill (include/kiln/unwind.h).
- * rows, rules and tables are the maps' memory, shared with BPF. */
+ * rules and tables are the maps' memory, shared with BPF; rows_fd is
+ * mmap()ed a range at a time (BPF_F_MMAPABLE). */
 struct sampler_unwind_maps {
-	struct kiln_unwind_row *rows;
+	int rows_fd;
 	uint32_t rows_cap;
 	uint8_t *rules;                 /* KILN_UNWIND_RULES entries, rule_stride apart */
 	size_t rule_stride;

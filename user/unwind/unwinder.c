@@ -13,11 +13,13 @@
 #include <string.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <unistd.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 
 #include <bpf/bpf.h>
 
@@ -119,6 +121,9 @@ struct unwinder {
 	pthread_cond_t cv;
 	bool stop;
 	struct job_list todo, done;
+	/* The builder's bounds: a table larger than the whole row budget
+	 * is refused while it is built, before it costs its full memory. */
+	struct unwind_limits limits;
 	struct unwinder_stats st;
 };
 
@@ -164,6 +169,9 @@ struct unwinder *unwinder__new(struct sampler *s)
 	u->nfree_slots = KILN_UNWIND_SLOTS;
 	u->st.rows_cap = u->m.rows_cap;
 	u->st.maps_bytes = u->m.bytes;
+	u->limits = unwind_default_limits;
+	if (u->limits.max_rows > u->m.rows_cap)
+		u->limits.max_rows = u->m.rows_cap;
 	u->todo.tail = &u->todo.head;
 	u->done.tail = &u->done.head;
 	pthread_mutex_init(&u->mu, NULL);
@@ -302,6 +310,32 @@ static int rule_intern(struct unwinder *u, const struct kiln_unwind_rule *r)
 	return (int)u->nrules++;
 }
 
+/* Writes rows (rule indices through map) at first in unwind_rows, through
+ * a mapping of just their pages, gone again after. */
+static int rows_write(struct unwinder *u, uint32_t first, const struct kiln_unwind_row *rows,
+		      size_t nrows, const uint16_t *map)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), row = sizeof(*rows);
+	size_t start = (size_t)first * row & ~(page - 1);
+	size_t len = (((size_t)first + nrows) * row - start + page - 1) & ~(page - 1);
+	uint8_t *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->m.rows_fd,
+			    (off_t)start);
+	struct kiln_unwind_row *dst;
+
+	if (mem == MAP_FAILED) {
+		pr_warn("unwind: cannot map unwind rows: %s", strerror(errno));
+		return -errno;
+	}
+	dst = (struct kiln_unwind_row *)(mem + (size_t)first * row - start);
+	for (size_t i = 0; i < nrows; i++) {
+		dst[i] = rows[i];
+		if (!(dst[i].rule & KILN_UNWIND_CMD))
+			dst[i].rule = map[dst[i].rule];
+	}
+	munmap(mem, len);
+	return 0;
+}
+
 /* Copies table t into the maps as e. */
 static enum unwinder_fallback exe_load(struct unwinder *u, struct exe *e,
 				       const struct unwind_table *t)
@@ -333,12 +367,10 @@ static enum unwinder_fallback exe_load(struct unwinder *u, struct exe *e,
 			free(map);
 			return UNWINDER_FB_NO_ROOM;
 		}
-	for (size_t i = 0; i < nrows; i++) {
-		struct kiln_unwind_row r = rows[i];
-
-		if (!(r.rule & KILN_UNWIND_CMD))
-			r.rule = map[r.rule];
-		u->m.rows[first + i] = r;
+	if (rows_write(u, first, rows, nrows, map)) {
+		rows_release(u, first, (uint32_t)nrows);
+		free(map);
+		return UNWINDER_FB_NO_ROOM;
 	}
 	free(map);
 	e->first = first;
@@ -387,13 +419,13 @@ static void *builder(void *arg)
 		pthread_mutex_unlock(&u->mu);
 		start = monotonic_ns();
 		if (j->fd >= 0) {
-			j->t = unwind_table__build(j->fd, j->root, j->path, NULL);
+			j->t = unwind_table__build(j->fd, j->root, j->path, &u->limits);
 		} else {
 			size_t size;
 			const void *image = own_vdso(&size);
 
 			if (image)
-				j->t = unwind_table__build_mem(image, size, "[vdso]", NULL);
+				j->t = unwind_table__build_mem(image, size, "[vdso]", &u->limits);
 		}
 		j->ns = monotonic_ns() - start;
 		pthread_mutex_lock(&u->mu);
@@ -479,6 +511,10 @@ static void jobs_collect(struct unwinder *u)
 		}
 		job_free(j);
 	}
+	/* A table's build leaves the builder's heap with free pages (libdw's
+	 * state, the rows before copying): give them back now. */
+	if (!u->jobs)
+		malloc_trim(0);
 }
 
 /* The entry of the file bin (the vDSO when NULL), with its slot: a new
