@@ -63,6 +63,7 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 			return -ENOMEM;
 		}
 		proc_table__observe(p->procs, &obs);
+		unwinder__prewarm(p->uw);
 	}
 	p->md = metadata__new(&opts->metadata);
 	if (!p->md)     /* metadata__new said why; EINVAL: a bad tag or label option */

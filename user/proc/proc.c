@@ -268,6 +268,13 @@ static void binary_put(struct proc_table *t, struct binary *b)
  * otherwise choose the names of the victim's frames in every other
  * container. (A debuginfod client may key by build id the files it fetched
  * itself, as their content is what the server vouches for.) */
+void binary__key(const struct stat *sb, char *key, size_t len)
+{
+	snprintf(key, len, "f:%" PRIu64 ":%" PRIu64 ":%lld:%lld.%09ld", (uint64_t)sb->st_dev,
+		 (uint64_t)sb->st_ino, (long long)sb->st_size, (long long)sb->st_mtim.tv_sec,
+		 sb->st_mtim.tv_nsec);
+}
+
 /* Opens the mapped file m through pid (its map_files link, else the path
  * inside its root) and sets b's fd, build id and cache key. A failure
  * leaves fd -1 and the "i:" key. */
@@ -289,9 +296,7 @@ static void binary_open(struct binary *b, struct proc_table *t, pid_t pid,
 	if (b->fd >= 0)
 		elf__build_id_of(b->fd, b->path, b->build_id, sizeof(b->build_id));
 	if (b->fd >= 0)
-		snprintf(b->key, sizeof(b->key), "f:%" PRIu64 ":%" PRIu64 ":%lld:%lld.%09ld",
-			 (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, (long long)sb.st_size,
-			 (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec);
+		binary__key(&sb, b->key, sizeof(b->key));
 	else
 		snprintf(b->key, sizeof(b->key), "i:%" PRIu64 ":%" PRIu64, b->dev, b->ino);
 }

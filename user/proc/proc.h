@@ -30,6 +30,10 @@ struct binary {
 	unsigned refs;
 };
 
+/* A binary's key from the fstat of the opened file. */
+struct stat;
+void binary__key(const struct stat *sb, char *key, size_t len);
+
 struct proc_mapping {
 	uint64_t start, end, pgoff;
 	char *name;             /* path, "[vdso]", "[anon]", ... */

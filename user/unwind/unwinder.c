@@ -20,13 +20,16 @@
 #include <stdio.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 
 #include "core/clock.h"
+#include "core/elf.h"
 #include "core/hash.h"
 #include "core/hashmap.h"
 #include "core/log.h"
+#include "core/safe_open.h"
 #include "unwind/unwind_table.h"
 #include "unwind/unwinder.h"
 
@@ -555,6 +558,40 @@ static struct exe *exe_get(struct unwinder *u, const struct binary *bin,
 		e->why = UNWINDER_FB_NO_TABLE;
 	}
 	return e;
+}
+
+void unwinder__prewarm(struct unwinder *u)
+{
+	struct proc_mapping *maps = NULL;
+	enum unwinder_fallback why;
+	char buf[1 << 16];
+	size_t len;
+	FILE *f;
+	int n;
+
+	exe_get(u, NULL, &why);         /* the vDSO */
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	n = proc_maps__parse(buf, len, &maps, NULL, NULL);
+	for (int i = 0; i < n; i++) {
+		const char *base = strrchr(maps[i].name, '/');
+		struct binary b = { .fd = -1, .path = maps[i].name, .root = "/" };
+		struct stat sb;
+
+		if (!base || (strncmp(base, "/libc.so", 8) != 0 && strncmp(base, "/ld-linux", 9) != 0))
+			continue;
+		b.fd = safe_open__in("/", maps[i].name, ELF_FILE_MAX, &sb);
+		if (b.fd < 0)
+			continue;
+		binary__key(&sb, b.key, sizeof(b.key));
+		exe_get(u, &b, &why);
+		close(b.fd);
+	}
+	if (n > 0)
+		proc_mappings__free(maps, (size_t)n);
 }
 
 /* ---- processes ---- */

@@ -49,6 +49,10 @@ struct unwinder;
 
 /* NULL (nothing to do) when the sampler was opened without unwind rows. */
 struct unwinder *unwinder__new(struct sampler *s);
+/* Queues the tables nearly every process needs (the C library, the
+ * dynamic loader, the vDSO: kiln's own), so a new process's first samples
+ * wait for its own files only. */
+void unwinder__prewarm(struct unwinder *u);
 /* s was taken or re-read: queues it; unwinder__tick loads its files'
  * tables and writes its mappings. */
 void unwinder__mapped(struct unwinder *u, const struct proc_snapshot *s);
