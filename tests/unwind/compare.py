@@ -14,9 +14,12 @@ and of each sample only its user frames (kiln's "_[k]" frames and perf's
 (inside execve, say) is counted apart and left out of every share.
 
 Frame names are made comparable, the same way for both:
-- a frame inside a file but with no symbol (kiln "libfoo.so+0x1a2b", perf
-  "[unknown] (/usr/lib/libfoo.so)") becomes "?@libfoo.so": neither tool
-  knows the function, so only the file can be compared;
+- a frame inside a file but with no symbol (kiln "libfoo.so+0x1a2b", an
+  ELF address; perf "[unknown] (/usr/lib/libfoo.so)" at a file offset)
+  becomes "?@libfoo.so:0x1a00", the start of the function that holds it
+  as the file's .eh_frame_hdr lists functions (return addresses less one),
+  so the static functions of a stripped program (gzip, xz, python3.11)
+  compare one by one; "?@libfoo.so" where the file has no such table;
 - a frame outside every mapping (kiln "[unknown]", perf "[unknown]
   ([unknown])") stays "[unknown]": a broken walk;
 - symbol versions go (perf "__libc_start_main@@GLIBC_2.34"), and aliases
@@ -27,13 +30,20 @@ Frame names are made comparable, the same way for both:
 A stack reaches the thread's root when its outermost user frame is one of
 ROOTS: where a thread starts (_start, ld.so's _dl_start_user, clone, clone3,
 start_thread) or the libc frames just above a program's _start
-(__libc_start_main, __libc_start_call_main), for a walker may stop there
-once the caller has no return address. The same rule for both tools; main
-alone is not a root (a walk that stops at main lost the frames above it).
+(__libc_start_main, __libc_start_call_main: perf's unwinder sometimes stops
+at __libc_start_call_main, see docs/testing.md), or a frame without a
+symbol in a file that calls __libc_start_main (a stripped program's _start:
+xz, gzip). The same rule for both tools; main alone is not a root (a walk
+that stops at main lost the frames above it).
 
 Shares: a function's inclusive share is the percentage of samples with the
 function anywhere in the user stack (counted once), its self share the
-percentage with the function as the innermost user frame. The functions
+percentage with the function as the innermost user frame. For shares, a
+stack that reaches the root loses its leading run of root frames (so where
+exactly a walker stopped among _start, __libc_start_main and
+__libc_start_call_main is judged by the root figure, not twice); a stack
+that does not reach the root is kept whole, its wrong outermost frames and
+all. The functions
 compared are the --top of each tool by inclusive share and by self share,
 together; the report gives both tools' shares and the largest difference in
 points.
@@ -44,6 +54,7 @@ NAME's samples whose stack reaches the root with exactly CALLER,... (outermost
 first) directly above NAME.
 """
 import argparse
+import bisect
 import collections
 import json
 import math
@@ -59,8 +70,23 @@ ROOTS = {
 }
 
 UNKNOWN = "[unknown]"
-KILN_UNNAMED = re.compile(r"^(.+)\+0x[0-9a-fA-F]+$")
+KILN_UNNAMED = re.compile(r"^(.+)\+0x([0-9a-fA-F]+)$")
 PERF_FRAME = re.compile(r"^\s*([0-9a-fA-F]+)\s+(.*?)\s+\((.*)\)\s*$")
+
+
+def rooted(st):
+    """the stack (outermost first) reaches the thread's root"""
+    return st[0] in ROOTS or (len(st) > 1 and st[0].startswith("?@") and st[1] == "__libc_start_main")
+
+
+def trimmed(st):
+    """st without its leading root frames, when it reaches the root"""
+    if not rooted(st):
+        return st
+    i = 1
+    while i < len(st) and st[i] in ROOTS:
+        i += 1
+    return st[i:] or st[-1:]
 
 
 def strip_version(name):
@@ -109,7 +135,8 @@ def read_folded(path, comm, kiln):
             if f == UNKNOWN:
                 user.append(UNKNOWN)
             elif m:
-                user.append("?@" + os.path.basename(m.group(1)))
+                # kiln names an ELF address, less one for return addresses
+                user.append(("v", os.path.basename(m.group(1)), int(m.group(2), 16)))
             else:
                 user.append(strip_version(f))
         if user:
@@ -152,7 +179,12 @@ def read_perf(path, comm):
         if dso.startswith("[kernel") or dso == "[guest.kernel.kallsyms]" or int(addr, 16) >= 1 << 63:
             continue
         if sym == UNKNOWN:
-            frames.append("?@" + os.path.basename(dso) if dso.startswith("/") else UNKNOWN)
+            if dso.startswith("/"):
+                # a file offset; a return address (every frame but the
+                # first) less one, as kiln looks them up
+                frames.append(("o", dso, int(addr, 16) - (1 if frames else 0)))
+            else:
+                frames.append(UNKNOWN)
         else:
             frames.append(strip_version(sym))
         if dso.startswith("/"):
@@ -205,30 +237,90 @@ def alias_map(dsos):
     return canon
 
 
-def canonicalize(prof, canon):
+class FileFunctions:
+    """Function starts of one ELF file from its .eh_frame_hdr table, and its
+    segments to turn file offsets into ELF addresses."""
+
+    def __init__(self, path):
+        self.starts, self.loads = [], []
+        try:
+            segs = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True).stdout
+            for line in segs.splitlines():
+                p = line.split()
+                if p and p[0] == "LOAD":
+                    self.loads.append((int(p[1], 16), int(p[2], 16), int(p[4], 16)))
+            secs = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True).stdout
+            m = re.search(r"\.eh_frame_hdr\s+PROGBITS\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)", secs)
+            if not m:
+                return
+            addr, off, size = (int(x, 16) for x in m.groups())
+            with open(path, "rb") as f:
+                f.seek(off)
+                hdr = f.read(size)
+            # version 1; eh_frame_ptr pcrel|sdata4; fde_count udata4;
+            # table datarel|sdata4 (what GNU ld writes)
+            if len(hdr) < 12 or hdr[0] != 1 or hdr[1] != 0x1b or hdr[2] != 0x03 or hdr[3] != 0x3b:
+                return
+            count = int.from_bytes(hdr[8:12], "little")
+            for i in range(min(count, (len(hdr) - 12) // 8)):
+                rel = int.from_bytes(hdr[12 + 8 * i:16 + 8 * i], "little", signed=True)
+                self.starts.append(addr + rel)
+            self.starts.sort()
+        except OSError:
+            pass
+
+    def vaddr(self, off):
+        for o, v, filesz in self.loads:
+            if o <= off < o + filesz:
+                return off - o + v
+        return off
+
+    def function(self, vaddr):
+        i = bisect.bisect_right(self.starts, vaddr) - 1
+        return self.starts[i] if i >= 0 else None
+
+
+def canonicalize(prof, canon, paths, files):
+    """names made comparable: aliases, and unnamed frames to the start of
+    their function (paths: file name -> path, from perf's samples)"""
+    def name(f):
+        if isinstance(f, str):
+            return canon.get(f, f)
+        kind, where, addr = f
+        path = where if kind == "o" else paths.get(where)
+        base = os.path.basename(where)
+        if not path:
+            return "?@" + base
+        if path not in files:
+            files[path] = FileFunctions(path)
+        ff = files[path]
+        start = ff.function(ff.vaddr(addr) if kind == "o" else addr)
+        return "?@%s:%#x" % (base, start) if start is not None else "?@" + base
+
     out = collections.Counter()
     for st, n in prof.stacks.items():
-        out[tuple(canon.get(f, f) for f in st)] += n
+        out[tuple(name(f) for f in st)] += n
     prof.stacks = out
 
 
 def summary(prof):
     total = prof.samples
-    rooted = sum(n for st, n in prof.stacks.items() if st[0] in ROOTS)
+    rooted_n = sum(n for st, n in prof.stacks.items() if rooted(st))
     depth = sum(len(st) * n for st, n in prof.stacks.items())
     incl, self_ = collections.Counter(), collections.Counter()
     outer = collections.Counter()
     for st, n in prof.stacks.items():
+        outer[st[0]] += n
+        st = trimmed(st)
         for f in set(st):
             incl[f] += n
         self_[st[-1]] += n
-        outer[st[0]] += n
     pct = (lambda c: {k: 100.0 * v / total for k, v in c.items()}) if total else (lambda c: {})
     return {
         "samples": total,
         "no_user_frames": prof.no_user,
         "other_processes": prof.other,
-        "root_pct": 100.0 * rooted / total if total else 0.0,
+        "root_pct": 100.0 * rooted_n / total if total else 0.0,
         "mean_depth": depth / total if total else 0.0,
         "max_depth": max((len(st) for st in prof.stacks), default=0),
         "inclusive": pct(incl),
@@ -252,7 +344,7 @@ def truth_check(prof, spec):
             continue
         with_f += n
         i = st.index(name)
-        if st[0] in ROOTS and i >= len(callers) and list(st[i - len(callers):i]) == callers:
+        if rooted(st) and i >= len(callers) and list(st[i - len(callers):i]) == callers:
             exact += n
     return {
         "function": name,
@@ -282,9 +374,11 @@ def main():
         return read_folded(path, a.comm, kiln)
 
     subj, ref = load(a.subject), load(a.reference)
-    canon = alias_map(ref.dsos | subj.dsos)
-    canonicalize(subj, canon)
-    canonicalize(ref, canon)
+    dsos = ref.dsos | subj.dsos
+    canon = alias_map(dsos)
+    paths, files = {os.path.basename(d): d for d in dsos}, {}
+    canonicalize(subj, canon, paths, files)
+    canonicalize(ref, canon, paths, files)
     s, r = summary(subj), summary(ref)
 
     names = []

@@ -22,8 +22,9 @@
 #              callers below main
 #
 # Environment: KILN (build/kiln), UNWIND_BIN (build/unwind: truth_shares),
-# UNWIND_HZ (999: both samplers, per CPU), UNWIND_SECONDS (10: CPU seconds
-# each workload runs), UNWIND_PERF_STACK (65528: bytes of user stack perf
+# UNWIND_HZ (999: both samplers, per CPU), UNWIND_SECONDS (20: CPU seconds
+# each workload runs; ~20 000 samples a tool, so two independent samplings
+# of one share differ by 0.5 point at one sigma, 2 points being 4 sigma), UNWIND_PERF_STACK (65528: bytes of user stack perf
 # copies per sample; perf's default 8192 cuts ruby's deep stacks),
 # UNWIND_ONLY ("python ruby": a subset), UNWIND_KEEP (a directory: keep the
 # profiles and reports there), UNWIND_SUBJECT (kiln; "perf" judges a second,
@@ -37,7 +38,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 KILN=${KILN:-build/kiln}
 UNWIND_BIN=${UNWIND_BIN:-build/unwind}
 HZ=${UNWIND_HZ:-999}
-CPU_SECONDS=${UNWIND_SECONDS:-10}
+CPU_SECONDS=${UNWIND_SECONDS:-20}
 STACK=${UNWIND_PERF_STACK:-65528}
 SUBJECT=${UNWIND_SUBJECT:-kiln}
 ONLY=${UNWIND_ONLY:-python ruby perl xz gzip truth}
