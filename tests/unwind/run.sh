@@ -72,12 +72,13 @@ profile() {
 		feed=(/usr/bin/python3 "$HERE/workloads/feed.py" "$CPU_SECONDS" "$comm")
 		shift
 	fi
-	# perf_cmd DATA: the workload under perf writing DATA
+	# perf_cmd DATA: PERF_CMD, the workload under perf writing DATA
 	perf_cmd() {
-		echo "${feed[@]}" perf record -q -m 4096 -e cpu-clock -F "$HZ" --call-graph "dwarf,$STACK" -o "$1" --
+		PERF_CMD=("${feed[@]}" perf record -q -m 4096 -e cpu-clock -F "$HZ" --call-graph "dwarf,$STACK"
+			-o "$1" --)
 	}
-	local ref
-	read -r -a ref <<<"$(perf_cmd "$TMP/$name.ref.data")"
+	perf_cmd "$TMP/$name.ref.data"
+	local ref=("${PERF_CMD[@]}")
 	local guard=$((CPU_SECONDS * 30 + 300))   # only against a hang
 	echo "-- $name: $* ($CPU_SECONDS CPU seconds at $HZ Hz)"
 	case $SUBJECT in
@@ -91,8 +92,8 @@ profile() {
 	perf)
 		# a second perf, on a second run of the same workload (perf around
 		# perf would record two processes mapping libc)
-		local second
-		read -r -a second <<<"$(perf_cmd "$TMP/$name.subject.data")"
+		perf_cmd "$TMP/$name.subject.data"
+		local second=("${PERF_CMD[@]}")
 		subj=$TMP/$name.subject.txt
 		timeout -s INT "$guard" "${ref[@]}" "$@" >"$TMP/$name.out" 2>"$TMP/$name.subject.err" &&
 			timeout -s INT "$guard" "${second[@]}" "$@" >>"$TMP/$name.out" 2>>"$TMP/$name.subject.err"
