@@ -179,6 +179,7 @@ def check_daemonset(ds, v, opts, help_flags):
         "--server-api": [v["pyroscope"]["api"]],
         "--frequency": [str(v["agent"]["frequency"])],
         "--interval": [str(v["agent"]["interval"])],
+        "--unwind-memory": [str(v["agent"]["unwindMemory"])],
         "--metrics-addr": [f"0.0.0.0:{v['metrics']['port']}"],
         "--health-addr": [f"0.0.0.0:{v['metrics']['healthPort']}"],
         "--log-level": [v["agent"]["logLevel"]],
