@@ -2,10 +2,14 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Helpers for tests/bench/run.sh (stdlib only; run with /usr/bin/python3).
 
-  analyze.py bpfstats ROOT_PID COMM OUT.json
+  analyze.py bpfstats ROOT_PID COMM OUT.json [SECONDS]
       BPF programs held open by the descendants of ROOT_PID named COMM, with
       run_time_ns / run_cnt from `bpftool prog show -j` (needs
-      kernel.bpf_stats_enabled=1). Writes a JSON list.
+      kernel.bpf_stats_enabled=1). Writes a JSON list. With SECONDS, reads
+      again every 0.25 s for up to SECONDS while the programs are there, and
+      keeps each program's last reading (a loaded host can delay a single
+      reading past the profiler's exit, and a stopping profiler closes its
+      programs one by one).
   analyze.py hold-stats
       Turns BPF run-time statistics on with bpf(BPF_ENABLE_STATS) and keeps
       them on until killed (the kernel turns them off when the fd closes).
@@ -28,7 +32,8 @@ read as one round. Phase directories: WORKDIR/round<N>/<phase>/ with
   time.txt      `/usr/bin/time -f '%U %S %M'` of the profiler
   script_time.txt  the same for `perf script` (perf, perf_dwarf)
   spin.txt      spin_counter's line: iterations=N cpu_s=X wall_s=Y
-  bpf.json      output of `bpfstats` taken just before the phase ended
+  bpf.json      output of `bpfstats`: its last reading before the profiler
+                exited
   stamp         stamp_exec's "PID MONOTONIC_NS" of the profiler's start
   first_sample  first-sample's "FIRST_NS LAST_NS" (BPF profilers)
   churn.log     churn's "pid start_ns end_ns cpu_ns" per short-lived process
@@ -104,7 +109,7 @@ def prog_ids_of(pid):
     return ids
 
 
-def cmd_bpfstats(root, comm, out):
+def bpfstats_once(root, comm):
     ids = set()
     for pid in descendants(int(root), comm):
         ids |= prog_ids_of(pid)
@@ -116,8 +121,24 @@ def cmd_bpfstats(root, comm, out):
             if p.get("id") in ids:
                 progs.append({k: p.get(k) for k in
                               ("id", "name", "type", "run_time_ns", "run_cnt")})
+    return progs
+
+
+def cmd_bpfstats(root, comm, out, seconds="0"):
+    import time
+    deadline = time.monotonic() + float(seconds)
+    last = {}  # program id -> its last reading: a profiler that is
+    while True:  # stopping closes its programs one by one
+        progs = bpfstats_once(root, comm)
+        for p in progs:
+            last[p["id"]] = p
+        if last and not progs:
+            break  # the profiler closed them all
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.25)
     with open(out, "w") as f:
-        json.dump(progs, f)
+        json.dump(list(last.values()), f)
 
 
 def cmd_hold_stats():
@@ -787,8 +808,9 @@ def cmd_report(work, seconds, out):
           "writing each interval's files (pprof per service, folded, "
           "latest.html); its share merges all its pprof files.")
     print("- CPU s incl BPF adds the run time of the profiler's BPF programs "
-          f"(BPF stats on via {meta.get('bpf_stats', '?')}; read with bpftool ~0.5 s before the "
-          "profiler exits, so the last ~0.5 s is missing). That time is spent "
+          f"(BPF stats on via {meta.get('bpf_stats', '?')}; read with bpftool every 0.25 s from 2 s "
+          "before the end, the last reading before the profiler exits kept, so "
+          "up to its last ~0.25 s may be missing). That time is spent "
           "in the interrupted task, not charged to the profiler. perf's "
           "in-kernel sampling and unwinding cost is not a BPF program and is "
           "not measurable this way: its row leaves it out.")
@@ -849,7 +871,7 @@ def cmd_report(work, seconds, out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "bpfstats":
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "bpfstats":
         cmd_bpfstats(*sys.argv[2:])
     elif len(sys.argv) == 2 and sys.argv[1] == "hold-stats":
         cmd_hold_stats()

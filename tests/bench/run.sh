@@ -156,8 +156,11 @@ stop_load() {
 
 # spin_counter and churn run exactly S seconds from the profiler's start; in
 # the background, as is the BPF probe ($1: phase dir, $2: profiler comm), which
-# reads the profiler's BPF program stats 0.5 s before its end. The probe runs
-# in every phase (finding nothing without a BPF profiler) so that its own
+# reads the profiler's BPF program stats every 0.25 s from 2 s before its end
+# until the profiler has closed them (at most 4 s), keeping each one's last
+# reading: a single reading 0.5 s before the end came too late on a loaded
+# host (the agent and bpftrace are killed at S s exactly), and a stopping
+# agent closes kiln_sample first. The probe runs in every phase (finding nothing without a BPF profiler) so that its own
 # small CPU cost is the same everywhere. $3 (BPF profilers): watch for the
 # first sample of the process stamp_exec starts, see analyze.py first-sample.
 # Busy CPU ticks of the host (all but idle and iowait) and of cpu_ratio: their
@@ -176,8 +179,8 @@ start_measuring() {
 		$ANALYZE first-sample "$1/stamp" "$1/first_sample" &
 		FIRST_PID=$!
 	fi
-	(sleep "$($PY -c "print(max($S - 0.5, 0.5))")" &&
-		$ANALYZE bpfstats $$ "$2" "$1/bpf.json") &
+	(sleep "$($PY -c "print(max($S - 2, 0.5))")" &&
+		$ANALYZE bpfstats $$ "$2" "$1/bpf.json" 4) &
 	PROBE_PID=$!
 }
 
@@ -248,6 +251,9 @@ phase_agent() {
 # perf record then perf script. $1: phase name (perf, perf_dwarf); the rest:
 # perf record's call-graph options (-g: frame pointers; --call-graph dwarf:
 # 8 KiB of user stack copied per sample, unwound by perf script).
+# --no-bpf-event: perf 6.1's script failed on the KSYMBOL record of a BPF
+# program another process loaded meanwhile ("failed to process type: 17
+# [Bad address]", 2 of 6 perf runs on a busy host).
 phase_perf() {
 	local name=$1 d="$RD/$1" rc
 	shift
@@ -257,7 +263,7 @@ phase_perf() {
 	start_load
 	start_measuring "$d" perf
 	/usr/bin/time -o "$d/time.txt" -f '%U %S %M' \
-		"$STAMP" "$d/stamp" perf record -F "$BPF_HZ" -a "$@" -k CLOCK_MONOTONIC \
+		"$STAMP" "$d/stamp" perf record -F "$BPF_HZ" -a "$@" -k CLOCK_MONOTONIC --no-bpf-event \
 		-o "$d/perf.data" -- sleep "$S" \
 		>/dev/null 2>"$d/stderr"
 	rc=$?
