@@ -18,6 +18,8 @@
 #                 ASan + UBSan, build-fuzz/); make test replays the corpora
 # make valgrind   kiln record of the whole host for 30 s under valgrind memcheck
 # make bench-scale  kiln record against N call chains over M processes, a grid
+# make bench-unwind  unwind table size and build cost of the largest binaries,
+#                 and the rows all running processes need (part of make bench)
 # make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 # make install    binary, man page kiln(8), systemd unit, /etc/default/kiln
 #                 (PREFIX=/usr/local DESTDIR=); make uninstall reverses it
@@ -95,7 +97,10 @@ TEST_DEPS  := libcriterion-dev golang-go python3 python3-seccomp binutils g++ xz
 	python3-protobuf protobuf-compiler python3-prometheus-client chromium clang-format \
 	golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev yamllint python3-yaml \
 	python3-jsonschema systemd libc6-dbg
-BENCH_DEPS := linux-perf bpftrace time
+# libllvm14, libclang-cpp14, clang-14, chromium, ruby3.1: the largest binaries
+# whose unwind tables make bench-unwind builds (tests/bench/unwind_cost.py).
+BENCH_DEPS := linux-perf bpftrace time libllvm14 libclang-cpp14 clang-14 llvm-14 ruby3.1 \
+	chromium
 # make ARCH=arm64 on another host: the cross compiler and the :arm64 libraries.
 CROSS_DEPS := $(if $(CROSS),gcc-$(TRIPLET) libstdc++-12-dev-$(ARCH)-cross $(addsuffix :$(ARCH),libc6-dev libbpf-dev libelf-dev libdw-dev \
 	zlib1g-dev liblzma-dev libcurl4-openssl-dev libprotobuf-c-dev libjansson-dev libmicrohttpd-dev))
@@ -174,7 +179,8 @@ WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 .PHONY: all deps test-deps run test unit e2e e2e-record e2e-agent e2e-attacks test-view test-docs options-doc \
 	test-hygiene test-layers test-browser test-deploy test-receiver test-kernels manifests bench \
 	soak format-check test-unwind \
-	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale
+	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale \
+	bench-unwind
 
 all: $(OUT)/kiln
 
@@ -444,6 +450,7 @@ bench:
 	$(MAKE) test-deps DEPS_EXTRA="$(BENCH_DEPS)"
 	$(MAKE) all workloads $(OUT)/bench/export_cost
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/bench/run.sh
+	$(MAKE) bench-unwind
 	@echo "export cost of one interval (10 000 unique stacks, 20 label sets, depth 24):"
 	@$(OUT)/bench/export_cost 10000 20 24
 
@@ -454,6 +461,13 @@ valgrind:
 	$(MAKE) all
 	KILN=$(OUT)/kiln OUT_DIR=$(OUT)/valgrind VALGRIND_SECONDS=$(or $(VALGRIND_SECONDS),30) \
 		tests/valgrind/run.sh
+
+# Unwind tables: rows, bytes, build CPU and peak RSS for libLLVM, clang,
+# chromium, libstdc++, libruby, python3.11, libc (rotated rounds, median), and
+# the rows every running process needs, as is and with those programs running;
+# tests/bench/results/unwind-*.json.
+bench-unwind: $(OUT)/kiln
+	KILN=$(OUT)/kiln tests/bench/unwind_cost.py
 
 # Cost growth: kiln record of N call chains over M processes
 # (tests/workloads/scale_gen), a grid of N and M; tests/bench/results/scale-*.json.

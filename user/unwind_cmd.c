@@ -9,12 +9,21 @@
  *
  * With PCs (ELF virtual addresses, hex), only the row that applies at each:
  *   pc 0x41f020 off 0x1f020 row 0x1f020 PLT/11
- * or "pc 0x... none" where no row does. */
+ * or "pc 0x... none" where no row does.
+ *
+ * kiln unwind-table --summary FILE: one line of key=value figures instead,
+ * for the benchmarks (tests/bench/unwind_cost.py): the table's size and the
+ * cost of building it, CPU from getrusage around the build, peak RSS of
+ * the whole process:
+ *   rows=58511 rules=333 bytes=472284 fdes=... cfi_bytes=... build_ms=25.1
+ *   cpu_ms=24.0 max_rss_kb=9120 file=/usr/bin/python3.11 */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/elf.h"
@@ -27,16 +36,34 @@ static void print_header(const char *file, const struct unwind_table *t)
 	struct unwind_table_info in;
 
 	unwind_table__info(t, &in);
-	printf("# %s: base 0x%" PRIx64 ", %zu rows, %zu rules, %zu bytes, %.1f ms\n", file,
-	       in.base, in.rows, in.rules, in.bytes, (double)in.build_ns / 1e6);
-	printf("# FDEs: %zu .eh_frame, %zu .debug_frame (%s); %" PRIu64 " CFI bytes\n",
-	       in.fdes_eh, in.fdes_debug, in.debug_source, in.cfi_bytes);
-	printf("# rows: %zu STOP, %zu PLT, %zu SIGNAL, %zu INVALID\n", in.stop_rows,
-	       in.plt_rows, in.signal_rows, in.invalid_rows);
+	printf("# %s: base 0x%" PRIx64 ", %zu rows, %zu rules, %zu bytes, %.1f ms\n", file, in.base,
+	       in.rows, in.rules, in.bytes, (double)in.build_ns / 1e6);
+	printf("# FDEs: %zu .eh_frame, %zu .debug_frame (%s); %" PRIu64 " CFI bytes\n", in.fdes_eh,
+	       in.fdes_debug, in.debug_source, in.cfi_bytes);
+	printf("# rows: %zu STOP, %zu PLT, %zu SIGNAL, %zu INVALID\n", in.stop_rows, in.plt_rows,
+	       in.signal_rows, in.invalid_rows);
 	printf("# unsupported rows:");
 	for (int i = 0; i < UNWIND_UNSUP_COUNT; i++)
 		printf(" %s=%" PRIu64, unwind_unsupported_names[i], in.unsupported[i]);
 	printf("\n");
+}
+
+static double cpu_ms(const struct rusage *ru)
+{
+	return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1e3 +
+	       (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e3;
+}
+
+/* The --summary line; ru0 and ru1: getrusage just before and after the
+ * build. ru_maxrss is the process's peak, in KiB. */
+static void print_summary(const char *file, const struct unwind_table_info *in,
+			  const struct rusage *ru0, const struct rusage *ru1)
+{
+	printf("rows=%zu rules=%zu bytes=%zu fdes=%zu cfi_bytes=%" PRIu64
+	       " invalid_rows=%zu build_ms=%.1f cpu_ms=%.1f max_rss_kb=%ld file=%s\n",
+	       in->rows, in->rules, in->bytes, in->fdes_eh + in->fdes_debug, in->cfi_bytes,
+	       in->invalid_rows, (double)in->build_ns / 1e6, cpu_ms(ru1) - cpu_ms(ru0),
+	       ru1->ru_maxrss, file);
 }
 
 int unwind_table_main(int argc, char **argv)
@@ -44,14 +71,23 @@ int unwind_table_main(int argc, char **argv)
 	const struct kiln_unwind_row *rows, *r;
 	struct unwind_table *t;
 	struct unwind_table_info in;
+	struct rusage ru0, ru1;
+	bool summary = false;
 	char buf[64];
 	size_t n;
 	int fd;
 
-	if (argc < 2 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: kiln unwind-table FILE [PC...]\n");
+	if (argc > 1 && strcmp(argv[1], "--summary") == 0) {
+		summary = true;
+		argc--;
+		argv++;
+	}
+	if (argc < 2 || argv[1][0] == '-' || (summary && argc > 2)) {
+		fprintf(stderr, "usage: kiln unwind-table FILE [PC...]\n"
+				"       kiln unwind-table --summary FILE\n");
 		return 2;
 	}
+	getrusage(RUSAGE_SELF, &ru0);
 	fd = safe_open__in("", argv[1], ELF_FILE_MAX, NULL);
 	if (fd < 0) {
 		fprintf(stderr, "kiln: %s: %s\n", argv[1], strerror(-fd));
@@ -59,11 +95,17 @@ int unwind_table_main(int argc, char **argv)
 	}
 	t = unwind_table__build(fd, "", argv[1], NULL);
 	close(fd);
+	getrusage(RUSAGE_SELF, &ru1);
 	if (!t) {
 		fprintf(stderr, "kiln: %s: no unwind table: %s\n", argv[1], strerror(errno));
 		return 1;
 	}
 	unwind_table__info(t, &in);
+	if (summary) {
+		print_summary(argv[1], &in, &ru0, &ru1);
+		unwind_table__free(t);
+		return 0;
+	}
 	if (argc > 2) {
 		for (int i = 2; i < argc; i++) {
 			char *end;

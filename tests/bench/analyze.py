@@ -2,10 +2,14 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Helpers for tests/bench/run.sh (stdlib only; run with /usr/bin/python3).
 
-  analyze.py bpfstats ROOT_PID COMM OUT.json
+  analyze.py bpfstats ROOT_PID COMM OUT.json [SECONDS]
       BPF programs held open by the descendants of ROOT_PID named COMM, with
       run_time_ns / run_cnt from `bpftool prog show -j` (needs
-      kernel.bpf_stats_enabled=1). Writes a JSON list.
+      kernel.bpf_stats_enabled=1). Writes a JSON list. With SECONDS, reads
+      again every 0.25 s for up to SECONDS while the programs are there, and
+      keeps each program's last reading (a loaded host can delay a single
+      reading past the profiler's exit, and a stopping profiler closes its
+      programs one by one).
   analyze.py hold-stats
       Turns BPF run-time statistics on with bpf(BPF_ENABLE_STATS) and keeps
       them on until killed (the kernel turns them off when the fd closes).
@@ -16,26 +20,33 @@
       Time to first sample of a BPF profiler started by stamp_exec STAMP:
       writes when its perf_event programs first ran and last ran.
   analyze.py report WORKDIR SECONDS OUT.json
-      Reads every phase directory of WORKDIR, prints the markdown report on
-      stdout and writes the same figures to OUT.json.
+      Reads every phase directory of every round of WORKDIR, prints the
+      markdown report on stdout and writes the same figures to OUT.json:
+      each figure is the median over the rounds, each ratio the median of
+      the rounds' ratios (every round's rows and ratios are in the JSON too).
 
-Phase directories (written by run.sh): WORKDIR/<phase>/ with
+Rounds (written by run.sh): WORKDIR/round<N>/ with `order` (the phases in
+the order they ran) and the phase directories; a WORKDIR without rounds is
+read as one round. Phase directories: WORKDIR/round<N>/<phase>/ with
   failed        one line: why the phase has no figures (absent when it ran)
   time.txt      `/usr/bin/time -f '%U %S %M'` of the profiler
-  script_time.txt  the same for `perf script` (perf only)
+  script_time.txt  the same for `perf script` (perf, perf_dwarf)
   spin.txt      spin_counter's line: iterations=N cpu_s=X wall_s=Y
-  bpf.json      output of `bpfstats` taken just before the phase ended
+  bpf.json      output of `bpfstats`: its last reading before the profiler
+                exited
   stamp         stamp_exec's "PID MONOTONIC_NS" of the profiler's start
   first_sample  first-sample's "FIRST_NS LAST_NS" (BPF profilers)
   churn.log     churn's "pid start_ns end_ns cpu_ns" per short-lived process
   churn.txt     churn's summary line (children's and its own CPU s)
-  kiln.pb.gz, kiln.json, perf.txt, bpftrace.txt  the profiles
+  kiln.pb.gz, kiln.json, perf.txt, bpftrace.txt  the profiles (perf.txt:
+                perf script's output, for perf and perf_dwarf alike)
   profiles/     the agent's output dir: <unix>-<service>.pb.gz per interval
 """
 import glob
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -44,9 +55,11 @@ PHASES = [  # (directory, row label)
     ("kiln", "kiln record"),
     ("agent", "kiln agent (files)"),
     ("perf", "perf record (+script)"),
+    ("perf_dwarf", "perf --call-graph dwarf (+script)"),
     ("bpftrace", "bpftrace"),
 ]
 EXTRA_BASELINES = ["baseline2"]
+PERF_PHASES = ("perf", "perf_dwarf")
 TRUTH = 75.0  # cpu_ratio: hot_three gets 3 rounds in 4, hot_one 1 in 4
 
 
@@ -96,7 +109,7 @@ def prog_ids_of(pid):
     return ids
 
 
-def cmd_bpfstats(root, comm, out):
+def bpfstats_once(root, comm):
     ids = set()
     for pid in descendants(int(root), comm):
         ids |= prog_ids_of(pid)
@@ -108,8 +121,24 @@ def cmd_bpfstats(root, comm, out):
             if p.get("id") in ids:
                 progs.append({k: p.get(k) for k in
                               ("id", "name", "type", "run_time_ns", "run_cnt")})
+    return progs
+
+
+def cmd_bpfstats(root, comm, out, seconds="0"):
+    import time
+    deadline = time.monotonic() + float(seconds)
+    last = {}  # program id -> its last reading: a profiler that is
+    while True:  # stopping closes its programs one by one
+        progs = bpfstats_once(root, comm)
+        for p in progs:
+            last[p["id"]] = p
+        if last and not progs:
+            break  # the profiler closed them all
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.25)
     with open(out, "w") as f:
-        json.dump(progs, f)
+        json.dump(list(last.values()), f)
 
 
 def cmd_hold_stats():
@@ -479,7 +508,7 @@ def phase_row(work, seconds, phase, label, hz):
     row["cpu_s"] = round(t[0] + t[1], 3)
     row["peak_rss_mb"] = round(t[2] / 1024, 1)
     row["cpu_pct_of_core"] = round(100 * row["cpu_s"] / seconds, 3)
-    if phase == "perf":
+    if phase in PERF_PHASES:
         st = parse_time(os.path.join(d, "script_time.txt"))
         if st is None:
             row["failed"] = "perf script did not run"
@@ -527,9 +556,10 @@ def fmt(v, nd=2):
     return "-" if v is None else f"{v:.{nd}f}"
 
 
-def judge(by, extra, ratios):
+def judge(by, baselines, ratios):
     """kiln record against issue 7's targets. met is None when the figure
-    is missing (a tool failed)."""
+    is missing (a tool failed). baselines: every baseline run of every
+    round (their spread is the noise)."""
     k = by["kiln"]
     out = []
 
@@ -543,8 +573,7 @@ def judge(by, extra, ratios):
     v = ratios.get("kiln_rss_over_bpftrace_rss")
     add("kiln peak RSS <= 1/4 of bpftrace's", v, lambda x: x <= 0.25, f"{fmt(v, 3)}")
     # Slowdown: in-task cost (iters per CPU-s) against the baseline spread.
-    base = [by["baseline"]] + extra
-    effs = [r.get("iters_per_cpu_s_pct") for r in base if r.get("iters_per_cpu_s_pct")]
+    effs = [r.get("iters_per_cpu_s_pct") for r in baselines if r.get("iters_per_cpu_s_pct")]
     noise = max(effs) - min(effs) if len(effs) > 1 else 0.0
     v = k.get("iters_per_cpu_s_pct")
     slow = None if v is None else round(100.0 - v, 2)
@@ -567,35 +596,117 @@ def judge(by, extra, ratios):
     return out
 
 
+def median_merge(vals):
+    """The median of each number over vals (one value per round), dict by
+    dict; anything else (strings, lists, booleans) from the first round."""
+    ok = [v for v in vals if v is not None]
+    if not ok:
+        return None
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in ok):
+        m = statistics.median(ok)
+        return round(m, 3) if isinstance(m, float) else m
+    if all(isinstance(v, dict) for v in ok):
+        keys = list(dict.fromkeys(k for v in ok for k in v))
+        return {k: median_merge([v.get(k) for v in ok]) for k in keys}
+    return ok[0]
+
+
+def median_row(rs):
+    """One row of figures for a phase: each the median over the rounds in
+    which the phase ran; failed only when it failed in every round."""
+    good = [r for r in rs if "failed" not in r]
+    if not good:
+        return dict(rs[0], rounds_ok=0)
+    row = median_merge(good)
+    row["rounds_ok"] = len(good)
+    if len(good) < len(rs):
+        row["rounds_failed"] = [r["failed"] for r in rs if "failed" in r]
+    return row
+
+
+def round_dirs(work):
+    """run.sh's round<N> directories in order, or WORKDIR itself (a run
+    without rounds)."""
+    ds = [d for d in glob.glob(os.path.join(work, "round*"))
+          if re.fullmatch(r"round\d+", os.path.basename(d))]
+    return sorted(ds, key=lambda d: int(os.path.basename(d)[5:])) or [work]
+
+
+RATIOS = [  # (name, phase a, figure a, phase b, figure b): a / b
+    ("kiln_cpu_over_perf_cpu", "kiln", "cpu_s", "perf", "cpu_s"),
+    ("kiln_cpu_incl_bpf_over_perf_cpu", "kiln", "cpu_incl_bpf_s", "perf", "cpu_s"),
+    ("kiln_cpu_over_perf_record_cpu", "kiln", "cpu_s", "perf", "record_cpu_s"),
+    ("kiln_cpu_over_perf_dwarf_cpu", "kiln", "cpu_s", "perf_dwarf", "cpu_s"),
+    ("kiln_cpu_incl_bpf_over_perf_dwarf_cpu", "kiln", "cpu_incl_bpf_s", "perf_dwarf", "cpu_s"),
+    ("kiln_cpu_over_perf_dwarf_record_cpu", "kiln", "cpu_s", "perf_dwarf", "record_cpu_s"),
+    ("kiln_rss_over_bpftrace_rss", "kiln", "peak_rss_mb", "bpftrace", "peak_rss_mb"),
+    ("kiln_rss_over_perf_rss", "kiln", "peak_rss_mb", "perf", "peak_rss_mb"),
+    ("kiln_rss_over_perf_record_rss", "kiln", "peak_rss_mb", "perf", "record_peak_rss_mb"),
+    ("kiln_rss_over_perf_dwarf_rss", "kiln", "peak_rss_mb", "perf_dwarf", "peak_rss_mb"),
+    ("agent_cpu_over_perf_cpu", "agent", "cpu_s", "perf", "cpu_s"),
+    ("agent_cpu_over_perf_dwarf_cpu", "agent", "cpu_s", "perf_dwarf", "cpu_s"),
+    ("agent_rss_over_bpftrace_rss", "agent", "peak_rss_mb", "bpftrace", "peak_rss_mb"),
+    ("agent_rss_over_perf_dwarf_rss", "agent", "peak_rss_mb", "perf_dwarf", "peak_rss_mb"),
+]
+
+
+def ratios_of(by):
+    out = {}
+    for name, a, ka, b, kb in RATIOS:
+        va, vb = by[a].get(ka), by[b].get(kb)
+        out[name] = round(va / vb, 3) if va and vb else None
+    return out
+
+
 def cmd_report(work, seconds, out):
     seconds = float(seconds)
     meta = json.loads(read(os.path.join(work, "meta.json")) or "{}")
     hz = meta.get("hz", 97)
-    rows = [phase_row(work, seconds, p, l, hz) for p, l in PHASES]
-    extra = [phase_row(work, seconds, p, p, hz) for p in EXTRA_BASELINES
-             if os.path.isdir(os.path.join(work, p))]
-    base_iters = [r["spin"]["iterations"] for r in [rows[0]] + extra
-                  if r.get("spin")]
+    rounds = []
+    for rd in round_dirs(work):
+        order = (read(os.path.join(rd, "order")) or "").split() or [p for p, _ in PHASES]
+        rounds.append({
+            "round": os.path.basename(rd), "order": order,
+            "rows": [phase_row(rd, seconds, p, l, hz) for p, l in PHASES],
+            "extra_baselines": [phase_row(rd, seconds, p, p, hz) for p in EXTRA_BASELINES
+                                if os.path.isdir(os.path.join(rd, p))]})
+    # Every baseline run of every round: the reference of the throughput
+    # columns, and their spread the noise.
+    baselines = [r for rnd in rounds for r in rnd["rows"] + rnd["extra_baselines"]
+                 if r["phase"].startswith("baseline")]
+    base_iters = [r["spin"]["iterations"] for r in baselines if r.get("spin")]
     base = sum(base_iters) / len(base_iters) if base_iters else None
     # Iterations per CPU second spin_counter got: the in-task cost of
     # sampling (BPF program, perf's unwinding, interrupts, cache misses)
     # without the CPU share the scheduler gave it, so other load on the host
     # disturbs it far less than plain throughput.
     base_eff = [r["spin"]["iterations"] / r["spin"]["cpu_s"]
-                for r in [rows[0]] + extra if r.get("spin") and r["spin"]["cpu_s"]]
+                for r in baselines if r.get("spin") and r["spin"]["cpu_s"]]
     eff = sum(base_eff) / len(base_eff) if base_eff else None
-    for r in rows + extra:
-        if base and r.get("spin"):
-            r["throughput_pct"] = round(100.0 * r["spin"]["iterations"] / base, 2)
-        if eff and r.get("spin") and r["spin"]["cpu_s"]:
-            r["iters_per_cpu_s_pct"] = round(
-                100.0 * r["spin"]["iterations"] / r["spin"]["cpu_s"] / eff, 2)
-
-    for r in rows + extra:
-        if "failed" not in r:
-            r["foreign_cpu_s"] = foreign_cpu(r)
-    print(f"## kiln benchmark, {meta.get('date', '?')}: {seconds:g} s per run, "
+    for rnd in rounds:
+        for r in rnd["rows"] + rnd["extra_baselines"]:
+            if base and r.get("spin"):
+                r["throughput_pct"] = round(100.0 * r["spin"]["iterations"] / base, 2)
+            if eff and r.get("spin") and r["spin"]["cpu_s"]:
+                r["iters_per_cpu_s_pct"] = round(
+                    100.0 * r["spin"]["iterations"] / r["spin"]["cpu_s"] / eff, 2)
+            if "failed" not in r:
+                r["foreign_cpu_s"] = foreign_cpu(r)
+        rnd["ratios"] = ratios_of({r["phase"]: r for r in rnd["rows"]})
+    rows = [median_row([rnd["rows"][i] for rnd in rounds]) for i in range(len(PHASES))]
+    extra = [r for rnd in rounds for r in rnd["extra_baselines"]]
+    nr = len(rounds)
+    for r in rows:
+        if 0 < r["rounds_ok"] < nr:
+            r["label"] += f" ({r['rounds_ok']} of {nr} rounds)"
+    print(f"## kiln benchmark, {meta.get('date', '?')}: {nr} round(s), "
+          f"{seconds:g} s per run, "
           f"{meta.get('cpus', '?')} CPUs, kernel {meta.get('kernel', '?')}")
+    print()
+    print(f"Phases ran in rotated order, one round after another: "
+          + "; ".join(f"{rnd['round']}: {' '.join(rnd['order'])}" for rnd in rounds) + ".")
+    print(f"Each figure below is its median over the {nr} round(s); each ratio the "
+          "median of the rounds' ratios.")
     print()
     print("Cost:")
     print()
@@ -610,7 +721,7 @@ def cmd_report(work, seconds, out):
         if r["phase"] == "baseline":
             print(f"| {r['label']} | - | - | - | - | {thr} |")
             continue
-        if r["phase"] == "perf":
+        if r["phase"] in PERF_PHASES:
             cpu = f"{r['cpu_s']:.3f} ({r['record_cpu_s']:.3f} + {r['script_cpu_s']:.3f})"
             incl, ns = "n/a (not BPF)", "n/a"
         else:
@@ -643,48 +754,53 @@ def cmd_report(work, seconds, out):
     print()
 
     by = {r["phase"]: r for r in rows}
-    ratios = {}
-
-    def ratio(name, a, ka, b, kb):
-        va, vb = by[a].get(ka), by[b].get(kb)
-        ratios[name] = round(va / vb, 3) if va and vb else None
-
-    ratio("kiln_cpu_over_perf_cpu", "kiln", "cpu_s", "perf", "cpu_s")
-    ratio("kiln_cpu_incl_bpf_over_perf_cpu", "kiln", "cpu_incl_bpf_s", "perf", "cpu_s")
-    ratio("kiln_cpu_over_perf_record_cpu", "kiln", "cpu_s", "perf", "record_cpu_s")
-    ratio("kiln_rss_over_bpftrace_rss", "kiln", "peak_rss_mb", "bpftrace", "peak_rss_mb")
-    ratio("kiln_rss_over_perf_rss", "kiln", "peak_rss_mb", "perf", "peak_rss_mb")
-    ratio("kiln_rss_over_perf_record_rss", "kiln", "peak_rss_mb", "perf", "record_peak_rss_mb")
-    ratio("agent_cpu_over_perf_cpu", "agent", "cpu_s", "perf", "cpu_s")
-    ratio("agent_rss_over_bpftrace_rss", "agent", "peak_rss_mb", "bpftrace", "peak_rss_mb")
+    ratios = {name: median_merge([rnd["ratios"][name] for rnd in rounds])
+              for name, *_ in RATIOS}
+    print(f"Ratios (median of the {nr} rounds' ratios; each round's in brackets, "
+          "in round order):")
+    print()
+    print("| ratio | median | rounds |")
+    print("|---|---|---|")
+    for name, *_ in RATIOS:
+        each = ", ".join(fmt(rnd["ratios"][name], 3) for rnd in rounds)
+        print(f"| {name} | {fmt(ratios[name], 3)} | {each} |")
     print()
     print("Headline: "
           f"kiln CPU / perf CPU (record+script) = {fmt(ratios['kiln_cpu_over_perf_cpu'], 3)} "
           f"(incl. kiln's BPF time: {fmt(ratios['kiln_cpu_incl_bpf_over_perf_cpu'], 3)}; "
           f"vs perf record alone: {fmt(ratios['kiln_cpu_over_perf_record_cpu'], 3)}); "
+          f"kiln CPU / perf --call-graph dwarf CPU (record+script) = "
+          f"{fmt(ratios['kiln_cpu_over_perf_dwarf_cpu'], 3)} (incl. kiln's BPF time: "
+          f"{fmt(ratios['kiln_cpu_incl_bpf_over_perf_dwarf_cpu'], 3)}; vs its record alone: "
+          f"{fmt(ratios['kiln_cpu_over_perf_dwarf_record_cpu'], 3)}); "
           f"kiln RSS / bpftrace RSS = {fmt(ratios['kiln_rss_over_bpftrace_rss'], 3)}; "
           f"kiln RSS / perf RSS = {fmt(ratios['kiln_rss_over_perf_rss'], 3)} "
-          f"(perf record alone: {fmt(ratios['kiln_rss_over_perf_record_rss'], 3)})")
+          f"(perf record alone: {fmt(ratios['kiln_rss_over_perf_record_rss'], 3)}); "
+          f"kiln RSS / perf dwarf RSS = {fmt(ratios['kiln_rss_over_perf_dwarf_rss'], 3)}")
     a = by["agent"]
     incl = a.get("cpu_incl_bpf_s")
     print()
     print("Agent: "
-          f"kiln agent CPU / perf CPU (record+script) = {fmt(ratios['agent_cpu_over_perf_cpu'], 3)}; "
+          f"kiln agent CPU / perf CPU (record+script) = {fmt(ratios['agent_cpu_over_perf_cpu'], 3)} "
+          f"(/ perf dwarf: {fmt(ratios['agent_cpu_over_perf_dwarf_cpu'], 3)}); "
           f"kiln agent RSS / bpftrace RSS = {fmt(ratios['agent_rss_over_bpftrace_rss'], 3)}; "
           f"CPU = {fmt(a.get('cpu_pct_of_core'), 3)}% of one core "
           f"(incl. BPF: {fmt(incl and 100 * incl / seconds, 3)}%; target < 0.5%); "
           f"peak RSS {fmt(a.get('peak_rss_mb'), 1)} MB (target: steady < 30 MB); "
           f"{a.get('profile_files', 0)} profile files merged for the share.")
     print()
-    targets = judge(by, extra, ratios)
-    print("Targets (issue 7), this run:")
+    targets = judge(by, baselines, ratios)
+    print(f"Targets (issue 7), medians of this run's {nr} round(s):")
     for t in targets:
         print(f"- {'met' if t['met'] else 'NOT MET' if t['met'] is False else 'n/a'}: "
               f"{t['target']}: {t['figure']}")
     print()
     print("Notes:")
     print("- CPU s = user+sys of the profiler's process tree (/usr/bin/time); perf's "
-          "row adds `perf script`, which it needs to produce stacks. Peak RSS is "
+          "rows add `perf script`, which it needs to produce stacks. perf "
+          "--call-graph dwarf copies 8 KiB of each sample's user stack into "
+          "perf.data and `perf script` unwinds it from the binaries' CFI, the "
+          "offline counterpart of kiln's table-driven unwinding. Peak RSS is "
           "the largest single process.")
     print("- kiln agent (files): `kiln agent --output-dir DIR --metrics-addr off "
           f"--interval 10`, stopped with SIGTERM after {seconds:g} s (it then "
@@ -692,8 +808,9 @@ def cmd_report(work, seconds, out):
           "writing each interval's files (pprof per service, folded, "
           "latest.html); its share merges all its pprof files.")
     print("- CPU s incl BPF adds the run time of the profiler's BPF programs "
-          f"(BPF stats on via {meta.get('bpf_stats', '?')}; read with bpftool ~0.5 s before the "
-          "profiler exits, so the last ~0.5 s is missing). That time is spent "
+          f"(BPF stats on via {meta.get('bpf_stats', '?')}; read with bpftool every 0.25 s from 2 s "
+          "before the end, the last reading before the profiler exits kept, so "
+          "up to its last ~0.25 s may be missing). That time is spent "
           "in the interrupted task, not charged to the profiler. perf's "
           "in-kernel sampling and unwinding cost is not a BPF program and is "
           "not measurable this way: its row leaves it out.")
@@ -744,7 +861,8 @@ def cmd_report(work, seconds, out):
 
     result = {"meta": meta, "seconds": seconds, "truth_hot_three_pct": TRUTH,
               "baseline_iterations_mean": base, "rows": rows,
-              "extra_baselines": extra, "ratios": ratios, "targets": targets}
+              "extra_baselines": extra, "ratios": ratios, "targets": targets,
+              "rounds": rounds}
     with open(out, "w") as f:
         json.dump(result, f, indent=1)
         f.write("\n")
@@ -753,7 +871,7 @@ def cmd_report(work, seconds, out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "bpfstats":
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "bpfstats":
         cmd_bpfstats(*sys.argv[2:])
     elif len(sys.argv) == 2 and sys.argv[1] == "hold-stats":
         cmd_hold_stats()

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# kiln benchmark: kiln record and kiln agent vs perf record (+ perf script)
-# vs bpftrace.
+# kiln benchmark: kiln record and kiln agent vs perf record (+ perf script),
+# frame pointers and DWARF, vs bpftrace.
 #
-# One after another, each for BENCH_SECONDS (default 30) under the same load:
-#   baseline (no profiler), kiln record, kiln agent (file exporter, stopped
-#   with SIGTERM), perf record -g + perf script,
-#   bpftrace profile:hz:97, and a second baseline (noise estimate;
-#   BENCH_REPEAT_BASELINE=0 skips it).
+# BENCH_ROUNDS rounds (default 3). Each round runs these phases one after
+# another, each for BENCH_SECONDS (default 30) under the same load, in an
+# order rotated by one phase per round (so no tool always runs first, or
+# right after the same neighbour): baseline (no profiler), kiln record, kiln
+# agent (file exporter, stopped with SIGTERM), perf record -g + perf script,
+# perf record --call-graph dwarf + perf script, bpftrace profile:hz:97. After
+# the last round a second baseline (noise estimate; BENCH_REPEAT_BASELINE=0
+# skips it). The report shows the median of each figure over the rounds and
+# the median of each round's ratios.
 # Load in every phase: cpu_ratio (one burning thread per CPU, hot_three:hot_one
 # = 3:1) for the accuracy check, spin_counter (one thread per CPU, counts
 # loop iterations) for throughput, and churn (CHURN_RATE short-lived
@@ -29,6 +33,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 KILN=$(realpath "${KILN:-build/kiln}")
 WORKLOADS=$(realpath "${WORKLOADS:-build/workloads}")
 S=${BENCH_SECONDS:-30}
+ROUNDS=${BENCH_ROUNDS:-3}
+SCRIPT_TIMEOUT=${BENCH_SCRIPT_TIMEOUT:-600}
 REPEAT_BASELINE=${BENCH_REPEAT_BASELINE:-1}
 PY=/usr/bin/python3
 ANALYZE="$PY $HERE/analyze.py"
@@ -38,6 +44,7 @@ CHURN_RATE=${BENCH_CHURN_RATE:-20}
 CHURN_MS=${BENCH_CHURN_MS:-20}
 
 TMP=""
+RD=""  # the current round's directory, $TMP/round<N>
 STAMP=""
 LOAD_PIDS=""
 SPIN_PID=""
@@ -120,7 +127,7 @@ setup() {
 		'import json,sys; print(sum(p.get("type")=="perf_event" for p in json.load(sys.stdin)))')
 	cat >"$TMP/meta.json" <<-EOF
 	{"date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "kernel": "$(uname -r)",
-	 "cpus": $NCPU, "seconds": $S, "hz": $BPF_HZ,
+	 "cpus": $NCPU, "seconds": $S, "hz": $BPF_HZ, "rounds": $ROUNDS,
 	 "churn_per_second": $CHURN_RATE, "churn_cpu_ms": $CHURN_MS,
 	 "kiln": "$("$KILN" version 2>&1 | head -1)",
 	 "perf": "$(perf --version 2>&1 | head -1)",
@@ -149,8 +156,11 @@ stop_load() {
 
 # spin_counter and churn run exactly S seconds from the profiler's start; in
 # the background, as is the BPF probe ($1: phase dir, $2: profiler comm), which
-# reads the profiler's BPF program stats 0.5 s before its end. The probe runs
-# in every phase (finding nothing without a BPF profiler) so that its own
+# reads the profiler's BPF program stats every 0.25 s from 2 s before its end
+# until the profiler has closed them (at most 4 s), keeping each one's last
+# reading: a single reading 0.5 s before the end came too late on a loaded
+# host (the agent and bpftrace are killed at S s exactly), and a stopping
+# agent closes kiln_sample first. The probe runs in every phase (finding nothing without a BPF profiler) so that its own
 # small CPU cost is the same everywhere. $3 (BPF profilers): watch for the
 # first sample of the process stamp_exec starts, see analyze.py first-sample.
 # Busy CPU ticks of the host (all but idle and iowait) and of cpu_ratio: their
@@ -169,8 +179,8 @@ start_measuring() {
 		$ANALYZE first-sample "$1/stamp" "$1/first_sample" &
 		FIRST_PID=$!
 	fi
-	(sleep "$($PY -c "print(max($S - 0.5, 0.5))")" &&
-		$ANALYZE bpfstats $$ "$2" "$1/bpf.json") &
+	(sleep "$($PY -c "print(max($S - 2, 0.5))")" &&
+		$ANALYZE bpfstats $$ "$2" "$1/bpf.json" 4) &
 	PROBE_PID=$!
 }
 
@@ -190,7 +200,7 @@ why() { grep -v '^\s*$' "$1" 2>/dev/null | tail -1 | cut -c1-120; }
 # ------------------------------------------------------------------ phases
 
 phase_baseline() { # $1: phase name
-	local d="$TMP/$1"
+	local d="$RD/$1"
 	mkdir -p "$d"
 	log "$1: ${S}s, no profiler"
 	start_load
@@ -218,7 +228,7 @@ run_kiln_phase() {
 }
 
 phase_kiln() {
-	local d="$TMP/kiln"
+	local d="$RD/kiln"
 	mkdir -p "$d"
 	log "kiln: ${S}s, kiln record"
 	run_kiln_phase "$d" kiln.pb.gz \
@@ -230,7 +240,7 @@ phase_kiln() {
 # agent's status, 0 after SIGTERM; the agent then writes its last partial
 # interval. A SIGKILL 20 s later if it hangs.
 phase_agent() {
-	local d="$TMP/agent"
+	local d="$RD/agent"
 	mkdir -p "$d"
 	log "agent: ${S}s, kiln agent --output-dir (files), SIGTERM at the end"
 	run_kiln_phase "$d" '*.pb.gz' \
@@ -238,15 +248,22 @@ phase_agent() {
 		"$STAMP" "$d/stamp" "$KILN" agent --output-dir "$d/profiles" --metrics-addr off --interval 10
 }
 
+# perf record then perf script. $1: phase name (perf, perf_dwarf); the rest:
+# perf record's call-graph options (-g: frame pointers; --call-graph dwarf:
+# 8 KiB of user stack copied per sample, unwound by perf script).
+# --no-bpf-event: perf 6.1's script failed on the KSYMBOL record of a BPF
+# program another process loaded meanwhile ("failed to process type: 17
+# [Bad address]", 2 of 6 perf runs on a busy host).
 phase_perf() {
-	local d="$TMP/perf" rc
+	local name=$1 d="$RD/$1" rc
+	shift
 	mkdir -p "$d"
-	log "perf: ${S}s, perf record -F $BPF_HZ -a -g -k CLOCK_MONOTONIC, then perf script"
+	log "$name: ${S}s, perf record -F $BPF_HZ -a $* -k CLOCK_MONOTONIC, then perf script"
 	command -v perf >/dev/null || { fail "$d" "perf not installed"; return; }
 	start_load
 	start_measuring "$d" perf
 	/usr/bin/time -o "$d/time.txt" -f '%U %S %M' \
-		"$STAMP" "$d/stamp" perf record -F "$BPF_HZ" -a -g -k CLOCK_MONOTONIC \
+		"$STAMP" "$d/stamp" perf record -F "$BPF_HZ" -a "$@" -k CLOCK_MONOTONIC --no-bpf-event \
 		-o "$d/perf.data" -- sleep "$S" \
 		>/dev/null 2>"$d/stderr"
 	rc=$?
@@ -256,14 +273,20 @@ phase_perf() {
 		fail "$d" "perf record exited $rc: $(why "$d/stderr")"
 		return
 	fi
+	# --no-inline: perf 6.1 looks inline frames up through an addr2line
+	# pipe, which deadlocks on some binaries (seen on every dwarf run of
+	# this host); kiln names no inline frames either. timeout: a hang is
+	# a failed row, not a stuck bench.
 	/usr/bin/time -o "$d/script_time.txt" -f '%U %S %M' \
-		perf script -i "$d/perf.data" >"$d/perf.txt" 2>"$d/script_stderr"
+		timeout -k 10 "$SCRIPT_TIMEOUT" perf script --no-inline -i "$d/perf.data" \
+		>"$d/perf.txt" 2>"$d/script_stderr"
 	rc=$?
 	[ $rc -eq 0 ] || fail "$d" "perf script exited $rc: $(why "$d/script_stderr")"
+	rm -f "$d/perf.data" # tens of MB with dwarf; perf.txt is what the report reads
 }
 
 phase_bpftrace() {
-	local d="$TMP/bpftrace" rc
+	local d="$RD/bpftrace" rc
 	mkdir -p "$d"
 	log "bpftrace: ${S}s, profile:hz:$BPF_HZ { @[kstack, ustack, comm] = count(); }"
 	command -v bpftrace >/dev/null || { fail "$d" "bpftrace not installed"; return; }
@@ -284,13 +307,30 @@ phase_bpftrace() {
 
 # ------------------------------------------------------------------ main
 
+run_phase() {
+	case $1 in
+	baseline) phase_baseline baseline ;;
+	kiln) phase_kiln ;;
+	agent) phase_agent ;;
+	perf) phase_perf perf -g ;;
+	perf_dwarf) phase_perf perf_dwarf --call-graph dwarf ;;
+	bpftrace) phase_bpftrace ;;
+	esac
+}
+
+PHASES=(baseline kiln agent perf perf_dwarf bpftrace)
+
 setup
-log "work dir $TMP, ${S}s per phase, $NCPU CPUs"
-phase_baseline baseline
-phase_kiln
-phase_agent
-phase_perf
-phase_bpftrace
+log "work dir $TMP, $ROUNDS round(s), ${S}s per phase, $NCPU CPUs"
+for ((r = 1; r <= ROUNDS; r++)); do
+	RD="$TMP/round$r"
+	mkdir -p "$RD"
+	k=$(((r - 1) % ${#PHASES[@]}))
+	order=("${PHASES[@]:k}" "${PHASES[@]:0:k}")
+	echo "${order[*]}" >"$RD/order"
+	log "round $r of $ROUNDS: ${order[*]}"
+	for p in "${order[@]}"; do run_phase "$p"; done
+done
 [ "$REPEAT_BASELINE" = 1 ] && phase_baseline baseline2
 
 mkdir -p "$HERE/results"
