@@ -30,6 +30,15 @@ it) and the process's peak RSS:
    reading an open stdin, a headless chromium with its helper processes),
    started and stopped by this script (by process group id);
    UNWIND_BUSY=0 skips the second.
+3. walk: what the BPF program costs per sample and per frame, the table
+   walk against the frame-pointer walk (--unwind-memory 0): `kiln record
+   -F 999 --stats` of Debian's python3.11 running tests/unwind/
+   workloads/cpu.py for UNWIND_WALK_SECONDS CPU seconds (default 5), the
+   two modes alternated over UNWIND_ROUNDS rounds. From kernel.bpf_stats
+   (record turns it on): BPF ns per program run (every run, the cheap
+   early returns for other processes included) and per sampled run of the
+   workload; the table walk's frames per stack and its ns per frame (the
+   difference to the frame-pointer mode over the frames walked). Medians.
 
 Prints markdown; writes every figure to OUT.json (default
 tests/bench/results/unwind-<date>.json). Needs root to read every
@@ -297,6 +306,58 @@ def stop_heavy(started):
     shutil.rmtree(CHROMIUM_DIR, ignore_errors=True)
 
 
+WALK_SECONDS = os.environ.get("UNWIND_WALK_SECONDS", "5")
+PYTHON = "/usr/bin/python3.11"
+CPU_PY = os.path.join(HERE, "..", "unwind", "workloads", "cpu.py")
+
+
+def walk_run(unwind_memory):
+    """One kiln record of the python workload; its --stats."""
+    stats = f"/tmp/kiln-walk-cost.{os.getpid()}.json"
+    folded = f"/tmp/kiln-walk-cost.{os.getpid()}.folded"
+    args = [KILN, "record", "-q", "-F", "999", "--stats", stats, "-o", folded]
+    if unwind_memory is not None:
+        args += ["--unwind-memory", unwind_memory]
+    r = subprocess.run(args + ["--", PYTHON, CPU_PY, WALK_SECONDS], capture_output=True, text=True)
+    try:
+        with open(stats) as f:
+            st = json.load(f)
+    except (OSError, ValueError):
+        return {"failed": (r.stderr.strip().splitlines() or ["no stats"])[-1]}
+    finally:
+        for x in (stats, folded):
+            if os.path.exists(x):
+                os.unlink(x)
+    w = st.get("walker", {})
+    runs, ns = st.get("bpf_run_cnt", 0), st.get("bpf_run_ns", 0)
+    sampled = st.get("outcomes", {}).get("sampled", 0)
+    frames = w.get("frames_table", 0) + w.get("frames_frame_pointer", 0)
+    return {"runs": runs, "bpf_ns": ns, "sampled": sampled, "walks": w.get("walks", 0),
+            "frames": frames, "ns_per_run": ns / runs if runs else None,
+            "ns_per_sample": ns / sampled if sampled else None}
+
+
+def part_walk():
+    if not (os.path.exists(PYTHON) and os.path.exists(CPU_PY)):
+        return {"failed": "no /usr/bin/python3.11 or tests/unwind/workloads/cpu.py"}
+    fp, tables = [], []
+    for i in range(ROUNDS):
+        order = [("fp", "0"), ("tables", None)]
+        for mode, mem in (order if i % 2 == 0 else order[::-1]):
+            (fp if mode == "fp" else tables).append(walk_run(mem))
+    bad = [r["failed"] for r in fp + tables if "failed" in r]
+    if bad:
+        return {"failed": bad[0]}
+    out = {"rounds": ROUNDS, "fp": fp, "tables": tables}
+    for mode, rs in (("fp", fp), ("tables", tables)):
+        out[mode + "_ns_per_run"] = med([r["ns_per_run"] for r in rs])
+        out[mode + "_ns_per_sample"] = med([r["ns_per_sample"] for r in rs])
+    out["frames_per_walk"] = med([r["frames"] / r["walks"] for r in tables if r["walks"]])
+    out["walk_ns_per_frame"] = (out["tables_ns_per_sample"] - out["fp_ns_per_sample"]) / \
+        out["frames_per_walk"] if out["frames_per_walk"] else None
+    return out
+
+
 def n(x):
     return "-" if x is None else f"{x:,}".replace(",", " ")
 
@@ -364,10 +425,26 @@ def main():
             print("Files without a table: " + "; ".join(
                 f"{k}: {', '.join(os.path.basename(x) for x in v)}"
                 for k, v in sorted(procs["files_not_built"].items())))
+    walk = part_walk()
+    print()
+    if "failed" in walk:
+        print(f"BPF walk cost: not measured ({walk['failed']})")
+    else:
+        print(f"BPF cost per sample (python3.11 cpu.py at 999 Hz, {WALK_SECONDS} CPU s, median of "
+              f"{ROUNDS} alternated rounds; kernel.bpf_stats):")
+        print()
+        print("| walk | BPF ns per program run | BPF ns per sample of the workload | frames per stack "
+              "| ns per frame |")
+        print("|---|---|---|---|---|")
+        print(f"| frame pointers (--unwind-memory 0) | {walk['fp_ns_per_run']:.0f} "
+              f"| {walk['fp_ns_per_sample']:.0f} | | |")
+        print(f"| unwind tables | {walk['tables_ns_per_run']:.0f} | {walk['tables_ns_per_sample']:.0f} "
+              f"| {walk['frames_per_walk']:.1f} | {walk['walk_ns_per_frame']:.0f} |")
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w") as f:
         json.dump({"meta": meta, "binaries": bins,
-                   "processes": [dict(host=label, **procs) for label, procs in scans]},
+                   "processes": [dict(host=label, **procs) for label, procs in scans],
+                   "walk": walk},
                   f, indent=1)
         f.write("\n")
     print()
