@@ -206,6 +206,11 @@ def cmd_first_sample(stamp, out):
         if runs is None:
             break
         now = time.monotonic_ns()
+        if not runs:
+            # programs still loading (kiln's tail-called walker, which
+            # counts no runs of its own, loads before kiln_sample): look
+            # for them all again
+            fds.clear()
         if runs > seen:
             first = first or now
             last, seen = now, runs
