@@ -182,7 +182,7 @@ static __always_inline bool user_regs_stale(struct task_struct *task)
 /* Per-CPU state of one sample while its user stack is walked. */
 struct walk {
 	struct kiln_sample_key key;
-	__u64 pc, sp, fp, lr;
+	__u64 pc, sp, fp;
 	__u32 gen;
 	__u32 tail_calls;
 	__u32 pc_is_ra;         /* pc is a return address: look up pc - 1 */
@@ -641,9 +641,6 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct tas
 		w->pc = r[REG_PC];
 		w->sp = r[REG_SP];
 		w->fp = r[REG_FP];
-#ifdef __TARGET_ARCH_arm64
-		w->lr = r[30];
-#endif
 		return 0;
 	}
 	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
@@ -654,9 +651,6 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct tas
 	w->pc = PT_REGS_IP_CORE(regs);
 	w->sp = PT_REGS_SP_CORE(regs);
 	w->fp = PT_REGS_FP_CORE(regs);
-#ifdef __TARGET_ARCH_arm64
-	w->lr = BPF_CORE_READ((struct user_pt_regs *)regs, regs[30]);
-#endif
 	return w->sp ? 0 : -1;
 }
 

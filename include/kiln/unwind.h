@@ -94,9 +94,8 @@ struct kiln_exec_map {
 	__u64 start, end;       /* [start, end) */
 	__u64 bias;             /* a pc's row offset is pc - bias */
 	__u32 slot;             /* exe_tables index; KILN_NO_TABLE: frame pointers */
-	__u32 flags;            /* KILN_MAP_* */
+	__u32 pad;
 };
-#define KILN_MAP_VDSO           0x1u
 
 struct kiln_proc_maps {
 	__u32 n;                /* maps[0, n) sorted by start, not overlapping */

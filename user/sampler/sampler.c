@@ -143,30 +143,30 @@ static void explain_load_error(int err)
 			 strerror(-err));
 }
 
-static void *map_array(struct bpf_map *map, size_t *len)
+/* Bytes of an mmap()ed array map: its values, 8-byte aligned, in pages. */
+static size_t array_bytes(const struct bpf_map *map)
 {
 	size_t stride = (bpf_map__value_size(map) + 7) & ~(size_t)7;
-	long page = sysconf(_SC_PAGESIZE);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (stride * bpf_map__max_entries(map) + page - 1) & ~(page - 1);
+}
+
+static void *map_array(struct bpf_map *map, size_t *len)
+{
 	void *p;
 
-	*len = (stride * bpf_map__max_entries(map) + (size_t)page - 1) & ~((size_t)page - 1);
+	*len = array_bytes(map);
 	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
 static void unmap_unwind(struct sampler *s)
 {
-	struct bpf_map *maps[] = { s->skel->maps.unwind_rules, s->skel->maps.exe_tables };
-	void *mem[] = { s->uw.rules, s->uw.tables };
-
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		size_t stride = (bpf_map__value_size(maps[i]) + 7) & ~(size_t)7;
-		long page = sysconf(_SC_PAGESIZE);
-
-		if (mem[i])
-			munmap(mem[i], (stride * bpf_map__max_entries(maps[i]) + (size_t)page - 1) &
-				       ~((size_t)page - 1));
-	}
+	if (s->uw.rules)
+		munmap(s->uw.rules, array_bytes(s->skel->maps.unwind_rules));
+	if (s->uw.tables)
+		munmap(s->uw.tables, array_bytes(s->skel->maps.exe_tables));
 	s->have_unwind = false;
 }
 
@@ -191,7 +191,6 @@ static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
 	s->uw.rows_cap = opts->unwind_rows;
 	s->uw.rule_stride = (sizeof(struct kiln_unwind_rule) + 7) & ~(size_t)7;
 	s->uw.proc_maps_fd = bpf_map__fd(s->skel->maps.proc_maps);
-	s->uw.proc_maps_cap = bpf_map__max_entries(s->skel->maps.proc_maps);
 	s->uw.bytes = (size_t)opts->unwind_rows * sizeof(struct kiln_unwind_row) + rules + tables;
 	return 0;
 }

@@ -35,7 +35,6 @@ struct sampler_unwind_maps {
 	size_t rule_stride;
 	struct kiln_exe_table *tables;  /* KILN_UNWIND_SLOTS */
 	int proc_maps_fd;
-	uint32_t proc_maps_cap;
 	size_t bytes;                   /* kernel memory of these maps, about */
 };
 

@@ -615,8 +615,7 @@ static enum unwinder_fallback map_one(struct unwinder *u, const struct proc_mapp
 	uint64_t bias;
 	struct exe *e;
 
-	*out = (struct kiln_exec_map){ .start = m->start, .end = m->end, .slot = KILN_NO_TABLE,
-				       .flags = vdso ? KILN_MAP_VDSO : 0 };
+	*out = (struct kiln_exec_map){ .start = m->start, .end = m->end, .slot = KILN_NO_TABLE };
 	*used = NULL;
 	if (!vdso && (!bin || bin->fd < 0))
 		return UNWINDER_FB_NO_FILE;
@@ -687,7 +686,6 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 			u->st.processes_full++;
 		return -ENOSPC;
 	}
-	u->st.map_writes++;
 	if (!p) {
 		p = calloc(1, sizeof(*p));
 		if (!p || hashmap__put_u64(&u->procs, s->instance, p)) {
@@ -755,8 +753,6 @@ void unwinder__miss(struct unwinder *u, struct proc_table *procs, uint32_t insta
 }
 
 struct pending_walk {
-	struct unwinder *u;
-	struct proc_table *procs;
 	uint32_t due[64];
 	size_t n;
 };
@@ -774,7 +770,7 @@ static void collect_due(uint64_t key, void *val, void *ctx)
 
 void unwinder__tick(struct unwinder *u, struct proc_table *procs)
 {
-	struct pending_walk w = { .u = u, .procs = procs };
+	struct pending_walk w = { .n = 0 };
 
 	if (!u)
 		return;

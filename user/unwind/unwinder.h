@@ -37,7 +37,7 @@ struct unwinder_stats {
 	uint64_t loads, evictions;      /* since start */
 	uint64_t processes;             /* processes walked with tables now */
 	uint64_t processes_full;        /* processes left to frame pointers: proc_maps full */
-	uint64_t map_writes, miss_refreshes;
+	uint64_t miss_refreshes;
 	uint64_t queue_full;            /* snapshots not queued for tables (queue full) */
 	uint64_t rules;                 /* distinct rules in unwind_rules */
 	uint64_t build_ns;              /* spent building tables, since start */
