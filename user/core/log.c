@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 #include <ctype.h>
+#include <errno.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include <jansson.h>
 
@@ -12,6 +14,9 @@
 
 enum log_level log_level = LOG_WARN;
 static enum log_format log_format;
+
+/* a message longer than this is cut */
+#define LOG_MSG_MAX 2048
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
@@ -76,23 +81,52 @@ static void json_fields(json_t *o, char *f)
 	}
 }
 
+/* Writes one whole line with one write(2): stderr is unbuffered, and the
+ * agent's threads log at once; a line written piecewise interleaves with
+ * theirs. */
+static void put_line(char *line, size_t len, size_t cap)
+{
+	if (len >= cap) {	/* cut: still one line */
+		len = cap - 1;
+		line[len - 1] = '\n';
+	}
+	while (len > 0) {
+		ssize_t n = write(STDERR_FILENO, line, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		line += n;
+		len -= (size_t)n;
+	}
+}
+
 static void emit(enum log_level level, char *buf)
 {
-	char ts[80], *fields;
+	/* the message at most doubled by escapes, plus the fields and prefix */
+	char ts[80], line[2 * LOG_MSG_MAX + 256], *fields;
+	size_t n;
 	json_t *o;
-	char *line;
+	char *json;
 
 	if (log_format == LOG_FORMAT_HUMAN) {
-		fprintf(stderr, "kiln: %s: %s\n", level_names[level], buf);
+		n = (size_t)snprintf(line, sizeof(line), "kiln: %s: %s\n", level_names[level], buf);
+		put_line(line, n, sizeof(line));
 		return;
 	}
 	timestamp(ts, sizeof(ts));
 	fields = fields_start(buf);
 	if (log_format == LOG_FORMAT_TEXT) {
-		fprintf(stderr, "time=%s level=%s msg=\"", ts, level_names[level]);
-		for (char *c = buf; c < fields; c++)
-			fprintf(stderr, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
-		fprintf(stderr, "\"%s\n", fields);
+		n = (size_t)snprintf(line, sizeof(line), "time=%s level=%s msg=\"", ts,
+				     level_names[level]);
+		for (char *c = buf; c < fields && n + 2 < sizeof(line); c++) {
+			if (*c == '"' || *c == '\\')
+				line[n++] = '\\';
+			line[n++] = *c;
+		}
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "\"%s\n", fields);
+		put_line(line, n, sizeof(line));
 		return;
 	}
 	o = json_object();
@@ -100,15 +134,16 @@ static void emit(enum log_level level, char *buf)
 	json_object_set_new(o, "level", json_string(level_names[level]));
 	json_object_set_new(o, "msg", json_stringn(buf, (size_t)(fields - buf)));
 	json_fields(o, fields);
-	line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	fprintf(stderr, "%s\n", line ? line : "{}");
-	free(line);
+	json = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	n = (size_t)snprintf(line, sizeof(line), "%s\n", json ? json : "{}");
+	put_line(line, n, sizeof(line));
+	free(json);
 	json_decref(o);
 }
 
 static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
-	char buf[2048];
+	char buf[LOG_MSG_MAX];
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 
 	/* libbpf ends its lines with '\n'; ours do not. */
