@@ -92,7 +92,7 @@ endif
 # processes' start-up is named; clang-format: make format-check).
 BUILD_DEPS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev \
 	libcurl4-openssl-dev libprotobuf-c-dev protobuf-c-compiler libjansson-dev \
-	libmicrohttpd-dev pkg-config make gcc xxd help2man
+	libmicrohttpd-dev libdebuginfod-dev libiberty-dev pkg-config make gcc xxd help2man
 TEST_DEPS  := libcriterion-dev golang-go python3 python3-seccomp binutils g++ xz-utils util-linux curl \
 	python3-protobuf protobuf-compiler python3-prometheus-client chromium clang-format \
 	golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev yamllint python3-yaml \
@@ -103,7 +103,8 @@ BENCH_DEPS := linux-perf bpftrace time libllvm14 libclang-cpp14 clang-14 llvm-14
 	chromium
 # make ARCH=arm64 on another host: the cross compiler and the :arm64 libraries.
 CROSS_DEPS := $(if $(CROSS),gcc-$(TRIPLET) libstdc++-12-dev-$(ARCH)-cross $(addsuffix :$(ARCH),libc6-dev libbpf-dev libelf-dev libdw-dev \
-	zlib1g-dev liblzma-dev libcurl4-openssl-dev libprotobuf-c-dev libjansson-dev libmicrohttpd-dev))
+	zlib1g-dev liblzma-dev libcurl4-openssl-dev libprotobuf-c-dev libjansson-dev libmicrohttpd-dev \
+	libdebuginfod-dev libiberty-dev))
 # make test-kernels: qemu for the guests, busybox for their initramfs.
 KERNEL_TEST_DEPS := qemu-system-x86 qemu-system-arm busybox-static cpio binutils
 TEST_DEPS  += $(KERNEL_TEST_DEPS)
@@ -111,7 +112,8 @@ TEST_DEPS  += $(KERNEL_TEST_DEPS)
 UNWIND_DEPS := linux-perf python3.11 ruby3.1 perl xz-utils gzip
 TEST_DEPS  += $(UNWIND_DEPS)
 
-PKGS       := libbpf libelf libdw zlib liblzma libprotobuf-c jansson libcurl libmicrohttpd
+PKGS       := libbpf libelf libdw zlib liblzma libprotobuf-c jansson libcurl libmicrohttpd \
+	libdebuginfod
 PKG_CFLAGS  = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
@@ -123,8 +125,10 @@ CFLAGS     := -std=gnu11 -g -O2 $(WARN) -fno-omit-frame-pointer -MMD -MP \
 # libstdc++'s callback demangler (__gcclibcxx_demangle_callback), which lets
 # symbolize/elf_symtab.c bound a demangled name's size, is exported by the
 # static archive only: link that archive after the shared library.
+# libiberty (a static archive, no pkg-config file): its Rust demangler
+# (symbolize/demangle.c).
 LIBSTDCXX_A = $(shell $(CC) -print-file-name=libstdc++.a)
-LDLIBS     := -lpthread -lstdc++ $(LIBSTDCXX_A)
+LDLIBS     := -liberty -lpthread -lstdc++ $(LIBSTDCXX_A)
 ifeq ($(SANITIZE),1)
 CFLAGS     += -fsanitize=address,undefined -fno-sanitize-recover=undefined -O1
 LDFLAGS    += -fsanitize=address,undefined

@@ -18,7 +18,7 @@
  * the table bound, function symbols at most bound / sizeof(struct sym),
  * name bytes at most the bound, each name cut to SYMTAB_NAME_MAX, and the
  * finished table within the bound (the caller passes a quarter of its
- * symbol cache). C++ names are demangled only when short enough, into a
+ * symbol cache). C++ and Rust names are demangled only when short enough, into a
  * bounded buffer: a 233-byte name can demangle to 100 MB, so the demangler
  * writes through a callback that gives up past DEMANGLE_OUT_MAX bytes and
  * the name stays mangled. Every refusal is counted (elf__refuse). Debug
@@ -42,6 +42,7 @@
 #include "core/elf.h"
 #include "core/log.h"
 #include "core/safe_open.h"
+#include "symbolize/demangle.h"
 #include "symbolize/elf_symtab.h"
 
 /* libstdc++'s demangler writing through a callback, without a heap: no C
@@ -531,8 +532,15 @@ static void demangle_sink(const char *s, size_t n, void *opaque)
  * 0: not a mangled name; -1: refused (too long to try, or a bomb). */
 static int demangle(const char *name, struct demangled *d)
 {
+	int r;
+
 	if (strnlen(name, DEMANGLE_IN_MAX + 1) > DEMANGLE_IN_MAX)
 		return -1;
+	/* Rust first: libstdc++ takes a legacy Rust name for C++ and keeps
+	 * its hash and its $LT$ escapes. */
+	r = demangle__rust(name, d->buf, sizeof(d->buf), DEMANGLE_OUT_MAX, &d->total);
+	if (r)
+		return r;
 	d->len = d->total = 0;
 	if (setjmp(d->bail))
 		return -1;
@@ -551,7 +559,7 @@ static const char *symbol_name(struct loader *ld, const char *raw, struct demang
 	size_t full;
 	int r = 0;
 
-	if (raw[0] == '_' && raw[1] == 'Z') {
+	if (raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R')) {
 		r = demangle(raw, d);
 		if (r < 0)
 			elf__refuse(ELF_REFUSED_DEMANGLE, ld->name,
