@@ -133,6 +133,7 @@ static const struct config_option agent_options[] = {
 	CONFIG_ROW_U64(A, pipe.metadata.max_cgroups, "max-cgroups", 0, "N", "4096", 64, 1 << 22,
 		       "cgroups held in the label cache (LRU)"),
 	OPTIONS_LIMITS(A),
+	OPTIONS_DEBUGINFOD(A),
 	CONFIG_ROW_U64(A, pipe.max_label_sets, "max-label-sets", 0, "N", "4096", 1, 1 << 20,
 		       "profiles per interval; samples of further label sets are counted and dropped"),
 	OPTIONS_CONFIG(A),

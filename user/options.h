@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "core/config.h"
+#include "core/elf.h"
 #include "core/file.h"
 #include "pipeline.h"
 
@@ -51,6 +52,20 @@
 			"ELF symbol cache bound (LRU)"), \
 	CONFIG_ROW_DURATION_NS(T, pipe.cache_ttl_ns, "symbol-cache-ttl", "10m", 0, 604800, \
 			       "free a binary's symbols once no sample needed them this long (90s, 10m, 1h; at most 168h; 0: never)")
+
+/* Debug files from debuginfod servers (DEBUGINFOD_URLS), for binaries whose
+ * local sources hold no debug symbols: lookups at once (0: none), and the
+ * bounds of one download; a debug file may not pass ELF_FILE_MAX anyway. */
+#define OPTIONS_DEBUGINFOD(T) \
+	CONFIG_ROW_U64(T, pipe.debuginfod.lookups, "debuginfod-lookups", 0, "N", "2", 0, \
+		       DEBUGINFOD_LOOKUPS_MAX, \
+		       "debug files fetched at once, in the background, from the servers of DEBUGINFOD_URLS (libdebuginfod) for binaries with no local debug symbols; 0: none"), \
+	CONFIG_ROW_DURATION_NS(T, pipe.debuginfod.timeout_ns, "debuginfod-timeout", "30s", 1, 3600, \
+			       "give up one debug file's download after this long"), \
+	CONFIG_ROW_SIZE(T, pipe.debuginfod.max_bytes, "debuginfod-max-size", "SIZE", "256M", 1 << 20, \
+			ELF_FILE_MAX, "give up a debug file larger than this"), \
+	CONFIG_ROW_DURATION_NS(T, pipe.debuginfod.miss_ttl_ns, "debuginfod-miss-ttl", "10m", 1, 604800, \
+			       "a debug file not found, too large or timed out is asked for again after this long")
 
 /* T's member `output_mode` (unsigned): the permission bits of every file
  * written (core/file.h bounds them). */

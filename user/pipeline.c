@@ -9,11 +9,15 @@
 #include "core/log.h"
 #include "pipeline.h"
 #include "proc/proc.h"
+#include "symbolize/deferred.h"
 #include "symbolize/symbolizer.h"
 #include "unwind/unwinder.h"
 
 #define MAX_SEEN_LABEL_SETS 1000
 #define POLL_MS 100     /* process events are read at least this often */
+/* Samples held for debuginfod lookups (wait_for_names): about 16 000
+ * stacks of 64 frames. */
+#define PIPELINE_WAIT_BYTES (16u << 20)
 
 struct pipeline {
 	struct pipeline_opts o;
@@ -26,6 +30,8 @@ struct pipeline {
 	struct profile_set *seen;
 	struct frame *frames;
 	struct labels labels, group;    /* scratch, reused */
+	struct deferred held;           /* samples waiting for debug files */
+	uint64_t lookups_seen;          /* symbolizer__lookups_ended when last named */
 	struct pipeline_totals t;
 };
 
@@ -54,6 +60,8 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 		pr_error("out of memory");
 		return -ENOMEM;
 	}
+	symbolizer__use_debuginfod(p->sym, &opts->debuginfod);
+	deferred__init(&p->held, PIPELINE_WAIT_BYTES);
 	if (p->sampler && opts->sampler.unwind_rows) {
 		struct proc_observer obs = { unwind_mapped, unwind_ended, p };
 
@@ -255,14 +263,72 @@ static const struct labels *group_key(struct pipeline *p)
 	return &p->group;
 }
 
+/* Names d's frames and adds it to e's profile; with may_wait, a sample
+ * with a frame waiting for a debug file is held instead (its snapshot
+ * pinned), unless the holding bound is reached. True when held. */
+static bool name_and_add(struct pipeline *p, struct profile_set_entry *e,
+			 const struct labels *group, const struct drained_sample *d,
+			 struct proc_snapshot *snap, bool may_wait)
+{
+	char comm[KILN_COMM_LEN + 1];
+	size_t n;
+	int err;
+
+	memcpy(comm, snap ? snap->comm : d->key->comm, KILN_COMM_LEN);
+	comm[KILN_COMM_LEN] = '\0';
+	n = symbolizer__stack(p->sym, comm, snap, d->kips, d->kn, d->uips, d->un, d->uflags, d->count,
+			      p->frames);
+	if (may_wait && symbolizer__waiting(p->sym)) {
+		err = deferred__add(&p->held, d, snap, group);
+		if (!err) {
+			symbolizer__uncount(p->sym);
+			if (snap)
+				proc_snapshot__pin(snap);
+			return true;
+		}
+		if (err == -ENOSPC)
+			p->t.wait_full += d->count;
+	}
+	if (profile__add(e->profile, p->frames, n, d->count))
+		p->t.add_failures += d->count;
+	else
+		p->t.profiled += d->count;
+	return false;
+}
+
+/* Names and adds the held samples; with may_wait, those whose frames
+ * still wait for a lookup are held again. */
+static void name_held(struct pipeline *p, bool may_wait)
+{
+	size_t n;
+	struct deferred_sample **v = deferred__take(&p->held, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		struct deferred_sample *s = v[i];
+		struct drained_sample d = deferred__sample(s);
+		struct profile_set_entry *e;
+		int err;
+
+		e = profile_set__get(p->current, &s->group, &err);
+		if (e)
+			name_and_add(p, e, &s->group, &d, s->snap, may_wait);
+		else if (err == -ENOSPC)
+			p->t.label_sets_full += s->count;
+		else
+			p->t.add_failures += s->count;
+		if (s->snap)
+			proc_snapshot__unpin(s->snap);
+		deferred__free_sample(s);
+	}
+	free(v);
+}
+
 void pipeline__add_sample(struct pipeline *p, const struct drained_sample *d)
 {
 	struct proc_snapshot *snap = d->key->instance ?
 		proc_table__get(p->procs, d->key->instance) : NULL;
 	const struct labels *key;
 	struct profile_set_entry *e, *seen;
-	char comm[KILN_COMM_LEN + 1];
-	size_t n;
 	int err;
 
 	if (metadata__labels(p->md, d->key, snap, d->count, &p->labels) != METADATA_KEEP) {
@@ -282,14 +348,8 @@ void pipeline__add_sample(struct pipeline *p, const struct drained_sample *d)
 		return;
 	}
 	e->samples += d->count;
-	memcpy(comm, snap ? snap->comm : d->key->comm, KILN_COMM_LEN);
-	comm[KILN_COMM_LEN] = '\0';
-	n = symbolizer__stack(p->sym, comm, snap, d->kips, d->kn, d->uips, d->un, d->uflags, d->count,
-			      p->frames);
-	if (profile__add(e->profile, p->frames, n, d->count))
-		p->t.add_failures += d->count;
-	else
-		p->t.profiled += d->count;
+	if (name_and_add(p, e, key, d, snap, p->o.wait_for_names))
+		p->t.waited += d->count;
 }
 
 static void on_sample(const struct drained_sample *d, void *ctx)
@@ -329,9 +389,26 @@ int pipeline__drain(struct pipeline *p)
 	 * about twice their tables. */
 	if (symbolizer__age(p->sym, monotonic_ns()))
 		malloc_trim(0);
+	/* A lookup ended: the samples that waited for it are named now. */
+	if (p->held.n && symbolizer__lookups_ended(p->sym) != p->lookups_seen) {
+		p->lookups_seen = symbolizer__lookups_ended(p->sym);
+		name_held(p, true);
+	}
 	err = sampler__drain(p->sampler, on_sample, p, &st);
 	pipeline__account_drain(p, &st, err);
 	return err;
+}
+
+size_t pipeline__wait_lookups(struct pipeline *p, uint64_t timeout_ns)
+{
+	return symbolizer__wait_lookups(p->sym, timeout_ns);
+}
+
+void pipeline__name_held(struct pipeline *p)
+{
+	/* The files that arrived are taken first. */
+	symbolizer__age(p->sym, monotonic_ns());
+	name_held(p, false);
 }
 
 void pipeline__stop(struct pipeline *p)
@@ -341,8 +418,12 @@ void pipeline__stop(struct pipeline *p)
 
 struct profile_set *pipeline__take(struct pipeline *p)
 {
-	struct profile_set *fresh = profile_set__new(p->o.max_label_sets), *full = p->current;
+	struct profile_set *fresh, *full;
 
+	if (p->held.n)
+		name_held(p, false);
+	fresh = profile_set__new(p->o.max_label_sets);
+	full = p->current;
 	if (!fresh)
 		return NULL;
 	p->current = fresh;
@@ -393,6 +474,7 @@ void pipeline__free(struct pipeline *p)
 {
 	if (!p)
 		return;
+	deferred__release(&p->held);
 	metadata__free(p->md);
 	unwinder__free(p->uw);
 	sampler__destroy(p->sampler);

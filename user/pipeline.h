@@ -13,6 +13,7 @@
 #include "metadata/metadata.h"
 #include "profile/profile_set.h"
 #include "sampler/sampler.h"
+#include "symbolize/debuginfod.h"
 #include "unwind/unwinder.h"
 
 struct pipeline_opts {
@@ -23,6 +24,11 @@ struct pipeline_opts {
 	uint64_t unwind_bytes;          /* unwind table rows' memory; 0: frame pointers only */
 	uint64_t cache_bytes;           /* ELF symbol cache */
 	uint64_t cache_ttl_ns;          /* its tables unused this long go; 0: never */
+	struct debuginfod_opts debuginfod; /* debug files from DEBUGINFOD_URLS' servers */
+	/* Hold the samples whose frames wait for a debuginfod lookup until it
+	 * ended (record: its one profile is written at the end); the agent
+	 * names them at once, and later intervals with the file. */
+	bool wait_for_names;
 	size_t max_label_sets;          /* profiles per interval */
 	/* How samples are split into profiles: NULL = by the whole label set
 	 * (agent), "" = one profile (record), a label name = by its value. */
@@ -38,6 +44,9 @@ struct pipeline_totals {
 	uint64_t filtered;              /* dropped by metadata filters */
 	uint64_t label_sets_full;       /* samples beyond max_label_sets */
 	uint64_t add_failures;          /* samples lost to out-of-memory */
+	/* wait_for_names: samples held for a lookup, and named at once
+	 * because the holding bound (PIPELINE_WAIT_BYTES) was reached */
+	uint64_t waited, wait_full;
 	uint64_t drain_keys;            /* distinct keys drained */
 	uint64_t stacks_missing;        /* stack ids whose stack the map no longer held */
 	uint64_t drains, invariant_failures;
@@ -102,10 +111,17 @@ int pipeline__run(struct pipeline *p, struct pipeline_loop *l);
  * the system; then drains the sampler into the current profiles. 0 or
  * -errno. */
 int pipeline__drain(struct pipeline *p);
+/* Waits at most timeout_ns for the debuginfod lookups queued or under
+ * way; returns how many still are. */
+size_t pipeline__wait_lookups(struct pipeline *p, uint64_t timeout_ns);
+/* Names and adds the samples held for lookups (wait_for_names), with the
+ * debug files that arrived: the lookups still under way are given up. */
+void pipeline__name_held(struct pipeline *p);
 /* Stops sampling (the next drain is the last with samples). */
 void pipeline__stop(struct pipeline *p);
-/* Hands over the current profiles and starts an empty set; the caller
- * frees the returned set. NULL on out of memory (current set kept). */
+/* Hands over the current profiles (the samples held for lookups named
+ * and added first) and starts an empty set; the caller frees the returned
+ * set. NULL on out of memory (current set kept). */
 struct profile_set *pipeline__take(struct pipeline *p);
 /* The current profiles (still being filled). */
 struct profile_set *pipeline__current(struct pipeline *p);

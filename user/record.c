@@ -50,6 +50,7 @@ struct record_opts {
 	const char *format_name;
 	enum profile_format format;
 	const char *stats_path;
+	uint64_t debuginfod_wait_ns;    /* at the end, for the lookups under way */
 	const char *group_by;           /* NULL: one profile */
 	bool quiet;
 	unsigned verbose;
@@ -94,6 +95,9 @@ static const struct config_option record_options[] = {
 	CONFIG_ROW_STRING(R, group_by, "group-by", 0, "LABEL", NULL,
 			  "one output per value of LABEL (service_name, namespace, pod, container, systemd_unit, ...): FILE.<value>.<ext>"),
 	OPTIONS_LIMITS(R),
+	OPTIONS_DEBUGINFOD(R),
+	CONFIG_ROW_DURATION_NS(R, debuginfod_wait_ns, "debuginfod-wait", "5s", 0, 3600,
+			       "at the end, wait at most this long for the debug files still being fetched, then write the profile (the frames that waited for one are named with it)"),
 	CONFIG_ROW_STRING(R, stats_path, "stats", 0, "FILE", NULL,
 			  "also write the run's counters as JSON (turns on BPF run-time stats)"),
 	CONFIG_ROW_BOOL(R, quiet, "quiet", 'q', "no live status line"),
@@ -354,6 +358,34 @@ static void summary_labels(struct record *r)
 	free(order);
 }
 
+/* After the run: waits at most --debuginfod-wait for the debug files still
+ * being fetched, saying so, then names the samples that waited for them. */
+static void wait_debug_files(struct record *r)
+{
+	uint64_t start = monotonic_ns(), deadline = start + r->o.debuginfod_wait_ns, now;
+	size_t left = pipeline__wait_lookups(r->pipe, 0), waiting = left;
+
+	if (left && !r->o.quiet)
+		fprintf(stderr, "kiln: waiting up to %.1f s for %zu debug file%s from debuginfod (--debuginfod-wait)\n",
+			r->o.debuginfod_wait_ns / 1e9, left, left == 1 ? "" : "s");
+	while (left && (now = monotonic_ns()) < deadline) {
+		if (r->tty) {
+			fprintf(stderr, "\r\033[Kkiln: waiting for %zu debug file%s from debuginfod, %.0f s left",
+				left, left == 1 ? "" : "s", (deadline - now) / 1e9);
+			fflush(stderr);
+		}
+		left = pipeline__wait_lookups(r->pipe, deadline - now < 1000000000ull ?
+							deadline - now : 1000000000ull);
+	}
+	if (waiting && r->tty)
+		fprintf(stderr, "\r\033[K");
+	if (waiting && !r->o.quiet)
+		fprintf(stderr, "kiln: debuginfod: %zu of %zu lookups ended in %.1f s%s\n",
+			waiting - left, waiting, (monotonic_ns() - start) / 1e9,
+			left ? "; the others were given up" : "");
+	pipeline__name_held(r->pipe);
+}
+
 /* Prints the run's summary from *s, which it fills. */
 /* How user stacks were walked: with tables (and how far) or by frame
  * pointers, and what the tables cost. */
@@ -487,6 +519,7 @@ static int run(struct record *r)
 	r->o.pipe.max_label_sets = 4096;
 	r->o.pipe.group_by = r->o.group_by ? r->o.group_by : "";
 	r->o.pipe.track_label_sets = true;
+	r->o.pipe.wait_for_names = true;
 	r->pipe = pipeline__open(&r->o.pipe);
 	if (!r->pipe)
 		return errno == ENOMEM ? 1 : 2;
@@ -544,6 +577,7 @@ static int run(struct record *r)
 	elapsed = loop.stopped_ns - start;
 	if (r->tty)
 		fprintf(stderr, "\r\033[K");
+	wait_debug_files(r);
 	r->profiles = pipeline__take(r->pipe);
 	if (!r->profiles) {
 		pr_error("out of memory");

@@ -76,6 +76,10 @@ static bool bpf_stats_on(const void *snap)
 		elf_refused[I], "refusals", \
 		"ELF files, or parts of them, refused for exceeding a bound, by reason")
 
+#define DEBUGINFOD_RESULT(I, NAME, PHRASE) \
+	LABELED("kiln_debuginfod_results_total", "result", NAME, "debuginfod." NAME, \
+		dbgi.results[I], "lookups", "debuginfod lookups ended, by result", .summary = PHRASE)
+
 #define UNWIND_REFUSED(I, NAME) \
 	LABELED("kiln_unwind_tables_refused_total", "reason", NAME, "unwind_refused." NAME, \
 		unwind.refused[I], "tables", \
@@ -247,6 +251,40 @@ static const struct counter stats_rows[] = {
 	COUNTER("kiln_symbol_table_failures_total", "symtab_failures", sym.symtab_failures,
 		"tables", "binaries whose symbols could not be read",
 		.summary = "symbol tables unreadable"),
+	/* debug files from debuginfod servers */
+	COUNTER("kiln_debuginfod_lookups_total", "debuginfod.lookups", dbgi.lookups, "lookups",
+		"debug files looked up on the servers of DEBUGINFOD_URLS"),
+	DEBUGINFOD_RESULT(DEBUGINFOD_FOUND, "found", "debug files fetched (debuginfod)"),
+	DEBUGINFOD_RESULT(DEBUGINFOD_NOT_FOUND, "not_found", "debuginfod misses"),
+	DEBUGINFOD_RESULT(DEBUGINFOD_TIMEOUT, "timeout", "debuginfod timeouts"),
+	DEBUGINFOD_RESULT(DEBUGINFOD_TOO_LARGE, "too_large", "debuginfod files too large"),
+	DEBUGINFOD_RESULT(DEBUGINFOD_ERROR, "error", "debuginfod errors"),
+	DEBUGINFOD_RESULT(DEBUGINFOD_CANCELLED, "cancelled", "debuginfod lookups given up"),
+	GAUGE("kiln_debuginfod_pending", "debuginfod.pending", dbgi.pending, "lookups",
+	      "debuginfod lookups queued or under way"),
+	COUNTER("kiln_debuginfod_remembered_misses_total", "debuginfod.remembered", dbgi.remembered,
+		"requests", "lookups not made: the build id missed less than --debuginfod-miss-ttl ago"),
+	LABELED("kiln_debuginfod_refused_total", "reason", "queue_full", "debuginfod.refused_queue_full",
+		dbgi.refused_queue, "requests", "lookups not made, by the bound reached",
+		.summary = "debuginfod lookups refused (queue full)"),
+	LABELED("kiln_debuginfod_refused_total", "reason", "table_full", "debuginfod.refused_table_full",
+		dbgi.refused_table, "requests", NULL,
+		.summary = "debuginfod lookups refused (table full)"),
+	COUNTER("kiln_debuginfod_bytes_total", "debuginfod.bytes", dbgi.bytes, "bytes",
+		"bytes of the debug files fetched"),
+	COUNTER("kiln_debuginfod_tables_reloaded_total", "debuginfod.reloads",
+		sym.debuginfod_reloads, "tables",
+		"symbol tables loaded again because their debug file arrived"),
+	COUNTER("kiln_debuginfod_files_unusable_total", "debuginfod.unusable",
+		sym.debuginfod_unusable, "files",
+		"debug files fetched but refused by the safe opener or the ELF checks",
+		.summary = "debuginfod files refused"),
+	ROW(NULL, METRICS_COUNTER, NULL, NULL, "debuginfod.samples_waited", t.waited, "samples",
+	    "samples held until the debug files their frames waited for arrived or were given up",
+	    .summary = "samples named after waiting for debuginfod"),
+	ROW(NULL, METRICS_COUNTER, NULL, NULL, "debuginfod.samples_not_waited", t.wait_full,
+	    "samples", "samples named at once: 16 MiB of samples waited already",
+	    .summary = "samples not held for debuginfod (bound)"),
 	COUNTER("kiln_files_opened_total", "files_opened", opens.opened, "files",
 		"files opened on behalf of a process (its binaries, debug files)"),
 	FILE_REFUSED(SAFE_OPEN_NOT_REGULAR, "not_regular"),
@@ -425,6 +463,7 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	proc_table__stats(pipeline__procs(p), &s->procs);
 	symbolizer__stats(pipeline__symbolizer(p), &s->sym);
 	symbolizer__cache_stats(pipeline__symbolizer(p), &s->cache);
+	symbolizer__debuginfod_stats(pipeline__symbolizer(p), &s->dbgi);
 	sampler__event_stats(smp, s->events);
 	sampler__prog_stats(smp, &s->bpf_run_ns, &s->bpf_run_cnt);
 	safe_open__stats(&s->opens);

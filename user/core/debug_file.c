@@ -151,3 +151,13 @@ bool debug_file__find(Elf *elf, Elf_Scn *debuglink, int fd, const char *build_id
 	}
 	return false;
 }
+
+bool debug_file__try(int fd, const char *build_id, const char *path,
+		     debug_file_accept_fn accept, void *ctx)
+{
+	struct stat self;
+
+	if (!build_id || !build_id[0] || !path)
+		return false;
+	return try_file("", path, fstat(fd, &self) == 0 ? &self : NULL, build_id, 0, accept, ctx);
+}

@@ -34,4 +34,11 @@ bool debug_file__find(Elf *elf, Elf_Scn *debuglink, int fd, const char *build_id
 		      const char *root, const char *path, debug_file_accept_fn accept,
 		      void *ctx);
 
+/* One candidate found elsewhere (a file a debuginfod client fetched): the
+ * file at path on the host, offered to accept when it is ELF, has
+ * build_id and is not the main file (fd); opened by the safe opener under
+ * ELF_FILE_MAX as the others. true when accept kept it. */
+bool debug_file__try(int fd, const char *build_id, const char *path,
+		     debug_file_accept_fn accept, void *ctx);
+
 #endif

@@ -663,7 +663,7 @@ void proc_table__drained(struct proc_table *t)
 
 			/* Samples taken before it ended sat in the generation
 			 * drained by the first drain after the end at the latest. */
-			if (s->ended && s->ended_drain < t->drains) {
+			if (s->ended && !s->pins && s->ended_drain < t->drains) {
 				hashmap__del_u64(&t->snapshots, s->instance);
 				snapshot_free(t, s);
 				t->stats.reaped++;
@@ -672,6 +672,17 @@ void proc_table__drained(struct proc_table *t)
 		free(list);
 	}
 	t->drains++;
+}
+
+void proc_snapshot__pin(struct proc_snapshot *s)
+{
+	s->pins++;
+}
+
+void proc_snapshot__unpin(struct proc_snapshot *s)
+{
+	if (s->pins)
+		s->pins--;
 }
 
 void proc_table__stats(const struct proc_table *t, struct proc_stats *out)

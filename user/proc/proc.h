@@ -56,6 +56,7 @@ struct proc_snapshot {
 	bool capped;            /* mappings were dropped (a cap): never re-read */
 	bool ended;             /* exited or exec'd: frozen */
 	uint64_t ended_drain;   /* drains completed when it ended */
+	unsigned pins;          /* held samples refer to it: not reaped */
 };
 
 struct proc_stats {
@@ -106,8 +107,12 @@ void proc_table__refresh_young(struct proc_table *t);
  * (nothing read, counted) for a snapshot that hit a mapping cap. */
 int proc_table__refresh(struct proc_table *t, struct proc_snapshot *snap);
 /* Called after each drain: frees snapshots that ended before the previous
- * drain began (their samples are all drained). */
+ * drain began (their samples are all drained) and are not pinned. */
 void proc_table__drained(struct proc_table *t);
+/* A caller holding samples of s past their drain keeps it from being
+ * reaped until as many unpins. */
+void proc_snapshot__pin(struct proc_snapshot *s);
+void proc_snapshot__unpin(struct proc_snapshot *s);
 void proc_table__stats(const struct proc_table *t, struct proc_stats *out);
 void proc_table__free(struct proc_table *t);
 

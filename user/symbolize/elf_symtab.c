@@ -87,6 +87,7 @@ struct loader {
 	size_t max_bytes;	/* the table bound */
 	const char *name;	/* the main file, for logs */
 	const char *aux_name;	/* the debug file, for logs */
+	const char *fetched;	/* a debug file a debuginfod client fetched, or NULL */
 	Elf *elf;		/* the main file */
 	Elf *aux;		/* debug file or MiniDebugInfo image */
 	int aux_fd;
@@ -685,6 +686,10 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 		err = ld->dynsym ? collect_syms(ld, ld->elf, ld->dynsym, ld->name) : 0;
 		return err ? err : build_table(st, ld);
 	}
+	st->source = "debuginfod";
+	if (fd >= 0 && ld->fetched &&
+	    debug_file__try(fd, st->build_id, ld->fetched, accept_debug_file, ld))
+		return build_table(st, ld);
 	st->source = "dynsym";
 	err = ld->dynsym ? collect_syms(ld, ld->elf, ld->dynsym, ld->name) : 0;
 	if (err)
@@ -696,9 +701,9 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 }
 
 static struct symtab *load(Elf *elf, int fd, const char *root, const char *path,
-			   size_t max_bytes)
+			   size_t max_bytes, const char *fetched)
 {
-	struct loader ld = { .elf = elf, .aux_fd = -1, .max_bytes = max_bytes,
+	struct loader ld = { .elf = elf, .aux_fd = -1, .max_bytes = max_bytes, .fetched = fetched,
 			     .name = path ? path : "(elf image)" };
 	struct symtab *st = calloc(1, sizeof(*st));
 	int err = st ? load_elf(st, &ld, fd, root, path) : -ENOMEM;
@@ -719,6 +724,12 @@ struct symtab *symtab__load_fd(int fd, const char *root, const char *path)
 }
 
 struct symtab *symtab__load(int fd, const char *root, const char *path, size_t max_bytes)
+{
+	return symtab__load_with(fd, root, path, max_bytes, NULL);
+}
+
+struct symtab *symtab__load_with(int fd, const char *root, const char *path, size_t max_bytes,
+				 const char *fetched)
 {
 	struct symtab *st;
 	Elf *elf;
@@ -742,7 +753,7 @@ struct symtab *symtab__load(int fd, const char *root, const char *path, size_t m
 	elf = elf__begin_fd(fd, path);
 	if (!elf)
 		return NULL;
-	st = load(elf, fd, root, path, max_bytes);
+	st = load(elf, fd, root, path, max_bytes, fetched);
 	err = errno;
 	elf_end(elf);
 	if (!st) {
@@ -783,7 +794,7 @@ struct symtab *symtab__load_mem(const void *image, size_t size)
 		errno = err;
 		return NULL;
 	}
-	st = load(elf, -1, NULL, NULL, SYMTAB_DEFAULT_MAX_BYTES);
+	st = load(elf, -1, NULL, NULL, SYMTAB_DEFAULT_MAX_BYTES, NULL);
 	err = errno;
 	elf_end(elf);
 	free(copy);

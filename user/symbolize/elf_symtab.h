@@ -36,6 +36,12 @@ struct sym {
  * NULL + errno when fd is not a readable ELF file or is over a bound; each
  * refusal counted in elf__refusal_stats (core/elf.h). */
 struct symtab *symtab__load(int fd, const char *root, const char *path, size_t max_bytes);
+/* symtab__load with one more source, after MiniDebugInfo: fetched, the
+ * path on the host of a debug file a debuginfod client downloaded (NULL:
+ * none), taken only when it has the file's build id; opened and read as
+ * the local debug files are. */
+struct symtab *symtab__load_with(int fd, const char *root, const char *path, size_t max_bytes,
+				 const char *fetched);
 /* symtab__load with SYMTAB_DEFAULT_MAX_BYTES. */
 struct symtab *symtab__load_fd(int fd, const char *root, const char *path);
 /* The same for an ELF image in memory (the vDSO). */
@@ -58,7 +64,7 @@ size_t symtab__bytes(const struct symtab *st);
 /* Lower-case hex build id, "" when the file has none. */
 const char *symtab__build_id(const struct symtab *st);
 /* Where the symbols came from: "symtab", "debug-file", "minidebuginfo",
- * "dynsym" or "none". */
+ * "debuginfod", "dynsym" or "none". */
 const char *symtab__source(const struct symtab *st);
 void symtab__free(struct symtab *st);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,11 @@ struct symbolizer {
 	uint64_t now;           /* monotonic ns of the current drain */
 	uint64_t loads_aged;    /* stats.symtab_loads at the last symbolizer__age */
 	struct proc_table *procs;
+	struct debuginfod *dbgi;        /* NULL: no debuginfod lookups */
+	uint64_t found_seen;            /* debug files fetched at the last age */
+	uint64_t lookups_ended;         /* lookups ended, any way, at the last age */
+	bool waiting;                   /* the last stack has a frame waiting for one */
+	struct symbolizer_stats before; /* stats before the last stack */
 	struct symtab *vdso;
 	char *scratch;          /* names of the current stack */
 	size_t scratch_len;
@@ -139,6 +145,38 @@ static void kernel_frame(struct symbolizer *sym, uint64_t ip, uint64_t lookup_ip
 	}
 }
 
+/* A table with no debug symbols: only .dynsym's, or none. */
+static bool lacks_debug(const struct symtab *st)
+{
+	const char *src = symtab__source(st);
+
+	return strcmp(src, "dynsym") == 0 || strcmp(src, "none") == 0;
+}
+
+/* b's table, from the debug file a debuginfod client fetched for it when
+ * there is one; otherwise, when no local source had debug symbols, a
+ * lookup is asked for (its file is used once it arrived: symbolizer__age). */
+static struct symtab *load_table(struct symbolizer *sym, const struct binary *b)
+{
+	char fetched[PATH_MAX];
+	bool have = sym->dbgi && b->build_id[0] &&
+		    debuginfod__fetched(sym->dbgi, b->build_id, fetched, sizeof(fetched));
+	struct symtab *st = symtab__load_with(b->fd, b->root, b->path, sym->table_max,
+					      have ? fetched : NULL);
+
+	if (!st || !sym->dbgi || !b->build_id[0] || !lacks_debug(st))
+		return st;
+	if (have) {
+		/* Refused (logged and counted by the readers): asked again
+		 * once the miss is forgotten. */
+		sym->stats.debuginfod_unusable++;
+		debuginfod__unusable(sym->dbgi, b->build_id, monotonic_ns());
+	} else {
+		debuginfod__request(sym->dbgi, b->build_id, monotonic_ns());
+	}
+	return st;
+}
+
 /* The symbol table of a mapped file, loaded once per binary. */
 static const struct symtab *binary_symtab(struct symbolizer *sym, struct binary *b)
 {
@@ -147,7 +185,7 @@ static const struct symtab *binary_symtab(struct symbolizer *sym, struct binary 
 
 	if (st || b->fd < 0)
 		return st;
-	loaded = symtab__load(b->fd, b->root, b->path, sym->table_max);
+	loaded = load_table(sym, b);
 	if (!loaded) {
 		pr_debug("%s: no symbols: %s", b->path, strerror(errno));
 		sym->stats.symtab_failures++;
@@ -198,6 +236,9 @@ static void user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint6
 	off = lookup_ip - m->start + m->pgoff;
 	if (m->bin) {
 		st = binary_symtab(sym, m->bin);
+		if (st && sym->dbgi && m->bin->build_id[0] && lacks_debug(st) &&
+		    debuginfod__waiting(sym->dbgi, m->bin->build_id))
+			sym->waiting = true;
 		f->map_file = scratch_name(sym, "%s", m->bin->path);
 		f->map_build_id = m->bin->build_id[0] ? m->bin->build_id : NULL;
 	} else {
@@ -229,6 +270,8 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	size_t n = 0;
 
 	sym->scratch_len = 0;
+	sym->waiting = false;
+	sym->before = sym->stats;
 	frames[n++] = (struct frame){ .kind = FRAME_ROOT,
 				      .name = scratch_name(sym, "%s", comm) };
 	if (un && (uflags & KILN_STACK_TRUNCATED))
@@ -254,10 +297,45 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	return n;
 }
 
+/* symcache__drop_if: a table without debug symbols whose debug file has
+ * been fetched since. */
+static bool fetched_since(const struct symtab *st, void *ctx)
+{
+	struct symbolizer *sym = ctx;
+	char path[PATH_MAX];
+
+	return lacks_debug(st) && symtab__build_id(st)[0] &&
+	       debuginfod__fetched(sym->dbgi, symtab__build_id(st), path, sizeof(path));
+}
+
+/* Tables whose debug file arrived since the last drain are dropped: the
+ * next stack that needs one loads it again, with that file. */
+static void take_arrivals(struct symbolizer *sym)
+{
+	struct debuginfod_stats ds;
+	uint64_t ended = 0;
+	size_t n;
+
+	debuginfod__stats(sym->dbgi, &ds);
+	for (int i = 0; i < DEBUGINFOD_RESULT_COUNT; i++)
+		ended += ds.results[i];
+	sym->lookups_ended = ended;
+	if (ds.results[DEBUGINFOD_FOUND] == sym->found_seen)
+		return;
+	sym->found_seen = ds.results[DEBUGINFOD_FOUND];
+	n = symcache__drop_if(sym->cache, fetched_since, sym);
+	sym->stats.debuginfod_reloads += n;
+	if (n)
+		pr_debug("debuginfod: %zu symbol tables to load again with their debug files", n);
+}
+
 bool symbolizer__age(struct symbolizer *sym, uint64_t now)
 {
 	size_t n = symcache__expire(sym->cache, now, sym->cache_ttl_ns);
 	bool loaded = sym->stats.symtab_loads != sym->loads_aged;
+
+	if (sym->dbgi)
+		take_arrivals(sym);
 
 	if (n)
 		pr_debug("symbol cache: %zu tables unused for %.0fs freed", n,
@@ -272,6 +350,40 @@ void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *ou
 	*out = sym->stats;
 }
 
+void symbolizer__use_debuginfod(struct symbolizer *sym, const struct debuginfod_opts *opts)
+{
+	sym->dbgi = debuginfod__new(opts);
+}
+
+bool symbolizer__waiting(const struct symbolizer *sym)
+{
+	return sym->waiting;
+}
+
+void symbolizer__uncount(struct symbolizer *sym)
+{
+	sym->stats.kernel_frames = sym->before.kernel_frames;
+	sym->stats.kernel_resolved = sym->before.kernel_resolved;
+	sym->stats.user_frames = sym->before.user_frames;
+	sym->stats.user_resolved = sym->before.user_resolved;
+	sym->stats.user_stacks_cut = sym->before.user_stacks_cut;
+}
+
+uint64_t symbolizer__lookups_ended(const struct symbolizer *sym)
+{
+	return sym->lookups_ended;
+}
+
+size_t symbolizer__wait_lookups(struct symbolizer *sym, uint64_t timeout_ns)
+{
+	return debuginfod__wait(sym->dbgi, timeout_ns);
+}
+
+void symbolizer__debuginfod_stats(const struct symbolizer *sym, struct debuginfod_stats *out)
+{
+	debuginfod__stats(sym->dbgi, out);
+}
+
 void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats *out)
 {
 	symcache__stats(sym->cache, out);
@@ -281,6 +393,7 @@ void symbolizer__free(struct symbolizer *sym)
 {
 	if (!sym)
 		return;
+	debuginfod__free(sym->dbgi);
 	kallsyms__free(sym->ks);
 	symcache__free(sym->cache);
 	symtab__free(sym->vdso);

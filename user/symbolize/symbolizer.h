@@ -13,6 +13,7 @@
 #include "kiln/sample.h"
 #include "core/frame.h"
 #include "proc/proc.h"
+#include "symbolize/debuginfod.h"
 #include "symbolize/symcache.h"
 
 /* Frames of one stack: root + both stacks. */
@@ -26,6 +27,9 @@ struct symbolizer_stats {
 	 * mapping (the callers beyond it shown as one [unknown] frame). */
 	uint64_t user_stacks_cut;
 	uint64_t symtab_loads, symtab_failures;
+	/* Tables loaded again because their debug file arrived from a
+	 * debuginfod server; debug files fetched but refused by the readers. */
+	uint64_t debuginfod_reloads, debuginfod_unusable;
 };
 
 struct symbolizer;
@@ -36,6 +40,13 @@ struct symbolizer;
  * symbolizer__load_kernel_symbols. NULL + errno. */
 struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns,
 				   struct proc_table *procs);
+/* Looks up, on the debuginfod servers of DEBUGINFOD_URLS and in the
+ * background (symbolize/debuginfod.h), the debug files of the binaries
+ * whose local sources (.symtab, the build-id and debuglink files,
+ * MiniDebugInfo) hold no debug symbols. Nothing happens when
+ * DEBUGINFOD_URLS is unset or opts->lookups is 0, or (logged) when the
+ * lookups cannot be started. */
+void symbolizer__use_debuginfod(struct symbolizer *sym, const struct debuginfod_opts *opts);
 /* Reads the kernel's symbols (path: normally "/proc/kallsyms"; tens of ms,
  * most of it the kernel formatting the file), so that a caller can start
  * sampling first. A failure is logged: kernel frames then stay unnamed. */
@@ -56,6 +67,20 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
  * (loading frees the ELF file's raw symbols once sorted), worth handing
  * back to the system. */
 bool symbolizer__age(struct symbolizer *sym, uint64_t now);
+/* True when the last symbolizer__stack met a frame of a binary whose
+ * debug file is being looked up: its name may change once it arrived. */
+bool symbolizer__waiting(const struct symbolizer *sym);
+/* Takes the last stack's frames out of the frame counters: its caller
+ * holds it, to name it again later. */
+void symbolizer__uncount(struct symbolizer *sym);
+/* Lookups that ended (any way) as of the last symbolizer__age: when it
+ * changes, frames that waited may be named now. */
+uint64_t symbolizer__lookups_ended(const struct symbolizer *sym);
+/* Waits at most timeout_ns for the lookups queued or under way; returns
+ * how many still are (0 without debuginfod). Their files are used from the
+ * next symbolizer__age on. */
+size_t symbolizer__wait_lookups(struct symbolizer *sym, uint64_t timeout_ns);
+void symbolizer__debuginfod_stats(const struct symbolizer *sym, struct debuginfod_stats *out);
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *out);
 void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats *out);
 void symbolizer__free(struct symbolizer *sym);

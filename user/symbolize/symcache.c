@@ -144,6 +144,24 @@ size_t symcache__expire(struct symcache *c, uint64_t now, uint64_t max_idle)
 	return n;
 }
 
+size_t symcache__drop_if(struct symcache *c, bool (*drop)(const struct symtab *st, void *ctx),
+			 void *ctx)
+{
+	struct lru_node *n = c ? c->lru.head : NULL;
+	size_t dropped = 0;
+
+	while (n) {
+		struct entry *e = LRU_ENTRY(n, struct entry, lru);
+
+		n = n->next;
+		if (drop(e->st, ctx)) {
+			entry_remove(c, e);
+			dropped++;
+		}
+	}
+	return dropped;
+}
+
 void symcache__stats(const struct symcache *c, struct symcache_stats *out)
 {
 	if (!out)

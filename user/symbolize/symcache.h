@@ -9,6 +9,7 @@
 #ifndef KILN_SYMBOLIZE_SYMCACHE_H
 #define KILN_SYMBOLIZE_SYMCACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,11 @@ const struct symtab *symcache__put(struct symcache *c, const char *key,
  * Walks from the least recently used end and stops at the first entry used
  * since, so a call that frees nothing costs one comparison. */
 size_t symcache__expire(struct symcache *c, uint64_t now, uint64_t max_idle);
+/* Frees the tables drop(table, ctx) says to, so that the next
+ * symcache__get of their keys misses and the caller loads them again (a
+ * file's debug file arrived), and returns how many. */
+size_t symcache__drop_if(struct symcache *c, bool (*drop)(const struct symtab *st, void *ctx),
+			 void *ctx);
 void symcache__stats(const struct symcache *c, struct symcache_stats *out);
 void symcache__free(struct symcache *c);
 
