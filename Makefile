@@ -111,6 +111,9 @@ TEST_DEPS  += $(KERNEL_TEST_DEPS)
 # make test-unwind: perf (the reference) and the programs it profiles.
 UNWIND_DEPS := linux-perf python3.11 ruby3.1 perl xz-utils gzip
 TEST_DEPS  += $(UNWIND_DEPS)
+# make e2e-symbols: a debuginfod server, and Rust programs to name.
+SYMBOLS_DEPS := debuginfod rustc cargo
+TEST_DEPS  += $(SYMBOLS_DEPS)
 
 PKGS       := libbpf libelf libdw zlib liblzma libprotobuf-c jansson libcurl libmicrohttpd \
 	libdebuginfod
@@ -180,7 +183,8 @@ WL_CFLAGS  := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 WL_SRCS    := $(wildcard tests/workloads/*.c)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 
-.PHONY: all deps test-deps run test unit e2e e2e-record e2e-agent e2e-attacks test-view test-docs options-doc \
+.PHONY: all deps test-deps run test unit e2e e2e-record e2e-agent e2e-attacks e2e-symbols test-view \
+	test-docs options-doc \
 	test-hygiene test-layers test-browser test-deploy test-receiver test-kernels manifests bench \
 	soak format-check test-unwind \
 	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale \
@@ -344,7 +348,7 @@ fuzz:
 		$(addprefix build-fuzz/fuzz/,$(FUZZ_TARGETS))
 	tests/fuzz/run.sh fuzz build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-e2e: e2e-record e2e-agent e2e-attacks
+e2e: e2e-record e2e-agent e2e-attacks e2e-symbols
 
 e2e-record: $(OUT)/kiln workloads
 	$(SUITE) e2e-record env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/run.sh
@@ -355,6 +359,11 @@ e2e-agent: $(OUT)/kiln workloads
 # The attacks a container can try on the files kiln reads (tests/e2e/attacks.sh).
 e2e-attacks: $(OUT)/kiln
 	$(SUITE) e2e-attacks env KILN=$(OUT)/kiln tests/e2e/attacks.sh
+
+# Names from a debuginfod server (a real one, and a slow one) and of Rust
+# programs (tests/e2e/symbols.sh).
+e2e-symbols: $(OUT)/kiln
+	$(SUITE) e2e-symbols env KILN=$(OUT)/kiln tests/e2e/symbols.sh
 
 # kiln view / kiln diff on real files; no root needed.
 test-view: $(OUT)/kiln
@@ -429,7 +438,7 @@ test-kernels: $(OUT)/kiln workloads
 # and the view tests (the kernel matrix runs once, in the plain build).
 # The suites are named after their targets, less "test-".
 TEST_TARGETS := test-layers test-hygiene test-docs unit fuzz-replay e2e-record e2e-agent \
-	e2e-attacks test-view
+	e2e-attacks e2e-symbols test-view
 ifneq ($(SANITIZE),1)
 # (the unwind suite compares shares within 2 points: a sanitized kiln's
 # slower start would judge ASan, not the walker)

@@ -355,3 +355,32 @@ Test(symcache, evictions_and_expiries_counted_apart)
 	cr_assert_not_null(symcache__get(c, "k:c", 64 * SEC));
 	symcache__free(c);
 }
+
+static bool drop_big(const struct symtab *st, void *ctx)
+{
+	(void)ctx;
+	return symtab__count(st) > 100;
+}
+
+/* A dropped table is gone for the next get (the caller loads it again);
+ * the others stay, in their order. */
+Test(symcache, drop_if)
+{
+	struct symcache *c = symcache__new(SIZE_MAX);
+	struct symcache_stats s;
+
+	symcache__put(c, "small1", small_table(), 1);
+	symcache__put(c, "big", big_table(), 2);
+	symcache__put(c, "small2", small_table(), 3);
+	cr_assert_eq(symcache__drop_if(c, drop_big, NULL), 1);
+	cr_assert_null(symcache__get(c, "big", 4));
+	cr_assert_not_null(symcache__get(c, "small1", 5));
+	cr_assert_not_null(symcache__get(c, "small2", 6));
+	symcache__stats(c, &s);
+	cr_assert_eq(s.entries, 2);
+	cr_assert_eq(s.bytes, 2 * entry_bytes(6));
+	cr_assert_eq(s.evictions + s.expired, 0);
+	cr_assert_eq(symcache__drop_if(c, drop_big, NULL), 0);
+	cr_assert_eq(symcache__drop_if(NULL, drop_big, NULL), 0);
+	symcache__free(c);
+}
