@@ -148,18 +148,9 @@ static void wait_locked(struct sender *s, double seconds)
 
 	if (s->draining && until > s->deadline_ns)
 		until = s->deadline_ns;
-	while (!s->abort && monotonic_ns() < until) {
-		uint64_t left = until - monotonic_ns();
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += (time_t)(left / 1000000000ull);
-		ts.tv_nsec += (long)(left % 1000000000ull);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+	ts = timespec_at(until);
+	while (!s->abort && monotonic_ns() < until)
 		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-	}
 }
 
 static void outcome(struct sender *s, struct item *it, int err, const struct http_result *res)

@@ -225,6 +225,7 @@ static bool urls_set(void)
 
 struct debuginfod *debuginfod__new(const struct debuginfod_opts *opts)
 {
+	pthread_condattr_t ca;
 	struct debuginfod *d;
 	int err = 0;
 
@@ -241,8 +242,11 @@ struct debuginfod *debuginfod__new(const struct debuginfod_opts *opts)
 	if (d->o.lookups > DEBUGINFOD_LOOKUPS_MAX)
 		d->o.lookups = DEBUGINFOD_LOOKUPS_MAX;
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&d->work, NULL);
-	pthread_cond_init(&d->idle, NULL);
+	pthread_cond_init(&d->idle, &ca);
+	pthread_condattr_destroy(&ca);
 	for (size_t i = 0; i < d->o.lookups && !err; i++) {
 		struct worker *w = &d->workers[i];
 
@@ -400,13 +404,7 @@ size_t debuginfod__wait(struct debuginfod *d, uint64_t timeout_ns)
 
 	if (!d)
 		return 0;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += (time_t)(timeout_ns / 1000000000ull);
-	until.tv_nsec += (long)(timeout_ns % 1000000000ull);
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = timespec_at(monotonic_ns() + timeout_ns);
 	pthread_mutex_lock(&d->lock);
 	while (d->queued + d->running &&
 	       pthread_cond_timedwait(&d->idle, &d->lock, &until) != ETIMEDOUT)
