@@ -38,7 +38,9 @@ static void sink_write(const char *s, size_t n, void *opaque)
 	size_t room = k->cap - 1 - k->len;
 	size_t take = n < room ? n : room;
 
-	memcpy(k->buf + k->len, s, take);
+	/* libiberty prints an empty identifier as (NULL, 0). */
+	if (take)
+		memcpy(k->buf + k->len, s, take);
 	k->len += take;
 	k->total += n;
 	if (k->total > k->max && all_ascii(s, n))
