@@ -83,10 +83,13 @@ test_debuginfod_record() {
 	elif [ "$(json "$stats" debuginfod lookups)" -lt 1 ] || [ "$(json "$stats" debuginfod found)" != 1 ] ||
 		[ "$(json "$stats" debuginfod reloads)" -lt 1 ]; then
 		fail debuginfod_record "counters: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["debuginfod"])' "$stats")"
+	elif [ "$(json "$stats" drained)" != "$(($(json "$stats" profiled) + $(json "$stats" filtered) +
+		$(json "$stats" label_sets_full) + $(json "$stats" add_failures)))" ]; then
+		fail debuginfod_record "held samples lost: drained $(json "$stats" drained), profiled $(json "$stats" profiled)"
 	elif ! grep -q 'debug files fetched (debuginfod) 1' "$TMP/dbgi.err"; then
 		fail debuginfod_record "the summary does not say: $(grep 'also' "$TMP/dbgi.err")"
 	else
-		pass "debuginfod_record: $named of $total samples named stripped_outer;stripped_spin from the server's debug file ($(json "$stats" debuginfod samples_waited) waited for it); 0 without DEBUGINFOD_URLS"
+		pass "debuginfod_record: $named of $total samples named stripped_outer;stripped_spin from the server's debug file ($(json "$stats" debuginfod samples_waited) waited for it, every drained sample profiled); 0 without DEBUGINFOD_URLS"
 	fi
 }
 
