@@ -281,7 +281,7 @@ static const struct counter stats_rows[] = {
 		.summary = "debuginfod files refused"),
 	ROW(NULL, METRICS_COUNTER, NULL, NULL, "debuginfod.samples_waited", t.waited, "samples",
 	    "samples held until the debug files their frames waited for arrived or were given up",
-	    .summary = "samples named after waiting for debuginfod"),
+	    .summary = "samples held for debuginfod lookups"),
 	ROW(NULL, METRICS_COUNTER, NULL, NULL, "debuginfod.samples_not_waited", t.wait_full,
 	    "samples", "samples named at once: 16 MiB of samples waited already",
 	    .summary = "samples not held for debuginfod (bound)"),
