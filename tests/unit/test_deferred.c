@@ -56,6 +56,28 @@ Test(deferred, copies_and_hands_back)
 	deferred__release(&q);
 }
 
+/* A stack the sampler did not take: no ips at all. */
+Test(deferred, without_a_kernel_stack)
+{
+	struct deferred q;
+	struct kiln_sample_key key;
+	struct drained_sample d = sample(&key, 1), back;
+	struct deferred_sample **v;
+	struct labels group = { 0 };
+	size_t n;
+
+	d.kips = NULL;
+	d.kn = 0;
+	deferred__init(&q, 1 << 20);
+	cr_assert_eq(deferred__add(&q, &d, NULL, &group), 0);
+	v = deferred__take(&q, &n);
+	back = deferred__sample(v[0]);
+	cr_assert_eq(back.kn, 0);
+	cr_assert_arr_eq(back.uips, uips, sizeof(uips));
+	deferred__free_sample(v[0]);
+	free(v);
+}
+
 Test(deferred, bounded_in_bytes)
 {
 	struct deferred q;

@@ -48,8 +48,11 @@ int deferred__add(struct deferred *q, const struct drained_sample *d, struct pro
 	s->kn = d->kn;
 	s->un = d->un;
 	s->uflags = d->uflags;
-	memcpy(s->ips, d->kips, d->kn * sizeof(s->ips[0]));
-	memcpy(s->ips + d->kn, d->uips, d->un * sizeof(s->ips[0]));
+	/* A stack the sampler did not take comes as (NULL, 0). */
+	if (d->kn)
+		memcpy(s->ips, d->kips, d->kn * sizeof(s->ips[0]));
+	if (d->un)
+		memcpy(s->ips + d->kn, d->uips, d->un * sizeof(s->ips[0]));
 	q->v[q->n++] = s;
 	q->bytes += sample_bytes(s);
 	return 0;
