@@ -33,6 +33,7 @@ int main(int argc, char **argv)
 	do {
 		stripped_outer();
 		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while ((double)(now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
+	} while ((double)(now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 <
+		 seconds);
 	return 0;
 }

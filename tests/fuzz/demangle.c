@@ -8,8 +8,8 @@
 
 FUZZ_DEFAULT_INIT
 
-#define NAME_MAX_IN 1024        /* elf_symtab.c's DEMANGLE_IN_MAX */
-#define OUT_MAX (64u << 10)     /* elf_symtab.c's DEMANGLE_OUT_MAX */
+#define NAME_MAX_IN 1024 /* elf_symtab.c's DEMANGLE_IN_MAX */
+#define OUT_MAX (64u << 10) /* elf_symtab.c's DEMANGLE_OUT_MAX */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

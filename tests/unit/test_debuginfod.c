@@ -72,7 +72,8 @@ static void setup_server(void)
 	   "readelf -n full | awk '/Build ID:/ { print $3 }' > id && "
 	   "mkdir -p srv/buildid/$(cat id) && "
 	   "objcopy --only-keep-debug full srv/buildid/$(cat id)/debuginfo && "
-	   "objcopy --strip-all full prog && rm full", dir);
+	   "objcopy --strip-all full prog && rm full",
+	   dir);
 	snprintf(path, sizeof(path), "%s/id", dir);
 	f = fopen(path, "r");
 	cr_assert_not_null(f);
@@ -93,7 +94,10 @@ static void serve_files(void)
 static struct debuginfod *client(uint64_t max_bytes)
 {
 	struct debuginfod_opts o = {
-		.lookups = 2, .timeout_ns = 30 * SEC, .max_bytes = max_bytes, .miss_ttl_ns = 600 * SEC,
+		.lookups = 2,
+		.timeout_ns = 30 * SEC,
+		.max_bytes = max_bytes,
+		.miss_ttl_ns = 600 * SEC,
 	};
 	struct debuginfod *d = debuginfod__new(&o);
 
@@ -160,7 +164,7 @@ Test(debuginfod, fetched_file_names_the_stripped_program)
 	fd = open(prog, O_RDONLY | O_CLOEXEC);
 	cr_assert_geq(fd, 0);
 	st = symtab__load_with(fd, "", prog, SYMTAB_DEFAULT_MAX_BYTES, NULL);
-	cr_assert_str_eq(symtab__source(st), "none");   /* .dynsym without functions */
+	cr_assert_str_eq(symtab__source(st), "none"); /* .dynsym without functions */
 	symtab__free(st);
 	st = symtab__load_with(fd, "", prog, SYMTAB_DEFAULT_MAX_BYTES, path);
 	cr_assert_str_eq(symtab__source(st), "debuginfod");
@@ -219,7 +223,7 @@ Test(debuginfod, too_large)
 
 	setup_server();
 	serve_files();
-	d = client(64);         /* the debug file has kilobytes */
+	d = client(64); /* the debug file has kilobytes */
 	cr_assert(debuginfod__request(d, id, monotonic_ns()));
 	cr_assert_eq(debuginfod__wait(d, UNIT_WAIT_S * SEC), 0);
 	cr_assert_eq(stats_of(d).results[DEBUGINFOD_TOO_LARGE], 1);
@@ -232,9 +236,13 @@ Test(debuginfod, too_large)
  * request is refused; freeing cancels what still waits. */
 Test(debuginfod, hung_server_times_out_and_the_queue_is_bounded)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct debuginfod_opts o = {
-		.lookups = 1, .timeout_ns = 2 * SEC, .max_bytes = 1 << 20, .miss_ttl_ns = 600 * SEC,
+		.lookups = 1,
+		.timeout_ns = 2 * SEC,
+		.max_bytes = 1 << 20,
+		.miss_ttl_ns = 600 * SEC,
 	};
 	socklen_t len = sizeof(sa);
 	struct debuginfod *d;
@@ -252,7 +260,8 @@ Test(debuginfod, hung_server_times_out_and_the_queue_is_bounded)
 	d = debuginfod__new(&o);
 	cr_assert_not_null(d);
 	/* one lookup under way, then the queue filled past its bound */
-	cr_assert(debuginfod__request(d, "0000000000000000000000000000000000000001", monotonic_ns()));
+	cr_assert(
+		debuginfod__request(d, "0000000000000000000000000000000000000001", monotonic_ns()));
 	POLL_UNTIL(stats_of(d).lookups == 1, "the first lookup never started");
 	for (int i = 1; i <= DEBUGINFOD_QUEUE_MAX + 1; i++) {
 		snprintf(bid, sizeof(bid), "%040x", i + 1);

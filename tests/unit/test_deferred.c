@@ -18,8 +18,13 @@ static struct drained_sample sample(struct kiln_sample_key *key, uint64_t count)
 	key->pid = 42;
 	key->instance = 7;
 	strcpy(key->comm, "prog");
-	return (struct drained_sample){ .key = key, .count = count, .kips = kips, .kn = 2,
-					.uips = uips, .un = 3, .uflags = 1 };
+	return (struct drained_sample){ .key = key,
+					.count = count,
+					.kips = kips,
+					.kn = 2,
+					.uips = uips,
+					.un = 3,
+					.uflags = 1 };
 }
 
 Test(deferred, copies_and_hands_back)
@@ -34,7 +39,7 @@ Test(deferred, copies_and_hands_back)
 	labels_of_pairs(&group, "service_name", "prog", NULL);
 	deferred__init(&q, 1 << 20);
 	cr_assert_eq(deferred__add(&q, &d, NULL, &group), 0);
-	key.pid = 1;            /* the store kept its own copy */
+	key.pid = 1; /* the store kept its own copy */
 	labels__release(&group);
 	cr_assert_gt(q.bytes, 0);
 	v = deferred__take(&q, &n);

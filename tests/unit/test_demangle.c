@@ -49,13 +49,14 @@ Test(demangle, v0)
 	expect("_RNvXNtCsfLu95uL3got_9rustnames6engineNtB2_5MixerNtB2_4Step4step",
 	       "<rustnames::engine::Mixer as rustnames::engine::Step>::step");
 	/* fn grüße() in crate u: a punycode identifier. */
-	expect("_RNvCs1qz15sFutzm_1uu9gre_6ka8l", "u::gr\xc3\xbc\xc3\x9f" "e");
+	expect("_RNvCs1qz15sFutzm_1uu9gre_6ka8l", "u::gr\xc3\xbc\xc3\x9f"
+						  "e");
 }
 
 Test(demangle, not_rust)
 {
 	expect_not_rust("main");
-	expect_not_rust("_ZN4kiln4areaEil");    /* C++: no hash segment */
+	expect_not_rust("_ZN4kiln4areaEil"); /* C++: no hash segment */
 	expect_not_rust("_R");
 	expect_not_rust("_RNvC");
 	expect_not_rust("");
@@ -67,7 +68,8 @@ Test(demangle, cut_to_the_buffer)
 	size_t total;
 
 	cr_assert_eq(demangle__rust("_RNvNtNtCsfLu95uL3got_9rustnames6engine3hot4spin", out,
-				    sizeof(out), OUT_MAX, &total), 1);
+				    sizeof(out), OUT_MAX, &total),
+		     1);
 	cr_assert_str_eq(out, "rustnam");
 	cr_assert_eq(total, strlen("rustnames::engine::hot::spin"));
 }

@@ -34,12 +34,9 @@
 #include "symbolize/debuginfod.h"
 
 const char *const debuginfod_result_names[DEBUGINFOD_RESULT_COUNT] = {
-	[DEBUGINFOD_FOUND] = "found",
-	[DEBUGINFOD_NOT_FOUND] = "not_found",
-	[DEBUGINFOD_TIMEOUT] = "timeout",
-	[DEBUGINFOD_TOO_LARGE] = "too_large",
-	[DEBUGINFOD_ERROR] = "error",
-	[DEBUGINFOD_CANCELLED] = "cancelled",
+	[DEBUGINFOD_FOUND] = "found",	  [DEBUGINFOD_NOT_FOUND] = "not_found",
+	[DEBUGINFOD_TIMEOUT] = "timeout", [DEBUGINFOD_TOO_LARGE] = "too_large",
+	[DEBUGINFOD_ERROR] = "error",	  [DEBUGINFOD_CANCELLED] = "cancelled",
 };
 
 #define ID_MAX (2 * ELF_BUILD_ID_MAX)
@@ -47,12 +44,12 @@ const char *const debuginfod_result_names[DEBUGINFOD_RESULT_COUNT] = {
 enum state { QUEUED, RUNNING, FOUND, MISSED };
 
 struct entry {
-	struct lru_node lru;            /* FOUND and MISSED only */
-	struct entry *next;             /* QUEUED: the next in the queue */
+	struct lru_node lru; /* FOUND and MISSED only */
+	struct entry *next; /* QUEUED: the next in the queue */
 	uint64_t hash;
 	enum state state;
-	uint64_t missed_ns;             /* MISSED: when */
-	char *path;                     /* FOUND */
+	uint64_t missed_ns; /* MISSED: when */
+	char *path; /* FOUND */
 	char id[ID_MAX + 1];
 };
 
@@ -61,19 +58,19 @@ struct worker {
 	debuginfod_client *client;
 	pthread_t thread;
 	bool started;
-	uint64_t deadline_ns;           /* of the lookup under way */
-	enum debuginfod_result why;     /* set by progress() when it ended a transfer */
+	uint64_t deadline_ns; /* of the lookup under way */
+	enum debuginfod_result why; /* set by progress() when it ended a transfer */
 	bool ended;
 };
 
 struct debuginfod {
 	struct debuginfod_opts o;
 	pthread_mutex_t lock;
-	pthread_cond_t work;            /* the queue has an entry, or stopping */
-	pthread_cond_t idle;            /* a lookup finished */
-	struct hashmap index;           /* hash of id -> struct entry */
-	struct lru done;                /* FOUND and MISSED entries */
-	struct entry *head, *tail;      /* the queue */
+	pthread_cond_t work; /* the queue has an entry, or stopping */
+	pthread_cond_t idle; /* a lookup finished */
+	struct hashmap index; /* hash of id -> struct entry */
+	struct lru done; /* FOUND and MISSED entries */
+	struct entry *head, *tail; /* the queue */
 	size_t queued, running, entries;
 	atomic_bool stopping;
 	struct debuginfod_stats stats;
@@ -203,8 +200,8 @@ static void *worker_main(void *arg)
 		fd = debuginfod_find_debuginfo(w->client, (const unsigned char *)id, 0, &path);
 		r = classify(w, fd, &bytes);
 		if (r == DEBUGINFOD_FOUND)
-			pr_info("debuginfod: fetched the debug file of build id %s (%llu bytes)", id,
-				(unsigned long long)bytes);
+			pr_info("debuginfod: fetched the debug file of build id %s (%llu bytes)",
+				id, (unsigned long long)bytes);
 		else
 			pr_debug("debuginfod: build id %s: %s (%s)", id, debuginfod_result_names[r],
 				 fd < 0 ? strerror(-fd) : "file refused");
@@ -320,7 +317,8 @@ bool debuginfod__request(struct debuginfod *d, const char *build_id, uint64_t no
 		return false;
 	pthread_mutex_lock(&d->lock);
 	e = find(d, build_id);
-	if (e && e->state == MISSED && (now < e->missed_ns || now - e->missed_ns < d->o.miss_ttl_ns)) {
+	if (e && e->state == MISSED &&
+	    (now < e->missed_ns || now - e->missed_ns < d->o.miss_ttl_ns)) {
 		d->stats.remembered++;
 		lru__touch(&d->done, &e->lru);
 	} else if ((!e || e->state == MISSED) && d->queued >= DEBUGINFOD_QUEUE_MAX) {

@@ -16,25 +16,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DEBUGINFOD_LOOKUPS_MAX 16       /* worker threads */
-#define DEBUGINFOD_QUEUE_MAX 256        /* lookups waiting for a worker */
-#define DEBUGINFOD_ENTRIES_MAX 4096     /* build ids remembered */
+#define DEBUGINFOD_LOOKUPS_MAX 16 /* worker threads */
+#define DEBUGINFOD_QUEUE_MAX 256 /* lookups waiting for a worker */
+#define DEBUGINFOD_ENTRIES_MAX 4096 /* build ids remembered */
 
 struct debuginfod_opts {
-	uint64_t lookups;               /* at once (worker threads); 0: off */
-	uint64_t timeout_ns;            /* one download, all servers */
-	uint64_t max_bytes;             /* one debug file */
-	uint64_t miss_ttl_ns;           /* how long a miss is remembered */
+	uint64_t lookups; /* at once (worker threads); 0: off */
+	uint64_t timeout_ns; /* one download, all servers */
+	uint64_t max_bytes; /* one debug file */
+	uint64_t miss_ttl_ns; /* how long a miss is remembered */
 };
 
 /* How a lookup ended. */
 enum debuginfod_result {
 	DEBUGINFOD_FOUND = 0,
-	DEBUGINFOD_NOT_FOUND,           /* every server said 404 (or libdebuginfod's cache did) */
-	DEBUGINFOD_TIMEOUT,             /* past timeout_ns */
-	DEBUGINFOD_TOO_LARGE,           /* past max_bytes */
-	DEBUGINFOD_ERROR,               /* no server answered, or another error */
-	DEBUGINFOD_CANCELLED,           /* kiln was stopping */
+	DEBUGINFOD_NOT_FOUND, /* every server said 404 (or libdebuginfod's cache did) */
+	DEBUGINFOD_TIMEOUT, /* past timeout_ns */
+	DEBUGINFOD_TOO_LARGE, /* past max_bytes */
+	DEBUGINFOD_ERROR, /* no server answered, or another error */
+	DEBUGINFOD_CANCELLED, /* kiln was stopping */
 	DEBUGINFOD_RESULT_COUNT
 };
 
@@ -42,13 +42,13 @@ enum debuginfod_result {
 extern const char *const debuginfod_result_names[DEBUGINFOD_RESULT_COUNT];
 
 struct debuginfod_stats {
-	uint64_t lookups;               /* started by a worker */
+	uint64_t lookups; /* started by a worker */
 	uint64_t results[DEBUGINFOD_RESULT_COUNT];
-	uint64_t remembered;            /* requests answered by a remembered miss */
-	uint64_t refused_queue;         /* requests refused: DEBUGINFOD_QUEUE_MAX waiting */
-	uint64_t refused_table;         /* requests refused: every remembered id busy */
-	uint64_t bytes;                 /* of the debug files fetched */
-	uint64_t pending;               /* now: queued or being looked up */
+	uint64_t remembered; /* requests answered by a remembered miss */
+	uint64_t refused_queue; /* requests refused: DEBUGINFOD_QUEUE_MAX waiting */
+	uint64_t refused_table; /* requests refused: every remembered id busy */
+	uint64_t bytes; /* of the debug files fetched */
+	uint64_t pending; /* now: queued or being looked up */
 };
 
 struct debuginfod;

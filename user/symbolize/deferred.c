@@ -61,8 +61,13 @@ int deferred__add(struct deferred *q, const struct drained_sample *d, struct pro
 struct drained_sample deferred__sample(const struct deferred_sample *s)
 {
 	return (struct drained_sample){
-		.key = &s->key, .count = s->count, .kips = s->ips, .kn = s->kn,
-		.uips = s->ips + s->kn, .un = s->un, .uflags = s->uflags,
+		.key = &s->key,
+		.count = s->count,
+		.kips = s->ips,
+		.kn = s->kn,
+		.uips = s->ips + s->kn,
+		.un = s->un,
+		.uflags = s->uflags,
 	};
 }
 

@@ -17,11 +17,11 @@
 
 struct deferred_sample {
 	struct kiln_sample_key key;
-	struct proc_snapshot *snap;     /* the caller keeps it alive (proc_table__pin), or NULL */
-	struct labels group;            /* the labels of the profile it goes to */
+	struct proc_snapshot *snap; /* the caller keeps it alive (proc_table__pin), or NULL */
+	struct labels group; /* the labels of the profile it goes to */
 	uint64_t count;
 	uint32_t kn, un, uflags;
-	uint64_t ips[];                 /* kn kernel ips, then un user ips */
+	uint64_t ips[]; /* kn kernel ips, then un user ips */
 };
 
 struct deferred {
