@@ -261,6 +261,7 @@ static const struct counter stats_rows[] = {
 	ELF_REFUSED(ELF_REFUSED_NAME_LONG, "name_too_long"),
 	ELF_REFUSED(ELF_REFUSED_DEMANGLE, "demangle"),
 	ELF_REFUSED(ELF_REFUSED_TABLE, "table_too_large"),
+	ELF_REFUSED(ELF_REFUSED_GOPCLNTAB, "gopclntab"),
 	COUNTER("kiln_unwind_tables_built_total", "unwind.built", unwind.built, "tables",
 		"unwind tables built from ELF files' CFI"),
 	COUNTER("kiln_unwind_rows_total", "unwind.rows", unwind.rows, "rows",
