@@ -37,6 +37,7 @@ enum kiln_unwind_cmd {
 #define KILN_ROW_PLT_THRESHOLD  0x000fu
 #define KILN_ROW_DEBUG_FRAME    0x0010u /* from .debug_frame of the file or its debug file */
 #define KILN_ROW_SYNTHETIC      0x0020u /* no CFI: .plt.sec/.plt.got stub rule, gap */
+#define KILN_ROW_GO             0x0040u /* from a Go binary's function table */
 
 /* CFA base registers (x86-64 and arm64 names side by side). */
 enum kiln_unwind_reg {
