@@ -260,6 +260,7 @@ go_figure() { /usr/bin/python3 -c "import json; d = json.load(open('$TMP/$1.go.j
 #   root     >= 99 % of stacks reach where Go starts the goroutine/thread
 #   known    shares within 2 points of 60/30/10
 #   callers  >= 99 % of each function's samples with its exact callers
+# and "go lookup" (go_lookup below).
 run_go() {
 	local name=$1 bin=$2 t ok_s=1 ok_c=1 shares="" callers=""
 	if [ ! -x "$bin" ]; then
@@ -314,9 +315,34 @@ run_go() {
 	echo "$name $samples $root - - - - -" >>"$SUMMARY"
 }
 
+# The table without its section header: found by the runtime.pclntab
+# symbol (gotruth-symbols), or by searching the segments (gotruth).
+go_lookup() {
+	local bin out want found=""
+	for bin in "$UNWIND_BIN/gotruth" "$UNWIND_BIN/gotruth-symbols"; do
+		/usr/bin/python3 -c 'import sys
+d = bytearray(open(sys.argv[1], "rb").read()); i = d.find(b".gopclntab\0")
+d[i:i + 10] = b".xopclntab"; open(sys.argv[2], "wb").write(d)' "$bin" "$TMP/renamed" || return 1
+		out=$("$KILN" unwind-table "$TMP/renamed" 2>&1 | sed -n 's/^# Go function table (\([a-z]*\)): \([0-9]*\) functions/\1 \2/p')
+		want=$("$KILN" unwind-table "$(realpath "$bin")" 2>&1 | sed -n 's/^# Go function table (section): \([0-9]*\) functions/\1/p')
+		found="$found ${bin##*/}: ${out:-none} (with the section: $want);"
+		case "$bin:$out" in
+		*symbols:"symbol $want" | *gotruth:"scan $want") ;;
+		*) echo "${found% ;}"; return 1 ;;
+		esac
+	done
+	echo "${found%;}"
+}
+
 test_go() {
+	local found
 	run_go go "$UNWIND_BIN/gotruth"
 	run_go go_symbols "$UNWIND_BIN/gotruth-symbols"
+	if found=$(go_lookup); then
+		pass "go lookup: the table found without its section header:$found"
+	else
+		fail "go lookup" "$found"
+	fi
 }
 
 summary_table() {
@@ -332,7 +358,7 @@ TESTS=""
 for p in $ONLY; do TESTS="$TESTS test_$p"; done
 count=0
 for p in $ONLY; do
-	case $p in truth) count=$((count + 5)) ;; go) count=$((count + 8)) ;; *) count=$((count + 3)) ;; esac
+	case $p in truth) count=$((count + 5)) ;; go) count=$((count + 9)) ;; *) count=$((count + 3)) ;; esac
 done
 if [ "$(id -u)" -ne 0 ]; then
 	for p in $ONLY; do
@@ -344,6 +370,7 @@ if [ "$(id -u)" -ne 0 ]; then
 				skip_all "loading BPF programs needs root" "$n named" "$n root" "$n known" \
 					"$n callers"
 			done
+			skip_all "reading the workloads needs root" "go lookup"
 		else
 			skip_all "loading BPF programs and perf need root" "$p reference" "$p root" "$p shares"
 		fi

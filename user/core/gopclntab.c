@@ -459,6 +459,39 @@ static int scan_segments(Elf *elf, int fd, struct go_image *out)
 	return err;
 }
 
+/* Whether a PT_NOTE segment holds Go's build id note (owner "Go"). */
+static bool go_note(Elf *elf)
+{
+	size_t phnum = 0;
+
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return false;
+	for (size_t i = 0; i < phnum; i++) {
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		GElf_Phdr ph;
+		Elf_Data *d;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
+		    ph.p_filesz > ELF_NOTE_MAX)
+			continue;
+		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0)
+			if (nh.n_namesz == 3 && memcmp((char *)d->d_buf + name_off, "Go", 3) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* Whether elf is a Go binary: worth a symbol lookup or a segment search
+ * (a C library is neither). */
+static bool is_go(Elf *elf)
+{
+	static const char *const marks[] = { ".go.buildinfo", ".note.go.buildid" };
+
+	return section_named(elf, marks, 2) || go_note(elf);
+}
+
 int go_image__read(Elf *elf, int fd, const char *name, struct go_image *out)
 {
 	static const char *const names[] = { ".gopclntab", ".data.rel.ro.gopclntab" };
@@ -478,6 +511,8 @@ int go_image__read(Elf *elf, int fd, const char *name, struct go_image *out)
 			return -ENOENT;
 		*out = (struct go_image){ .data = d->d_buf, .size = d->d_size,
 					  .vaddr = sh.sh_addr, .found_by = "section" };
+	} else if (!is_go(elf)) {
+		return -ENOENT;
 	} else if ((start = symbol_value(elf, "runtime.pclntab")) &&
 		   (end = symbol_value(elf, "runtime.epclntab")) > start + 16) {
 		int64_t off;

@@ -66,8 +66,9 @@ struct go_image {
 
 /* Finds and reads the table of the Go binary elf (open on fd, which is
  * only read; fd < 0: no scan): the .gopclntab or .data.rel.ro.gopclntab
- * section, else the runtime.pclntab symbol's range, else a search of the
- * read-only segments for its header. name for logs. 0, -ENOENT (not Go,
+ * section, else, in a Go binary (Go's build info or build id present),
+ * the runtime.pclntab symbol's range, else a search of the read-only
+ * segments for its header. name for logs. 0, -ENOENT (not Go,
  * or no table found), -E2BIG (over GOPCLNTAB_BYTES_MAX: counted as an ELF
  * refusal), -ENOMEM. The bytes stay valid until go_image__release and
  * elf_end. */
