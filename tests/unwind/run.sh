@@ -134,6 +134,9 @@ profile() {
 		"$(fmt1 "$(val "$name" max_diff)")" >>"$SUMMARY"
 }
 
+# verdict NAME OK TEXT: pass "NAME: TEXT" when OK is 1, else fail.
+verdict() { if [ "$2" = 1 ]; then pass "$1: $3"; else fail "$1" "$3"; fi; }
+
 # The checks every program gets: the reference is usable, the subject
 # reaches the root, the shares match.
 check_reference() {
@@ -231,16 +234,8 @@ test_truth() {
 	check_shares truth
 	read -r ok_s ok_c figs <<<"$(truth_figures subject)"
 	shares=${figs%%|*} callers=${figs#*|}
-	if [ "$ok_s" = 1 ]; then
-		pass "truth known: $SUBJECT ${shares% } (bar $SHARE_BAR points)"
-	else
-		fail "truth known" "$SUBJECT ${shares% } (bar $SHARE_BAR points)"
-	fi
-	if [ "$ok_c" = 1 ]; then
-		pass "truth callers: $SUBJECT's samples with every caller, in order:$callers (bar $CALLER_BAR %)"
-	else
-		fail "truth callers" "$SUBJECT's samples with every caller, in order:$callers (bar $CALLER_BAR %)"
-	fi
+	verdict "truth known" "$ok_s" "$SUBJECT ${shares% } (bar $SHARE_BAR points)"
+	verdict "truth callers" "$ok_c" "$SUBJECT's samples with every caller, in order:$callers (bar $CALLER_BAR %)"
 }
 
 # gotruth: FUNCTION=PERCENT:CALLERS (outermost first), for go_check.py.
@@ -302,16 +297,9 @@ run_go() {
 		ge "$SHARE_BAR" "$(awk -v a="$inc" -v b="$want" 'BEGIN { d = a - b; print d < 0 ? -d : d }')" || ok_s=0
 		ge "$exact" "$CALLER_BAR" || ok_c=0
 	done
-	if [ "$ok_s" = 1 ]; then
-		pass "$name known:${shares%,} (bar $SHARE_BAR points)"
-	else
-		fail "$name known" "${shares%,} (bar $SHARE_BAR points)"
-	fi
-	if [ "$ok_c" = 1 ]; then
-		pass "$name callers: samples with every caller, in order:${callers%,} (bar $CALLER_BAR %)"
-	else
-		fail "$name callers" "samples with every caller, in order:${callers%,} (bar $CALLER_BAR %)"
-	fi
+	shares=${shares%,}
+	verdict "$name known" "$ok_s" "${shares# } (bar $SHARE_BAR points)"
+	verdict "$name callers" "$ok_c" "samples with every caller, in order:${callers%,} (bar $CALLER_BAR %)"
 	echo "$name $samples $root - - - - -" >>"$SUMMARY"
 }
 
