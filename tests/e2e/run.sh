@@ -154,6 +154,28 @@ test_unwind_nofp() {
 	fi
 }
 
+# kiln profiled by kiln (issue 14: its own stacks reach main): kiln view
+# drawing a big folded file, three times. kiln is built with gcc -O2 and
+# links Debian's libc, neither with frame pointers; main tail-calls the
+# command's own main, so the chain under _start ends in view_main.
+test_unwind_self() {
+	local in=$TMP/self_in.folded out=$TMP/self.folded all rooted
+	/usr/bin/python3 -c 'import sys
+with open(sys.argv[1], "w") as f:
+    for i in range(400000):
+        f.write("p;a%d;b%d;c%d;d%d %d\n" % (i % 7, i % 101, i % 1009, i, 1 + i % 5))' "$in"
+	"$KILN" record -q -o "$out" -- sh -c \
+		"for i in 1 2 3; do '$KILN' view '$in' -o '$TMP/self.html' || exit 1; done" 2>"$TMP/self.err" ||
+		{ fail unwind_self "kiln record failed: $(tail -1 "$TMP/self.err")"; return; }
+	all=$(folded_count "$out" '^kiln;')
+	rooted=$(folded_count "$out" '^kiln;_start;__libc_start_main[^;]*;__libc_start_call_main;(main;)?view_main(;| )')
+	if [ "$all" -ge 100 ] && [ $((rooted * 100)) -ge $((all * 90)) ]; then
+		pass "kiln's own stacks: $rooted/$all samples of kiln view from _start through view_main"
+	else
+		fail unwind_self "$rooted of $all kiln samples from _start through view_main (bar 90 %): $(sort -t' ' -k2 -nr "$out" | head -2 | tr '\n' '|')"
+	fi
+}
+
 test_cli() {
 	local out rc
 	"$KILN" --help | grep -q '^Usage: kiln' && "$KILN" record --help | grep -q -- '--frequency' &&
@@ -186,7 +208,7 @@ test_html() {
 }
 
 TESTS="test_cli test_ratio test_kernel_frames test_short_lived test_pid_filter test_conservation
-	test_html test_unwind_nofp"
+	test_html test_unwind_nofp test_unwind_self"
 if [ "$(id -u)" -ne 0 ]; then
 	skip_all "loading BPF programs needs root (sudo make test)" $TESTS
 else
