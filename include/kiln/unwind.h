@@ -30,6 +30,8 @@ enum kiln_unwind_cmd {
 	KILN_CMD_PLT = 2,       /* lazy .plt: CFA = rsp + 8, + 8 if (pc & 15) >= threshold */
 	KILN_CMD_SIGNAL = 3,    /* rt_sigreturn trampoline: registers from the ucontext */
 	KILN_CMD_FP = 4,        /* unwind by frame pointer */
+	KILN_CMD_FP_SWITCH = 5, /* the same, where the chain leaves this stack for
+				 * another (Go's systemstack: g0 -> goroutine) */
 };
 
 /* Row flags. The low 4 bits of a PLT row hold its threshold (11 or 10 in

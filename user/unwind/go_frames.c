@@ -25,6 +25,10 @@ static const char *const signal_names[] = {
 	"runtime.sigreturn", "runtime.sigreturn__sigaction",
 };
 
+static const char *const switch_names[] = {
+	"runtime.systemstack",
+};
+
 static const char *const handler_names[] = {
 	"runtime.sigtramp", "runtime.cgoSigtramp",
 };
@@ -158,8 +162,11 @@ int go_frames__spans(const struct gopclntab *t, const struct go_func *f,
 		one.kind = GO_SPAN_SIGNAL;
 		return io->emit(io->ctx, &one);
 	}
-	/* stack switches (systemstack, morestack, gogo): the frame-pointer
-	 * chain crosses from one stack to the other, pcsp does not */
+	if (named(f->name, switch_names, COUNT(switch_names))) {
+		one.kind = GO_SPAN_FP_SWITCH;
+		return io->emit(io->ctx, &one);
+	}
+	/* other stack switches (morestack, gogo): pcsp is of no use */
 	if (f->flag & GO_FUNC_SPWRITE)
 		return io->emit(io->ctx, &one);
 	if (is_asm(t, f) || in_package(f->name, clobbered_callers, COUNT(clobbered_callers)))

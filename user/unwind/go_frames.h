@@ -7,6 +7,9 @@
  * from the table itself:
  *  - the bottoms of goroutine and thread stacks (TOPFRAME: goexit, mstart,
  *    rt0_go; and mcall) end the walk at the root;
+ *  - systemstack runs a function on the thread's g0 stack with rbp still
+ *    the goroutine's: its frame-pointer step crosses to the goroutine's
+ *    stack (its caller, which called it without a frame, is not seen);
  *  - the signal return trampoline reads the interrupted registers, and
  *    the signal handler (sigtramp, TOPFRAME for Go's own traceback) is
  *    unwound into it, so a sample in a handler keeps the interrupted stack;
@@ -33,6 +36,7 @@ enum go_span_kind {
 	GO_SPAN_STOP,           /* the thread's root */
 	GO_SPAN_SIGNAL,         /* rt_sigreturn trampoline */
 	GO_SPAN_SP,             /* CFA = rsp + cfa_off */
+	GO_SPAN_FP_SWITCH,      /* a frame-pointer step onto another stack */
 };
 
 struct go_span {

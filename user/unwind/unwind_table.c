@@ -777,6 +777,7 @@ static int push_go_span(void *ctx, const struct go_span *s)
 
 	switch (s->kind) {
 	case GO_SPAN_FP: rule = KILN_UNWIND_CMD | KILN_CMD_FP; break;
+	case GO_SPAN_FP_SWITCH: rule = KILN_UNWIND_CMD | KILN_CMD_FP_SWITCH; break;
 	case GO_SPAN_STOP: rule = KILN_UNWIND_CMD | KILN_CMD_STOP; break;
 	case GO_SPAN_SIGNAL:
 		rule = KILN_UNWIND_CMD | KILN_CMD_SIGNAL;
@@ -1323,7 +1324,7 @@ int unwind_table__bias(const struct unwind_table_info *info, uint64_t start, uin
 const char *unwind_table__describe(const struct unwind_table *t, const struct kiln_unwind_row *r,
 				   char *buf, size_t len)
 {
-	static const char *const cmds[] = { "INVALID", "STOP", "PLT", "SIGNAL", "FP" };
+	static const char *const cmds[] = { "INVALID", "STOP", "PLT", "SIGNAL", "FP", "FP-SWITCH" };
 	const struct kiln_unwind_rule *u;
 	char fp[32];
 	const char *reg;
