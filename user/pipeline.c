@@ -45,7 +45,8 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	const struct pipeline_opts *opts = &p->o;
 
 	p->procs = proc_table__new(proc_root, opts->max_processes, opts->max_mappings);
-	p->sym = p->procs ? symbolizer__new(opts->cache_bytes, opts->cache_ttl_ns, p->procs) : NULL;
+	p->sym = p->procs ? symbolizer__new(opts->cache_bytes, opts->cache_ttl_ns, opts->jit_bytes,
+					       p->procs) : NULL;
 	p->current = profile_set__new(opts->max_label_sets);
 	p->seen = opts->track_label_sets ? profile_set__new(MAX_SEEN_LABEL_SETS) : NULL;
 	p->frames = calloc(SYMBOLIZER_MAX_FRAMES, sizeof(*p->frames));

@@ -23,6 +23,7 @@ struct pipeline_opts {
 	uint64_t unwind_bytes;          /* unwind table rows' memory; 0: frame pointers only */
 	uint64_t cache_bytes;           /* ELF symbol cache */
 	uint64_t cache_ttl_ns;          /* its tables unused this long go; 0: never */
+	uint64_t jit_bytes;             /* JIT symbols (perf maps, jitdump); 0: none read */
 	size_t max_label_sets;          /* profiles per interval */
 	/* How samples are split into profiles: NULL = by the whole label set
 	 * (agent), "" = one profile (record), a label name = by its value. */

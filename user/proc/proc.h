@@ -109,6 +109,8 @@ int proc_table__refresh(struct proc_table *t, struct proc_snapshot *snap);
  * drain began (their samples are all drained). */
 void proc_table__drained(struct proc_table *t);
 void proc_table__stats(const struct proc_table *t, struct proc_stats *out);
+/* The proc_root the table reads ("/proc" normally). */
+const char *proc_table__root(const struct proc_table *t);
 void proc_table__free(struct proc_table *t);
 
 /* Parses /proc/PID/maps text; keeps executable mappings, at most

@@ -13,6 +13,7 @@
 #include "kiln/sample.h"
 #include "core/frame.h"
 #include "proc/proc.h"
+#include "symbolize/jit.h"
 #include "symbolize/symcache.h"
 
 /* Frames of one stack: root + both stacks. */
@@ -26,15 +27,19 @@ struct symbolizer_stats {
 	 * mapping (the callers beyond it shown as one [unknown] frame). */
 	uint64_t user_stacks_cut;
 	uint64_t symtab_loads, symtab_failures;
+	/* User frames in JIT code (anonymous or memfd executable mappings),
+	 * and those named from a perf map or jitdump (in user_resolved too). */
+	uint64_t jit_frames, jit_resolved;
 };
 
 struct symbolizer;
 
 /* cache_bytes bounds the ELF symbol cache; a table no stack needed for
  * cache_ttl_ns leaves it at the next symbolizer__expire (0: only the byte
- * bound evicts). Kernel frames stay unnamed until
+ * bound evicts). jit_bytes bounds the JIT symbols of perf maps and
+ * jitdump files (jit.h; 0: none read). Kernel frames stay unnamed until
  * symbolizer__load_kernel_symbols. NULL + errno. */
-struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns,
+struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns, size_t jit_bytes,
 				   struct proc_table *procs);
 /* Reads the kernel's symbols (path: normally "/proc/kallsyms"; tens of ms,
  * most of it the kernel formatting the file), so that a caller can start
@@ -58,6 +63,7 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 bool symbolizer__age(struct symbolizer *sym, uint64_t now);
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *out);
 void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats *out);
+void symbolizer__jit_stats(const struct symbolizer *sym, struct jit_stats *out);
 void symbolizer__free(struct symbolizer *sym);
 
 #endif
