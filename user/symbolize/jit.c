@@ -35,10 +35,17 @@
 #define JIT_COST_FACTOR        100              /* wait 100 times what a check cost */
 #define STATUS_MAX             8192             /* bytes of /proc/PID/status read */
 
+/* What a file was when it was read: a change re-reads it. */
+struct file_id {
+	uint64_t dev, ino, size, mtime_ns;
+};
+
 struct jit_file {
 	struct jit_table *table;
-	bool read;                      /* the identity below is the table's file */
-	uint64_t dev, ino, size, mtime_ns;
+	int fd;                         /* the file kept open, or -1 */
+	bool read;                      /* table is what fd held as id says */
+	struct file_id id;
+	char name[256];                 /* for logs */
 };
 
 struct jit_proc {
@@ -47,6 +54,7 @@ struct jit_proc {
 	pid_t nspid;                    /* the pid in its own namespace */
 	uid_t uids[4];                  /* real, effective, saved, filesystem */
 	uint64_t next_check;
+	bool ended_checked;             /* checked since the snapshot ended */
 	struct jit_file files[JIT_SOURCE_COUNT];
 	struct lru_node lru;
 	bool in_lru;                    /* holds a table */
@@ -84,22 +92,27 @@ bool jit__code_mapping(const struct proc_mapping *m)
 	return !m->bin && (strcmp(m->name, "[anon]") == 0 || strncmp(m->name, "[anon:", 6) == 0);
 }
 
-static void drop_table(struct jit_cache *c, struct jit_proc *p, enum jit_source s)
+static void file_id(const struct stat *st, struct file_id *id)
 {
-	struct jit_file *f = &p->files[s];
-
-	if (f->table) {
-		c->stats.bytes -= jit_table__bytes(f->table);
-		c->stats.symbols -= jit_table__count(f->table);
-		jit_table__free(f->table);
-	}
-	*f = (struct jit_file){ 0 };
+	*id = (struct file_id){ (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+				(uint64_t)st->st_mtim.tv_sec * 1000000000ull +
+					(uint64_t)st->st_mtim.tv_nsec };
 }
 
+/* Frees p's tables; the files stay open, to be read again. */
 static void drop_tables(struct jit_cache *c, struct jit_proc *p)
 {
-	for (int s = 0; s < JIT_SOURCE_COUNT; s++)
-		drop_table(c, p, (enum jit_source)s);
+	for (int s = 0; s < JIT_SOURCE_COUNT; s++) {
+		struct jit_file *f = &p->files[s];
+
+		if (f->table) {
+			c->stats.bytes -= jit_table__bytes(f->table);
+			c->stats.symbols -= jit_table__count(f->table);
+			jit_table__free(f->table);
+		}
+		f->table = NULL;
+		f->read = false;
+	}
 	if (p->in_lru)
 		lru__unlink(&c->lru, &p->lru);
 	p->in_lru = false;
@@ -184,18 +197,22 @@ static int open_jitdump(const struct jit_cache *c, const struct proc_snapshot *s
 	return -ENOENT;
 }
 
-/* Adds t as p's table of source s, then evicts other processes' tables,
- * least recently used first, until all fit. */
+/* Adds t as p's table of source s, read from the file st describes, then
+ * evicts other processes' tables, least recently used first, until all
+ * fit. */
 static void install(struct jit_cache *c, struct jit_proc *p, enum jit_source s,
 		    struct jit_table *t, const struct stat *st)
 {
 	struct jit_file *f = &p->files[s];
 
-	drop_table(c, p, s);
-	*f = (struct jit_file){ .table = t, .read = true, .dev = st->st_dev, .ino = st->st_ino,
-				.size = (uint64_t)st->st_size,
-				.mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ull +
-					    (uint64_t)st->st_mtim.tv_nsec };
+	if (f->table) {
+		c->stats.bytes -= jit_table__bytes(f->table);
+		c->stats.symbols -= jit_table__count(f->table);
+		jit_table__free(f->table);
+	}
+	f->table = t;
+	f->read = true;
+	file_id(st, &f->id);
 	c->stats.bytes += jit_table__bytes(t);
 	c->stats.symbols += jit_table__count(t);
 	if (p->in_lru)
@@ -209,17 +226,15 @@ static void install(struct jit_cache *c, struct jit_proc *p, enum jit_source s,
 	}
 }
 
-/* Checks one source of p: opened, owner checked, read when it is not the
- * file read before. True when the file was refused. */
-static bool refresh_file(struct jit_cache *c, struct jit_proc *p, const struct proc_snapshot *snap,
-			 enum jit_source s)
+/* Opens source s of a live process by its path and makes it the file
+ * kept open, unless it is that file already. True when it was refused. */
+static bool reopen(struct jit_cache *c, struct jit_proc *p, const struct proc_snapshot *snap,
+		   enum jit_source s)
 {
 	struct jit_file *f = &p->files[s];
-	struct jit_builder b;
-	struct jit_table *t;
 	char name[4200], root[4200];
 	struct stat st;
-	int fd, err;
+	int fd;
 
 	if (s == JIT_PERF_MAP) {
 		snprintf(root, sizeof(root), "%s/%d/root", c->proc_root, snap->pid);
@@ -233,56 +248,86 @@ static bool refresh_file(struct jit_cache *c, struct jit_proc *p, const struct p
 	}
 	if (fd < 0)
 		return fd == -EINVAL || fd == -EFBIG || fd == -ELOOP || fd == -ENAMETOOLONG;
-	jit_builder__init(&b, name, c->max_bytes / 4);
 	if (!owned(p, &st)) {
-		jit_builder__refuse(&b, JIT_REFUSED_OWNER,
-				    "owned by a user the process does not run as");
-		err = -EPERM;
-	} else if (f->read && f->dev == (uint64_t)st.st_dev && f->ino == (uint64_t)st.st_ino &&
-		   f->size == (uint64_t)st.st_size &&
-		   f->mtime_ns == (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
-				  (uint64_t)st.st_mtim.tv_nsec) {
-		err = -EALREADY;
-	} else {
-		err = s == JIT_PERF_MAP ? perf_map__read(&b, fd, (uint64_t)st.st_size) :
-					  jitdump__read(&b, fd, (uint64_t)st.st_size);
-		c->stats.reads[s]++;
+		c->stats.refused[JIT_REFUSED_OWNER]++;
+		safe_open__log_refusal(name, jit_refusal_names[JIT_REFUSED_OWNER],
+				       "owned by a user the process does not run as");
+		close(fd);
+		return true;
 	}
-	close(fd);
+	if (f->fd >= 0 && f->id.dev == (uint64_t)st.st_dev && f->id.ino == (uint64_t)st.st_ino) {
+		close(fd);
+		return false;
+	}
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = fd;
+	f->read = false;
+	file_id(&st, &f->id);
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	return false;
+}
+
+/* Reads source s of p again from the file kept open when it changed
+ * since it was read. True when it was refused. */
+static bool reread(struct jit_cache *c, struct jit_proc *p, enum jit_source s)
+{
+	struct jit_file *f = &p->files[s];
+	uint64_t cap = s == JIT_PERF_MAP ? PERF_MAP_FILE_MAX : JITDUMP_FILE_MAX;
+	struct jit_builder b;
+	struct jit_table *t;
+	struct file_id now;
+	struct stat st;
+	int err;
+
+	if (f->fd < 0)
+		return false;
+	err = safe_open__check_fd(f->fd, f->name, cap, &st);
+	if (err)
+		return err == -EINVAL || err == -EFBIG;
+	file_id(&st, &now);
+	if (f->read && memcmp(&now, &f->id, sizeof(now)) == 0)
+		return false;
+	jit_builder__init(&b, f->name, c->max_bytes / 4);
+	err = s == JIT_PERF_MAP ? perf_map__read(&b, f->fd, (uint64_t)st.st_size) :
+				  jitdump__read(&b, f->fd, (uint64_t)st.st_size);
+	c->stats.reads[s]++;
 	for (int r = 0; r < JIT_REFUSAL_COUNT; r++)
 		c->stats.refused[r] += b.refused[r];
 	if (err) {
-		if (err != -EALREADY && err != -EPERM)
-			pr_debug("%s: %s", name, strerror(-err));
+		pr_debug("%s: %s", f->name, strerror(-err));
 		jit_builder__release(&b);
-		return err == -EPERM;
+		return false;
 	}
 	t = jit_builder__finish(&b);
 	if (!t) {
-		pr_debug("%s: out of memory", name);
+		pr_debug("%s: out of memory", f->name);
 		return false;
 	}
-	pr_debug("%s: %zu JIT symbols", name, jit_table__count(t));
+	pr_debug("%s: %zu JIT symbols", f->name, jit_table__count(t));
 	install(c, p, s, t, &st);
 	return false;
 }
 
+/* A live process's files are opened again by their paths (a perf map may
+ * appear late or be replaced); the files kept open are read again when
+ * they changed, after the process ended too (a JIT that buffers its
+ * writes has flushed them then). */
 static void refresh(struct jit_cache *c, struct jit_proc *p, const struct proc_snapshot *snap,
 		    uint64_t now)
 {
 	uint64_t t0 = monotonic_ns(), wait = JIT_RECHECK_NS, cost;
 	bool refused = false;
 
-	if (!p->ids_read) {
+	if (!p->ids_read && !snap->ended) {
 		p->ids_read = true;
 		p->ids_ok = read_ids(c, snap->pid, p);
 	}
-	if (!p->ids_ok) {
-		p->next_check = UINT64_MAX;     /* gone, or no namespace pid: nothing to find */
-		return;
+	for (int s = 0; s < JIT_SOURCE_COUNT; s++) {
+		if (p->ids_ok && !snap->ended)
+			refused |= reopen(c, p, snap, (enum jit_source)s);
+		refused |= reread(c, p, (enum jit_source)s);
 	}
-	for (int s = 0; s < JIT_SOURCE_COUNT; s++)
-		refused |= refresh_file(c, p, snap, (enum jit_source)s);
 	cost = monotonic_ns() - t0;
 	if (refused)
 		wait = JIT_REFUSED_RECHECK_NS;
@@ -318,14 +363,18 @@ const char *jit_cache__name(struct jit_cache *c, const struct proc_snapshot *sna
 		if (!p)
 			return NULL;
 		p->instance = snap->instance;
+		for (int s = 0; s < JIT_SOURCE_COUNT; s++)
+			p->files[s].fd = -1;
 		if (hashmap__put_u64(&c->procs, snap->instance, p)) {
 			free(p);
 			return NULL;
 		}
 	}
 	name = lookup(c, p, addr);
-	if (name || snap->ended || now < p->next_check)
+	/* Once more as soon as the process has ended: its last writes are out. */
+	if (name || (now < p->next_check && (!snap->ended || p->ended_checked)))
 		return name;
+	p->ended_checked = snap->ended;
 	refresh(c, p, snap, now);
 	return lookup(c, p, addr);
 }
@@ -347,6 +396,9 @@ static void collect_gone(uint64_t key, void *val, void *ctx)
 static void proc_free(struct jit_cache *c, struct jit_proc *p)
 {
 	drop_tables(c, p);
+	for (int s = 0; s < JIT_SOURCE_COUNT; s++)
+		if (p->files[s].fd >= 0)
+			close(p->files[s].fd);
 	free(p);
 }
 

@@ -79,6 +79,7 @@ static int parse_line(struct jit_builder *b, const char *p, size_t len, unsigned
 int perf_map__read(struct jit_builder *b, int fd, uint64_t size)
 {
 	char *buf = malloc(CHUNK);
+	uint64_t off = 0;
 	size_t have = 0;
 	unsigned bad = 0;
 	bool skip = false;      /* in the rest of a line longer than the buffer */
@@ -86,9 +87,9 @@ int perf_map__read(struct jit_builder *b, int fd, uint64_t size)
 
 	if (!buf)
 		return -ENOMEM;
-	while (size && !err) {
-		size_t want = CHUNK - have < size ? CHUNK - have : (size_t)size;
-		ssize_t r = read(fd, buf + have, want);
+	while (off < size && !err) {
+		size_t want = CHUNK - have < size - off ? CHUNK - have : (size_t)(size - off);
+		ssize_t r = pread(fd, buf + have, want, (off_t)off);
 		char *p = buf, *end, *nl;
 
 		if (r < 0 && errno == EINTR)
@@ -97,7 +98,7 @@ int perf_map__read(struct jit_builder *b, int fd, uint64_t size)
 			err = r < 0 ? -errno : 0;
 			break;
 		}
-		size -= (uint64_t)r;
+		off += (uint64_t)r;
 		have += (size_t)r;
 		end = buf + have;
 		while (!err && (nl = memchr(p, '\n', (size_t)(end - p)))) {

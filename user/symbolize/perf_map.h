@@ -16,14 +16,14 @@
 /* Bad lines counted in one file before the rest of it is skipped. */
 #define PERF_MAP_BAD_LINES_MAX 1024
 
-/* Reads the first size bytes of the perf map open at fd (from its current
- * offset) into b, a line at a time: later lines win where they overlap
+/* Reads the first size bytes of the perf map open at fd into b, a line at
+ * a time: later lines win where they overlap
  * earlier ones (jit_table.h). A line that is not START SIZE NAME is counted
  * (bad_line) and skipped, blank lines silently; past
  * PERF_MAP_BAD_LINES_MAX bad lines, or once b is full, the rest is
  * skipped. A last line without its newline is being written: left for
  * the next read. A name is cut to JIT_NAME_MAX (counted), and so is a line
- * longer than the 64 KiB read buffer. 0, or -ENOMEM, or -errno of read(2)
+ * longer than the 64 KiB read buffer. 0, or -ENOMEM, or -errno of pread(2)
  * (what was read before stays in b). */
 int perf_map__read(struct jit_builder *b, int fd, uint64_t size);
 
