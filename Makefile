@@ -110,6 +110,9 @@ TEST_DEPS  += $(KERNEL_TEST_DEPS)
 # make test-unwind: perf (the reference) and the programs it profiles.
 UNWIND_DEPS := linux-perf python3.11 ruby3.1 perl xz-utils gzip
 TEST_DEPS  += $(UNWIND_DEPS)
+# e2e-record: JIT runtimes writing perf maps and jitdump files (node, the JDK's jcmd).
+JIT_DEPS   := nodejs default-jdk-headless
+TEST_DEPS  += $(JIT_DEPS)
 
 PKGS       := libbpf libelf libdw zlib liblzma libprotobuf-c jansson libcurl libmicrohttpd
 PKG_CFLAGS  = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
@@ -362,8 +365,8 @@ e2e-agent: $(OUT)/kiln workloads
 	$(SUITE) e2e-agent env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/agent.sh
 
 # The attacks a container can try on the files kiln reads (tests/e2e/attacks.sh).
-e2e-attacks: $(OUT)/kiln
-	$(SUITE) e2e-attacks env KILN=$(OUT)/kiln tests/e2e/attacks.sh
+e2e-attacks: $(OUT)/kiln workloads
+	$(SUITE) e2e-attacks env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/attacks.sh
 
 # kiln view / kiln diff on real files; no root needed.
 test-view: $(OUT)/kiln

@@ -29,14 +29,21 @@ struct pipeline {
 	struct pipeline_totals t;
 };
 
-static void unwind_mapped(void *ctx, const struct proc_snapshot *s)
+static void on_mapped(void *ctx, const struct proc_snapshot *s)
 {
-	unwinder__mapped(((struct pipeline *)ctx)->uw, s);
+	struct pipeline *p = ctx;
+
+	symbolizer__mapped(p->sym, s);
+	if (p->uw)
+		unwinder__mapped(p->uw, s);
 }
 
-static void unwind_ended(void *ctx, const struct proc_snapshot *s)
+static void on_ended(void *ctx, const struct proc_snapshot *s)
 {
-	unwinder__ended(((struct pipeline *)ctx)->uw, s);
+	struct pipeline *p = ctx;
+
+	if (p->uw)
+		unwinder__ended(p->uw, s);
 }
 
 /* Everything but the sampler; p->o set. 0 or -errno. */
@@ -55,15 +62,13 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 		pr_error("out of memory");
 		return -ENOMEM;
 	}
+	proc_table__observe(p->procs, &(struct proc_observer){ on_mapped, on_ended, p });
 	if (p->sampler && opts->sampler.unwind_rows) {
-		struct proc_observer obs = { unwind_mapped, unwind_ended, p };
-
 		p->uw = unwinder__new(p->sampler);
 		if (!p->uw) {
 			pr_error("out of memory");
 			return -ENOMEM;
 		}
-		proc_table__observe(p->procs, &obs);
 		unwinder__prewarm(p->uw);
 	}
 	p->md = metadata__new(&opts->metadata);

@@ -548,6 +548,32 @@ Test(jit, cache_rereads_changed_files_paced)
 	jit_cache__free(c);
 }
 
+/* A process with JIT code has its files opened as soon as its mappings
+ * are read: a short-lived one is named after its /proc entry is gone. One
+ * without JIT code costs nothing. */
+Test(jit, cache_opens_files_when_mapped)
+{
+	struct jit_cache *c = jit_cache__new(dir, 1 << 20);
+	struct proc_mapping file_map = { .start = 0x10000, .end = 0x20000, .name = "/bin/true" };
+	struct proc_snapshot s = snapshot(1, 100), plain = { .instance = 2, .pid = 200,
+							      .maps = &file_map, .nmaps = 1 };
+	char cmd[256];
+	struct jit_stats st;
+
+	fake_process(100, 100, 0);
+	perf_map_of(100, 100, "10100 10 short_lived\n");
+	jit_cache__mapped(c, &s, 1);
+	jit_cache__mapped(c, &plain, 1);
+	jit_cache__stats(c, &st);
+	cr_expect_eq(st.processes, 1);
+	cr_expect_eq(st.reads[JIT_PERF_MAP], 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/100", dir);
+	cr_assert_eq(system(cmd), 0);
+	s.ended = true;
+	cr_expect_str_eq(name_of(c, &s, 0x10100, 2), "short_lived");
+	jit_cache__free(c);
+}
+
 /* A file the process's users do not own, a symlink (to a file that would
  * name the frame), a FIFO: refused and counted, never read. */
 Test(jit, cache_refuses_owner_link_fifo)

@@ -350,26 +350,53 @@ static const char *lookup(struct jit_cache *c, struct jit_proc *p, uint64_t addr
 	return NULL;
 }
 
+/* snap's entry, made on first use; NULL when out of memory. */
+static struct jit_proc *proc_get(struct jit_cache *c, const struct proc_snapshot *snap)
+{
+	struct jit_proc *p = hashmap__get_u64(&c->procs, snap->instance);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->instance = snap->instance;
+	for (int s = 0; s < JIT_SOURCE_COUNT; s++)
+		p->files[s].fd = -1;
+	if (hashmap__put_u64(&c->procs, snap->instance, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void jit_cache__mapped(struct jit_cache *c, const struct proc_snapshot *snap, uint64_t now)
+{
+	struct jit_proc *p;
+	size_t i;
+
+	if (!c->max_bytes || snap->ended)
+		return;
+	for (i = 0; i < snap->nmaps && !jit__code_mapping(&snap->maps[i]); i++)
+		;
+	if (i == snap->nmaps)
+		return;
+	p = proc_get(c, snap);
+	if (p && now >= p->next_check)
+		refresh(c, p, snap, now);
+}
+
 const char *jit_cache__name(struct jit_cache *c, const struct proc_snapshot *snap, uint64_t addr,
 			    uint64_t now)
 {
-	struct jit_proc *p = hashmap__get_u64(&c->procs, snap->instance);
+	struct jit_proc *p;
 	const char *name;
 
 	if (!c->max_bytes)
 		return NULL;
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p)
-			return NULL;
-		p->instance = snap->instance;
-		for (int s = 0; s < JIT_SOURCE_COUNT; s++)
-			p->files[s].fd = -1;
-		if (hashmap__put_u64(&c->procs, snap->instance, p)) {
-			free(p);
-			return NULL;
-		}
-	}
+	p = proc_get(c, snap);
+	if (!p)
+		return NULL;
 	name = lookup(c, p, addr);
 	/* Once more as soon as the process has ended: its last writes are out. */
 	if (name || (now < p->next_check && (!snap->ended || p->ended_checked)))

@@ -32,7 +32,7 @@ struct jit_stats {
 	uint64_t refused[JIT_REFUSAL_COUNT];
 	uint64_t evictions;                     /* tables dropped to stay within max_bytes */
 	uint64_t bytes, max_bytes, symbols;     /* tables held now */
-	uint64_t processes;                     /* processes with JIT frames, tracked */
+	uint64_t processes;                     /* processes with JIT code, tracked */
 };
 
 struct jit_cache;
@@ -50,6 +50,10 @@ bool jit__code_mapping(const struct proc_mapping *m);
  * next call. */
 const char *jit_cache__name(struct jit_cache *c, const struct proc_snapshot *snap, uint64_t addr,
 			    uint64_t now);
+/* Told of a live snapshot's (re)read mappings: a process with JIT code
+ * mappings has its files opened (and read) now, when due, so that they
+ * are still there after it exits, however short it lived. */
+void jit_cache__mapped(struct jit_cache *c, const struct proc_snapshot *snap, uint64_t now);
 /* Forgets the processes procs no longer holds (once a drain). */
 void jit_cache__age(struct jit_cache *c, struct proc_table *procs);
 void jit_cache__stats(const struct jit_cache *c, struct jit_stats *out);

@@ -296,6 +296,11 @@ void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats
 	symcache__stats(sym->cache, out);
 }
 
+void symbolizer__mapped(struct symbolizer *sym, const struct proc_snapshot *snap)
+{
+	jit_cache__mapped(sym->jit, snap, monotonic_ns());
+}
+
 void symbolizer__jit_stats(const struct symbolizer *sym, struct jit_stats *out)
 {
 	jit_cache__stats(sym->jit, out);

@@ -61,6 +61,10 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
  * (loading frees the ELF file's raw symbols once sorted), worth handing
  * back to the system. */
 bool symbolizer__age(struct symbolizer *sym, uint64_t now);
+/* For the process table's observer: snap's mappings were (re)read; a
+ * process with JIT code has its perf map and jitdump opened now, while it
+ * runs (jit.h). */
+void symbolizer__mapped(struct symbolizer *sym, const struct proc_snapshot *snap);
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *out);
 void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats *out);
 void symbolizer__jit_stats(const struct symbolizer *sym, struct jit_stats *out);
