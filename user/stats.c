@@ -276,7 +276,7 @@ static const struct counter stats_rows[] = {
 	GAUGE("kiln_jit_bytes", "jit.bytes", jit.bytes, "bytes", "JIT symbol tables' size"),
 	GAUGE("kiln_jit_max_bytes", "jit.max_bytes", jit.max_bytes, "bytes", "--jit-memory"),
 	GAUGE("kiln_jit_processes", "jit.processes", jit.processes, "processes",
-	      "processes with frames in JIT code, tracked"),
+	      "processes with JIT code (anonymous or memfd executable mappings), tracked"),
 	COUNTER("kiln_jit_evictions_total", "jit.evictions", jit.evictions, "tables",
 		"JIT symbol tables evicted to stay within --jit-memory (LRU)"),
 	JIT_REFUSED(JIT_REFUSED_OWNER, "owner"),

@@ -484,6 +484,18 @@ jit_checks() {
 	return 1
 }
 
+# jit_counted NAME WHAT OBJECT KEY: after jit_checks, NAME passes when
+# --stats counted OBJECT.KEY at least once.
+jit_counted() {
+	local n
+	n=$(json "$JD/stats.json" "$3" "$4")
+	if [ "$n" -ge 1 ]; then
+		pass "$1: record finished on $2, refused and counted ($3.$4=$n), $JALL samples, peak RSS $((JRSS / 1024)) MiB"
+	else
+		fail "$1" "$3.$4=$n (want >= 1)"
+	fi
+}
+
 # (f1) Garbage lines (binary junk, bad numbers, a 100 KiB line, NULs)
 # before fake_jit's own line: each counted, skipped, and the good line
 # after them still names the JIT code.
@@ -517,17 +529,12 @@ with open(\"/tmp/perf-%d.map\" % os.getppid(), \"wb\") as f:
 # the memory cgroup and moved into place, so its page cache is not
 # charged to kiln's.)
 test_jit_ten_million_lines() {
-	local full big=$TMP/ten-million.map
+	local big=$TMP/ten-million.map
 	python3 -c 'import sys; open(sys.argv[1], "w").write("0 1 a\n" * 10000000)' "$big" ||
 		{ fail jit_ten_million_lines "cannot write the file"; return; }
 	jit_run jit_ten_million_lines map "mv '$big' /tmp/perf-\$\$.map"
-	jit_checks jit_ten_million_lines "10 million lines" || return
-	full=$(json "$JD/stats.json" jit_refused table_too_large)
-	if [ "$full" -ge 1 ]; then
-		pass "jit_ten_million_lines: table bound hit and counted (jit_refused.table_too_large=$full), record finished, peak RSS $((JRSS / 1024)) MiB"
-	else
-		fail jit_ten_million_lines "jit_refused.table_too_large=$full (want >= 1)"
-	fi
+	jit_checks jit_ten_million_lines "10 million lines" &&
+		jit_counted jit_ten_million_lines "10 million lines" jit_refused table_too_large
 }
 
 # (f3) /tmp/perf-<pid>.map is a symlink to /etc/shadow: refused as a link
@@ -550,15 +557,8 @@ test_jit_symlink_shadow() {
 # (f4) /tmp/perf-<pid>.map is a FIFO nobody writes: a plain open would
 # block kiln's loop for good.
 test_jit_fifo() {
-	local refused
 	jit_run jit_fifo none 'mkfifo /tmp/perf-$$.map'
-	jit_checks jit_fifo "a FIFO" || return
-	refused=$(json "$JD/stats.json" files_refused not_regular)
-	if [ "$refused" -ge 1 ]; then
-		pass "jit_fifo: record finished, the FIFO refused (files_refused.not_regular=$refused), peak RSS $((JRSS / 1024)) MiB"
-	else
-		fail jit_fifo "files_refused.not_regular=$refused (want >= 1)"
-	fi
+	jit_checks jit_fifo "a FIFO" && jit_counted jit_fifo "a FIFO" files_refused not_regular
 }
 
 # The same attacks against the long-running agent, which must go on

@@ -158,20 +158,19 @@ Test(jit, later_entries_win_overlaps)
 					 "4008 10 b\n",
 					 1 << 20, NULL);
 
-	expect_name(t, 0x1000, "outer");
-	expect_name(t, 0x107f, "outer");
-	expect_name(t, 0x1080, "inner");
-	expect_name(t, 0x108f, "inner");
-	expect_name(t, 0x1090, "outer");
-	expect_name(t, 0x10ff, "outer");
-	expect_name(t, 0x1100, NULL);
-	expect_name(t, 0x2005, "over_hidden");
-	expect_name(t, 0x3005, "second");
-	expect_name(t, 0x4003, "a");
-	expect_name(t, 0x4008, "b");
-	expect_name(t, 0x4017, "b");
-	expect_name(t, 0x4018, "big");
-	expect_name(t, 0x0fff, NULL);
+	static const struct {
+		uint64_t addr;
+		const char *name;
+	} want[] = {
+		{ 0x1000, "outer" }, { 0x107f, "outer" }, { 0x1080, "inner" },
+		{ 0x108f, "inner" }, { 0x1090, "outer" }, { 0x10ff, "outer" },
+		{ 0x1100, NULL }, { 0x2005, "over_hidden" }, { 0x3005, "second" },
+		{ 0x4003, "a" }, { 0x4008, "b" }, { 0x4017, "b" }, { 0x4018, "big" },
+		{ 0x0fff, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		expect_name(t, want[i].addr, want[i].name);
 	cr_expect_eq(jit_table__count(t), 8, "ranges: %zu", jit_table__count(t));
 	jit_table__free(t);
 }

@@ -99,19 +99,22 @@ static void file_id(const struct stat *st, struct file_id *id)
 					(uint64_t)st->st_mtim.tv_nsec };
 }
 
+static void free_table(struct jit_cache *c, struct jit_file *f)
+{
+	if (!f->table)
+		return;
+	c->stats.bytes -= jit_table__bytes(f->table);
+	c->stats.symbols -= jit_table__count(f->table);
+	jit_table__free(f->table);
+	f->table = NULL;
+}
+
 /* Frees p's tables; the files stay open, to be read again. */
 static void drop_tables(struct jit_cache *c, struct jit_proc *p)
 {
 	for (int s = 0; s < JIT_SOURCE_COUNT; s++) {
-		struct jit_file *f = &p->files[s];
-
-		if (f->table) {
-			c->stats.bytes -= jit_table__bytes(f->table);
-			c->stats.symbols -= jit_table__count(f->table);
-			jit_table__free(f->table);
-		}
-		f->table = NULL;
-		f->read = false;
+		free_table(c, &p->files[s]);
+		p->files[s].read = false;
 	}
 	if (p->in_lru)
 		lru__unlink(&c->lru, &p->lru);
@@ -205,11 +208,7 @@ static void install(struct jit_cache *c, struct jit_proc *p, enum jit_source s,
 {
 	struct jit_file *f = &p->files[s];
 
-	if (f->table) {
-		c->stats.bytes -= jit_table__bytes(f->table);
-		c->stats.symbols -= jit_table__count(f->table);
-		jit_table__free(f->table);
-	}
+	free_table(c, f);
 	f->table = t;
 	f->read = true;
 	file_id(st, &f->id);
