@@ -233,6 +233,7 @@ static bool reopen(struct jit_cache *c, struct jit_proc *p, const struct proc_sn
 	struct jit_file *f = &p->files[s];
 	char name[4200], root[4200];
 	struct stat st;
+	size_t n;
 	int fd;
 
 	if (s == JIT_PERF_MAP) {
@@ -263,7 +264,10 @@ static bool reopen(struct jit_cache *c, struct jit_proc *p, const struct proc_sn
 	f->fd = fd;
 	f->read = false;
 	file_id(&st, &f->id);
-	snprintf(f->name, sizeof(f->name), "%s", name);
+	/* (a longer name is cut: it is for logs) */
+	n = strnlen(name, sizeof(f->name) - 1);
+	memcpy(f->name, name, n);
+	f->name[n] = '\0';
 	return false;
 }
 
