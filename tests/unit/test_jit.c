@@ -121,8 +121,9 @@ Test(jit, jdk_compiler_perfmap)
 	cr_expect_eq(b.refused[JIT_REFUSED_BAD_LINE], 0);
 	expect_name(t, 0x00007f6120ec7620, "double Hot.hotLoop(int)");
 	expect_name(t, 0x00007f6119401360 + 0x1cf, "double Hot.hotLoop(int)");
-	expect_name(t, 0x00007f6120ec71c0 + 0x10,
-		    "java.lang.Object jdk.internal.misc.Unsafe.getReferenceVolatile(java.lang.Object, long)");
+	expect_name(
+		t, 0x00007f6120ec71c0 + 0x10,
+		"java.lang.Object jdk.internal.misc.Unsafe.getReferenceVolatile(java.lang.Object, long)");
 	jit_table__free(t);
 }
 
@@ -162,11 +163,11 @@ Test(jit, later_entries_win_overlaps)
 		uint64_t addr;
 		const char *name;
 	} want[] = {
-		{ 0x1000, "outer" }, { 0x107f, "outer" }, { 0x1080, "inner" },
-		{ 0x108f, "inner" }, { 0x1090, "outer" }, { 0x10ff, "outer" },
-		{ 0x1100, NULL }, { 0x2005, "over_hidden" }, { 0x3005, "second" },
-		{ 0x4003, "a" }, { 0x4008, "b" }, { 0x4017, "b" }, { 0x4018, "big" },
-		{ 0x0fff, NULL },
+		{ 0x1000, "outer" }, { 0x107f, "outer" },	{ 0x1080, "inner" },
+		{ 0x108f, "inner" }, { 0x1090, "outer" },	{ 0x10ff, "outer" },
+		{ 0x1100, NULL },    { 0x2005, "over_hidden" }, { 0x3005, "second" },
+		{ 0x4003, "a" },     { 0x4008, "b" },		{ 0x4017, "b" },
+		{ 0x4018, "big" },   { 0x0fff, NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
@@ -191,7 +192,8 @@ Test(jit, bad_lines_counted_and_skipped)
 					 "0 0 empty\n"
 					 "\t0x5000\t0X20\t tabs and 0X \r\n"
 					 "6000 10 has\0nul\n"
-					 "7000 10 partial", 1 << 20, &b);
+					 "7000 10 partial",
+					 1 << 20, &b);
 
 	/* The blank lines and the empty entry are no refusals; the last line
 	 * has no newline yet and a NUL ends the text written here. */
@@ -324,7 +326,7 @@ static void dump_header(struct dump *d, uint32_t magic, uint32_t version)
 	put32(d, magic);
 	put32(d, version);
 	put32(d, 40);
-	put32(d, 62);           /* EM_X86_64 */
+	put32(d, 62); /* EM_X86_64 */
 	put32(d, 0);
 	put32(d, 1234);
 	put64(d, 1);
@@ -381,10 +383,10 @@ Test(jit, jitdump_records)
 
 	dump_header(&d, 0x4A695444, 1);
 	dump_load(&d, 0x1000, 0x40, "first", 6, 0);
-	dump_other(&d, 1, 40);          /* code move: not applied */
-	dump_other(&d, 2, 100);         /* debug info */
-	dump_other(&d, 4, 200);         /* unwinding info */
-	dump_other(&d, 99, 8);          /* unknown kind */
+	dump_other(&d, 1, 40); /* code move: not applied */
+	dump_other(&d, 2, 100); /* debug info */
+	dump_other(&d, 4, 200); /* unwinding info */
+	dump_other(&d, 99, 8); /* unknown kind */
 	dump_load(&d, 0x1010, 0x10, "later", 6, 0);
 	dump_load(&d, 0x2000, 0x20, "no room", 8, 16 + 40 + 8 + 0x10); /* code past its record */
 	t = dump_table(&d, &b);
@@ -465,8 +467,8 @@ static void fake_process(int pid, int nspid, unsigned uid)
 {
 	char sub[64], text[256];
 
-	snprintf(text, sizeof(text), "Name:\tfake\nUid:\t%u\t%u\t%u\t%u\nNSpid:\t%d\t%d\n", uid, uid,
-		 uid, uid, pid, nspid);
+	snprintf(text, sizeof(text), "Name:\tfake\nUid:\t%u\t%u\t%u\t%u\nNSpid:\t%d\t%d\n", uid,
+		 uid, uid, uid, pid, nspid);
 	snprintf(sub, sizeof(sub), "%d", pid);
 	write_under(dir, sub, "status", text);
 	snprintf(sub, sizeof(sub), "%d/root", pid);
@@ -485,7 +487,9 @@ static void perf_map_of(int pid, int nspid, const char *text)
 
 static struct proc_snapshot snapshot(uint32_t instance, int pid)
 {
-	return (struct proc_snapshot){ .instance = instance, .pid = pid, .maps = &anon_map,
+	return (struct proc_snapshot){ .instance = instance,
+				       .pid = pid,
+				       .maps = &anon_map,
 				       .nmaps = 1 };
 }
 
@@ -554,8 +558,8 @@ Test(jit, cache_opens_files_when_mapped)
 {
 	struct jit_cache *c = jit_cache__new(dir, 1 << 20);
 	struct proc_mapping file_map = { .start = 0x10000, .end = 0x20000, .name = "/bin/true" };
-	struct proc_snapshot s = snapshot(1, 100), plain = { .instance = 2, .pid = 200,
-							      .maps = &file_map, .nmaps = 1 };
+	struct proc_snapshot s = snapshot(1, 100),
+			     plain = { .instance = 2, .pid = 200, .maps = &file_map, .nmaps = 1 };
 	char cmd[256];
 	struct jit_stats st;
 
@@ -685,9 +689,11 @@ Test(jit, code_mappings)
 {
 	struct binary bin = { .fd = -1 };
 	struct proc_mapping m[] = {
-		{ .name = "[anon]" }, { .name = "[anon:v8 code]" },
+		{ .name = "[anon]" },
+		{ .name = "[anon:v8 code]" },
 		{ .name = "/memfd:doublemapper (deleted)", .bin = &bin },
-		{ .name = "/usr/bin/node", .bin = &bin }, { .name = "[vdso]" },
+		{ .name = "/usr/bin/node", .bin = &bin },
+		{ .name = "[vdso]" },
 		{ .name = "[heap]" },
 	};
 

@@ -17,15 +17,15 @@
 /* spin(n): count n down to 0, return. */
 #if defined(__x86_64__)
 static const uint8_t spin_code[] = {
-	0x48, 0xff, 0xcf,       /* dec %rdi */
-	0x75, 0xfb,             /* jnz -5 */
-	0xc3,                   /* ret */
+	0x48, 0xff, 0xcf, /* dec %rdi */
+	0x75, 0xfb, /* jnz -5 */
+	0xc3, /* ret */
 };
 #elif defined(__aarch64__)
 static const uint32_t spin_code[] = {
-	0xf1000400,             /* subs x0, x0, #1 */
-	0x54ffffe1,             /* b.ne -4 */
-	0xd65f03c0,             /* ret */
+	0xf1000400, /* subs x0, x0, #1 */
+	0x54ffffe1, /* b.ne -4 */
+	0xd65f03c0, /* ret */
 };
 #else
 #error "fake_jit: no machine code for this architecture"
@@ -66,9 +66,10 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "map") == 0) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
 		f = fopen(path, "a");
-		if (!f || fprintf(f, "%lx %zx fake_jit_spin\n",
-				  (unsigned long)(uintptr_t)(mem + CODE_OFFSET),
-				  sizeof(spin_code)) < 0 || fclose(f)) {
+		if (!f ||
+		    fprintf(f, "%lx %zx fake_jit_spin\n",
+			    (unsigned long)(uintptr_t)(mem + CODE_OFFSET), sizeof(spin_code)) < 0 ||
+		    fclose(f)) {
 			perror(path);
 			return 1;
 		}

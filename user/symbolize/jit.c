@@ -30,10 +30,10 @@
 #include "symbolize/jitdump.h"
 #include "symbolize/perf_map.h"
 
-#define JIT_RECHECK_NS         1000000000ull    /* a process's files at most once a second */
-#define JIT_REFUSED_RECHECK_NS 30000000000ull   /* after a refusal, every 30 s */
-#define JIT_COST_FACTOR        100              /* wait 100 times what a check cost */
-#define STATUS_MAX             8192             /* bytes of /proc/PID/status read */
+#define JIT_RECHECK_NS 1000000000ull /* a process's files at most once a second */
+#define JIT_REFUSED_RECHECK_NS 30000000000ull /* after a refusal, every 30 s */
+#define JIT_COST_FACTOR 100 /* wait 100 times what a check cost */
+#define STATUS_MAX 8192 /* bytes of /proc/PID/status read */
 
 /* What a file was when it was read: a change re-reads it. */
 struct file_id {
@@ -42,29 +42,29 @@ struct file_id {
 
 struct jit_file {
 	struct jit_table *table;
-	int fd;                         /* the file kept open, or -1 */
-	bool read;                      /* table is what fd held as id says */
+	int fd; /* the file kept open, or -1 */
+	bool read; /* table is what fd held as id says */
 	struct file_id id;
-	char name[256];                 /* for logs */
+	char name[256]; /* for logs */
 };
 
 struct jit_proc {
 	uint32_t instance;
 	bool ids_read, ids_ok;
-	pid_t nspid;                    /* the pid in its own namespace */
-	uid_t uids[4];                  /* real, effective, saved, filesystem */
+	pid_t nspid; /* the pid in its own namespace */
+	uid_t uids[4]; /* real, effective, saved, filesystem */
 	uint64_t next_check;
-	bool ended_checked;             /* checked since the snapshot ended */
+	bool ended_checked; /* checked since the snapshot ended */
 	struct jit_file files[JIT_SOURCE_COUNT];
 	struct lru_node lru;
-	bool in_lru;                    /* holds a table */
+	bool in_lru; /* holds a table */
 };
 
 struct jit_cache {
 	char *proc_root;
 	size_t max_bytes;
-	struct hashmap procs;           /* instance -> jit_proc */
-	struct lru lru;                 /* jit_procs holding tables */
+	struct hashmap procs; /* instance -> jit_proc */
+	struct lru lru; /* jit_procs holding tables */
 	struct jit_stats stats;
 };
 
@@ -150,7 +150,8 @@ static bool read_ids(const struct jit_cache *c, pid_t pid, struct jit_proc *p)
 				p->uids[i] = (uid_t)u[i];
 			uids = true;
 		} else if (strncmp(line, "NSpid:", 6) == 0) {
-			for (t = strtok_r(line + 6, " \t", &fields); t; t = strtok_r(NULL, " \t", &fields))
+			for (t = strtok_r(line + 6, " \t", &fields); t;
+			     t = strtok_r(NULL, " \t", &fields))
 				last = t;
 			v = last ? strtol(last, &end, 10) : 0;
 			nspid = v > 0 && v <= INT32_MAX && !*end;
@@ -171,8 +172,8 @@ static bool owned(const struct jit_proc *p, const struct stat *st)
 /* The jitdump the process maps, opened: through its map_files link, else
  * by its path inside its root (a symlink there refused). fd or -errno;
  * -ENOENT when it maps none. */
-static int open_jitdump(const struct jit_cache *c, const struct proc_snapshot *snap,
-			char *name, size_t name_len, struct stat *st)
+static int open_jitdump(const struct jit_cache *c, const struct proc_snapshot *snap, char *name,
+			size_t name_len, struct stat *st)
 {
 	for (size_t i = 0; i < snap->nmaps; i++) {
 		const struct proc_mapping *m = &snap->maps[i];
@@ -203,8 +204,8 @@ static int open_jitdump(const struct jit_cache *c, const struct proc_snapshot *s
 /* Adds t as p's table of source s, read from the file st describes, then
  * evicts other processes' tables, least recently used first, until all
  * fit. */
-static void install(struct jit_cache *c, struct jit_proc *p, enum jit_source s,
-		    struct jit_table *t, const struct stat *st)
+static void install(struct jit_cache *c, struct jit_proc *p, enum jit_source s, struct jit_table *t,
+		    const struct stat *st)
 {
 	struct jit_file *f = &p->files[s];
 
@@ -342,8 +343,8 @@ static void refresh(struct jit_cache *c, struct jit_proc *p, const struct proc_s
 static const char *lookup(struct jit_cache *c, struct jit_proc *p, uint64_t addr)
 {
 	for (int s = 0; s < JIT_SOURCE_COUNT; s++) {
-		const char *name = p->files[s].table ? jit_table__lookup(p->files[s].table, addr) :
-						       NULL;
+		const char *name =
+			p->files[s].table ? jit_table__lookup(p->files[s].table, addr) : NULL;
 
 		if (name) {
 			lru__touch(&c->lru, &p->lru);

@@ -21,18 +21,14 @@
 #include "proc/proc.h"
 #include "symbolize/jit_table.h"
 
-enum jit_source {
-	JIT_PERF_MAP = 0,
-	JIT_DUMP,
-	JIT_SOURCE_COUNT
-};
+enum jit_source { JIT_PERF_MAP = 0, JIT_DUMP, JIT_SOURCE_COUNT };
 
 struct jit_stats {
-	uint64_t reads[JIT_SOURCE_COUNT];       /* files parsed, by kind */
+	uint64_t reads[JIT_SOURCE_COUNT]; /* files parsed, by kind */
 	uint64_t refused[JIT_REFUSAL_COUNT];
-	uint64_t evictions;                     /* tables dropped to stay within max_bytes */
-	uint64_t bytes, max_bytes, symbols;     /* tables held now */
-	uint64_t processes;                     /* processes with JIT code, tracked */
+	uint64_t evictions; /* tables dropped to stay within max_bytes */
+	uint64_t bytes, max_bytes, symbols; /* tables held now */
+	uint64_t processes; /* processes with JIT code, tracked */
 };
 
 struct jit_cache;

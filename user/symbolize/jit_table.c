@@ -29,7 +29,7 @@ const char *const jit_refusal_names[JIT_REFUSAL_COUNT] = {
 struct jit_range {
 	uint64_t start;
 	uint32_t len;
-	uint32_t name;          /* entry index while sweeping, then name offset */
+	uint32_t name; /* entry index while sweeping, then name offset */
 };
 
 struct jit_table {
@@ -97,19 +97,22 @@ int jit_builder__add(struct jit_builder *b, uint64_t start, uint64_t size, const
 		return -E2BIG;
 	if (len >= JIT_NAME_MAX) {
 		len = JIT_NAME_MAX - 1;
-		jit_builder__refuse(b, JIT_REFUSED_NAME_LONG, "a symbol name longer than 1 KiB cut");
+		jit_builder__refuse(b, JIT_REFUSED_NAME_LONG,
+				    "a symbol name longer than 1 KiB cut");
 	}
 	used = b->n * ENTRY_RANGES + b->names_len;
 	if (used + ENTRY_RANGES + len + 1 > b->max_bytes) {
 		b->full = true;
-		jit_builder__refuse(b, JIT_REFUSED_TABLE,
-				    "more symbols than a quarter of --jit-memory holds: the rest of the file skipped");
+		jit_builder__refuse(
+			b, JIT_REFUSED_TABLE,
+			"more symbols than a quarter of --jit-memory holds: the rest of the file skipped");
 		return -E2BIG;
 	}
 	if (grow((void **)&b->entries, &b->cap, b->n + 1, sizeof(*b->entries)) ||
 	    grow((void **)&b->names, &b->names_cap, b->names_len + len + 1, 1))
 		return -ENOMEM;
-	b->entries[b->n] = (struct jit_entry){ .start = start, .size = (uint32_t)size,
+	b->entries[b->n] = (struct jit_entry){ .start = start,
+					       .size = (uint32_t)size,
 					       .name = (uint32_t)b->names_len,
 					       .seq = (uint32_t)b->n };
 	memcpy(b->names + b->names_len, name, len);

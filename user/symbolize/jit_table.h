@@ -17,12 +17,12 @@
 
 /* Why (part of) a JIT symbol file was refused. */
 enum jit_refusal {
-	JIT_REFUSED_OWNER = 0,  /* not owned by one of the process's user ids */
-	JIT_REFUSED_BAD_LINE,   /* a perf map line that is not START SIZE NAME */
+	JIT_REFUSED_OWNER = 0, /* not owned by one of the process's user ids */
+	JIT_REFUSED_BAD_LINE, /* a perf map line that is not START SIZE NAME */
 	JIT_REFUSED_BAD_HEADER, /* a jitdump header: magic, byte order, version, size */
 	JIT_REFUSED_BAD_RECORD, /* a jitdump record cut short or inconsistent: the rest is skipped */
-	JIT_REFUSED_NAME_LONG,  /* a name cut to JIT_NAME_MAX bytes */
-	JIT_REFUSED_TABLE,      /* entries beyond the table's byte bound: the rest is skipped */
+	JIT_REFUSED_NAME_LONG, /* a name cut to JIT_NAME_MAX bytes */
+	JIT_REFUSED_TABLE, /* entries beyond the table's byte bound: the rest is skipped */
 	JIT_REFUSAL_COUNT
 };
 
@@ -33,18 +33,18 @@ extern const char *const jit_refusal_names[JIT_REFUSAL_COUNT];
 struct jit_entry {
 	uint64_t start;
 	uint32_t size;
-	uint32_t name;          /* offset in the builder's names */
-	uint32_t seq;           /* file order */
+	uint32_t name; /* offset in the builder's names */
+	uint32_t seq; /* file order */
 };
 
 struct jit_builder {
-	const char *file;       /* for logs */
-	size_t max_bytes;       /* bound of the finished table */
+	const char *file; /* for logs */
+	size_t max_bytes; /* bound of the finished table */
 	struct jit_entry *entries;
 	size_t n, cap;
 	char *names;
 	size_t names_len, names_cap;
-	bool full;              /* max_bytes reached: the caller stops */
+	bool full; /* max_bytes reached: the caller stops */
 	uint64_t refused[JIT_REFUSAL_COUNT];
 };
 

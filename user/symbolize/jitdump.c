@@ -12,20 +12,20 @@
 
 #include "symbolize/jitdump.h"
 
-#define JITDUMP_MAGIC         0x4A695444u   /* "JiTD" */
+#define JITDUMP_MAGIC 0x4A695444u /* "JiTD" */
 #define JITDUMP_MAGIC_SWAPPED 0x4454694Au
-#define JITDUMP_VERSION       1
-#define HEADER_SIZE           40
-#define RECORD_PREFIX         16            /* id, total_size, timestamp */
-#define CODE_LOAD             0
-#define CODE_LOAD_FIELDS      40            /* pid, tid, vma, code_addr, code_size, code_index */
-#define WINDOW                (64u << 10)
+#define JITDUMP_VERSION 1
+#define HEADER_SIZE 40
+#define RECORD_PREFIX 16 /* id, total_size, timestamp */
+#define CODE_LOAD 0
+#define CODE_LOAD_FIELDS 40 /* pid, tid, vma, code_addr, code_size, code_index */
+#define WINDOW (64u << 10)
 
 struct window {
 	int fd;
-	uint64_t size;          /* bytes of the file to read */
+	uint64_t size; /* bytes of the file to read */
 	uint8_t *buf;
-	uint64_t off;           /* file offset of buf[0] */
+	uint64_t off; /* file offset of buf[0] */
 	size_t len;
 };
 
@@ -75,13 +75,14 @@ static int read_header(struct jit_builder *b, struct window *w, uint64_t *first,
 	uint32_t magic, total;
 
 	if (!h)
-		return -ENOENT;  /* too short for now: a file being started */
+		return -ENOENT; /* too short for now: a file being started */
 	magic = u32_at(h);
 	total = u32_at(h + 8);
 	if (magic != JITDUMP_MAGIC) {
 		jit_builder__refuse(b, JIT_REFUSED_BAD_HEADER,
-				    magic == JITDUMP_MAGIC_SWAPPED ? "a jitdump of the other byte order" :
-				    "not a jitdump (magic)");
+				    magic == JITDUMP_MAGIC_SWAPPED ?
+					    "a jitdump of the other byte order" :
+					    "not a jitdump (magic)");
 		return -EINVAL;
 	}
 	if (u32_at(h + 4) != JITDUMP_VERSION || total < HEADER_SIZE) {
@@ -105,7 +106,7 @@ static int code_load(struct jit_builder *b, struct window *w, uint64_t off, uint
 
 	if (body < CODE_LOAD_FIELDS + 1)
 		return -EINVAL;
-	room = body - CODE_LOAD_FIELDS;        /* name and code */
+	room = body - CODE_LOAD_FIELDS; /* name and code */
 	n = room < JIT_NAME_MAX + 1 ? room : JIT_NAME_MAX + 1;
 	p = window_get(w, off, CODE_LOAD_FIELDS + n, err);
 	if (!p)
@@ -142,13 +143,14 @@ int jitdump__read(struct jit_builder *b, int fd, uint64_t size)
 		if (total < RECORD_PREFIX) {
 			r = -EINVAL;
 		} else if (size - off < total) {
-			break;          /* being written */
+			break; /* being written */
 		} else if (id == CODE_LOAD) {
 			r = code_load(b, &w, off + RECORD_PREFIX, total, &err);
 		}
 		if (r == -EINVAL && !err)
-			jit_builder__refuse(b, JIT_REFUSED_BAD_RECORD,
-					    "a record shorter than its fields, or a code load whose name or code does not fit it: the rest of the file skipped");
+			jit_builder__refuse(
+				b, JIT_REFUSED_BAD_RECORD,
+				"a record shorter than its fields, or a code load whose name or code does not fit it: the rest of the file skipped");
 		off += total;
 	}
 	free(w.buf);

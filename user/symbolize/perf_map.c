@@ -71,8 +71,9 @@ static int parse_line(struct jit_builder *b, const char *p, size_t len, unsigned
 				return err;
 		}
 	}
-	jit_builder__refuse(b, JIT_REFUSED_BAD_LINE,
-			    "a line that is not 'START SIZE NAME' (after 1024 of them the rest of the file is skipped)");
+	jit_builder__refuse(
+		b, JIT_REFUSED_BAD_LINE,
+		"a line that is not 'START SIZE NAME' (after 1024 of them the rest of the file is skipped)");
 	return ++*bad > PERF_MAP_BAD_LINES_MAX ? -E2BIG : 0;
 }
 
@@ -82,7 +83,7 @@ int perf_map__read(struct jit_builder *b, int fd, uint64_t size)
 	uint64_t off = 0;
 	size_t have = 0;
 	unsigned bad = 0;
-	bool skip = false;      /* in the rest of a line longer than the buffer */
+	bool skip = false; /* in the rest of a line longer than the buffer */
 	int err = 0;
 
 	if (!buf)
