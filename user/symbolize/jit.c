@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* JIT symbol files per process (see jit.h).
  *
- * DESIGN: one entry per process instance that had a frame in JIT code,
- * holding a table per source and what the file was when it was read
- * (device, inode, size, mtime). A lookup that finds no name may check the
- * files again, when the process's next check is due: each file is opened
- * (safe opener, size cap), its owner checked, and parsed only when it is
- * not the file already read. The next check waits JIT_RECHECK_NS, or 100
- * times what this one cost, or JIT_REFUSED_RECHECK_NS after a refusal, so
- * a process rewriting a hostile file costs at most 1 % of the loop. The
- * entries holding tables form an LRU list; a new table evicts the least
- * recently used other processes' tables until every table fits
- * max_bytes. Entries go with their snapshots (jit_cache__age). */
+ * DESIGN: one entry per process instance with JIT code (seen in its
+ * mappings, or in a frame), holding per source (perf map, jitdump) the
+ * file kept open, its table, and what the file was when it was read
+ * (device, inode, size, mtime). A check, when the process's next one is
+ * due (its mappings were read, or a frame in JIT code found no name):
+ * while the process runs, each file is opened again by its path (safe
+ * opener, size cap, owner) and kept when it is another file than the one
+ * held; then the file held is parsed again if it changed. After the
+ * process ended only the second step runs, once at least. The next check
+ * waits JIT_RECHECK_NS, or 100 times what this one cost, or
+ * JIT_REFUSED_RECHECK_NS after a refusal, so a process rewriting a
+ * hostile file costs at most 1 % of the loop. The entries holding tables
+ * form an LRU list; a new table evicts the least recently used other
+ * processes' tables until every table fits max_bytes. Entries go with
+ * their snapshots (jit_cache__age). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

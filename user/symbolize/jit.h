@@ -4,10 +4,13 @@
  * <pid> as the process's own pid namespace numbers it, read inside the
  * process's root) and of the jitdump it maps (jit-<pid>.dump). Each file
  * goes through the safe opener and must belong to one of the process's
- * user ids. Tables are per process instance, re-read when a frame in JIT
- * code finds no name and the file changed (size, mtime, inode), at most
- * once a second per process and never more than 1 % of the loop's time
- * (a read that took 10 ms waits 1 s), bounded in bytes together with
+ * user ids. Tables are per process instance. The files are opened when
+ * the process's mappings show JIT code, and kept open (read again after
+ * it exits: a JIT that buffers has written all then); they are read
+ * again when a frame in JIT code finds no name and the file changed
+ * (size, mtime, inode), at most once a second per process and never more
+ * than 1 % of the loop's time (a read that took 10 ms waits 1 s),
+ * bounded in bytes together with
  * least-recently-used eviction (a file's table takes at most a quarter of
  * the bound). Everything refused is counted (jit_table.h) and logged once
  * per file. Runs on the caller's thread, off the sampling path. */
