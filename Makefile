@@ -114,6 +114,9 @@ TEST_DEPS  += $(UNWIND_DEPS)
 # make e2e-symbols: a debuginfod server, and Rust programs to name.
 SYMBOLS_DEPS := debuginfod rustc cargo
 TEST_DEPS  += $(SYMBOLS_DEPS)
+# e2e-record: JIT runtimes writing perf maps and jitdump files (node, the JDK's jcmd).
+JIT_DEPS   := nodejs default-jdk-headless
+TEST_DEPS  += $(JIT_DEPS)
 
 PKGS       := libbpf libelf libdw zlib liblzma libprotobuf-c jansson libcurl libmicrohttpd \
 	libdebuginfod
@@ -279,6 +282,19 @@ $(OUT)/unwind/truth_shares: tests/unwind/workloads/truth_shares.c $(OUT)/unwind/
 	$(call msg,CC,$@)
 	$(Q)$(UNWIND_CC) $(UNWIND_CFLAGS) -o $@ $< -L$(OUT)/unwind -ltruth -Wl,-rpath,'$$ORIGIN'
 
+# Its Go program of known shares, stripped as Go services ship and not.
+GOTRUTH_SRC := tests/unwind/workloads/gotruth/main.go tests/unwind/workloads/gotruth/go.mod
+GOTRUTH_GO  := cd tests/unwind/workloads/gotruth && GOCACHE=$(abspath $(OUT))/go-cache GOFLAGS=-mod=mod go build -trimpath
+$(OUT)/unwind/gotruth: $(GOTRUTH_SRC)
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(GOTRUTH_GO) -ldflags="-s -w" -o $(abspath $@) .
+
+$(OUT)/unwind/gotruth-symbols: $(GOTRUTH_SRC)
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(GOTRUTH_GO) -o $(abspath $@) .
+
 $(OUT)/bpf $(OUT)/gen $(OUT)/workloads:
 	$(Q)mkdir -p $@
 
@@ -357,8 +373,8 @@ e2e-agent: $(OUT)/kiln workloads
 	$(SUITE) e2e-agent env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/agent.sh
 
 # The attacks a container can try on the files kiln reads (tests/e2e/attacks.sh).
-e2e-attacks: $(OUT)/kiln
-	$(SUITE) e2e-attacks env KILN=$(OUT)/kiln tests/e2e/attacks.sh
+e2e-attacks: $(OUT)/kiln workloads
+	$(SUITE) e2e-attacks env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/e2e/attacks.sh
 
 # Names from a debuginfod server (a real one, and a slow one) and of Rust
 # programs (tests/e2e/symbols.sh).
@@ -409,7 +425,8 @@ test-browser: $(OUT)/kiln
 # known shares in an FP-less library (tests/unwind/run.sh; root). UNWIND_HZ,
 # UNWIND_SECONDS, UNWIND_ONLY, UNWIND_KEEP, UNWIND_SUBJECT=perf (the harness
 # judging perf against perf) pass through.
-test-unwind: test-deps $(OUT)/kiln $(OUT)/unwind/truth_shares
+test-unwind: test-deps $(OUT)/kiln $(OUT)/unwind/truth_shares $(OUT)/unwind/gotruth \
+		$(OUT)/unwind/gotruth-symbols
 	$(SUITE) unwind env KILN=$(OUT)/kiln UNWIND_BIN=$(OUT)/unwind tests/unwind/run.sh
 
 # The include graph of user/: arrows only from a stage to an earlier one on

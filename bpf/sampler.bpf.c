@@ -397,14 +397,15 @@ static __always_inline int walk_end(struct walk *w, __u32 flags, __u32 stat)
 
 /* One step by the frame-pointer chain, only while it is sane: fp above sp
  * by less than FP_MAX_SPAN, aligned, and so increasing from frame to frame
- * (sp becomes fp + 16). */
-static __always_inline int fp_step(struct walk *w)
+ * (sp becomes fp + 16). A step onto another stack (other_stack: a row
+ * says the chain crosses there) keeps only the alignment check. */
+static __always_inline int fp_step(struct walk *w, bool other_stack)
 {
 	__u64 frame[2];
 
 	if (w->fp == 0)
 		return WALK_END;        /* the chain's end, as _start leaves it */
-	if (w->fp < w->sp || w->fp - w->sp >= FP_MAX_SPAN || (w->fp & 7))
+	if ((w->fp & 7) || (!other_stack && (w->fp < w->sp || w->fp - w->sp >= FP_MAX_SPAN)))
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_BAD_FP);
 	if (bpf_probe_read_user(frame, sizeof(frame), (const void *)w->fp))
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_READ);
@@ -532,11 +533,11 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 	w->stack.ips[n] = pc;
 	w->stack.len = n + 1;
 	if (!m || m->slot >= KILN_UNWIND_SLOTS)
-		return fp_step(w);
+		return fp_step(w, false);
 	slot = m->slot;
 	t = bpf_map_lookup_elem(&exe_tables, &slot);
 	if (!t || t->nrows == 0)
-		return fp_step(w);      /* not loaded (yet), or evicted */
+		return fp_step(w, false);      /* not loaded (yet), or evicted */
 	if (at < m->bias || at - m->bias > 0xffffffffull)
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_ROW);
 	row = find_row(t->first_row, t->nrows, (__u32)(at - m->bias));
@@ -553,8 +554,8 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 				w->fp);
 	if (cmd == KILN_CMD_SIGNAL)
 		return signal_step(w);
-	/* INVALID (no CFI covers pc) and FP */
-	return fp_step(w);
+	/* INVALID (no CFI covers pc), FP and FP_SWITCH */
+	return fp_step(w, cmd == KILN_CMD_FP_SWITCH);
 }
 
 SEC("perf_event")

@@ -32,7 +32,8 @@
 /* Bounds, one per option for every command: 0 or at least 1024 map
  * entries (fewer only drops samples), at least 64 processes, at least one
  * process's worth of mappings (PROC_MAPS_PER_PROCESS), a symbol cache
- * of 1 MiB to 64 GiB. */
+ * of 1 MiB to 64 GiB, JIT symbols of 0 to 4 GiB (jit_table.h indexes a
+ * table's names with 32 bits). */
 #define OPTIONS_LIMITS(T) \
 	CONFIG_ROW_BOOL(T, pipe.sampler.include_idle, "include-idle", 0, \
 			"keep samples of the idle task (pid 0)"), \
@@ -51,7 +52,9 @@
 	CONFIG_ROW_SIZE(T, pipe.cache_bytes, "symbol-cache", "SIZE", "64M", 1 << 20, 1ull << 36, \
 			"ELF symbol cache bound (LRU)"), \
 	CONFIG_ROW_DURATION_NS(T, pipe.cache_ttl_ns, "symbol-cache-ttl", "10m", 0, 604800, \
-			       "free a binary's symbols once no sample needed them this long (90s, 10m, 1h; at most 168h; 0: never)")
+			       "free a binary's symbols once no sample needed them this long (90s, 10m, 1h; at most 168h; 0: never)"), \
+	CONFIG_ROW_SIZE(T, pipe.jit_bytes, "jit-memory", "SIZE", "64M", 0, 1ull << 32, \
+			"JIT code names from perf maps and jitdump files, all processes (a file's table at most a quarter; LRU; 0: none read)")
 
 /* Debug files from debuginfod servers (DEBUGINFOD_URLS), for binaries whose
  * local sources hold no debug symbols: lookups at once (0: none), and the

@@ -35,14 +35,21 @@ struct pipeline {
 	struct pipeline_totals t;
 };
 
-static void unwind_mapped(void *ctx, const struct proc_snapshot *s)
+static void on_mapped(void *ctx, const struct proc_snapshot *s)
 {
-	unwinder__mapped(((struct pipeline *)ctx)->uw, s);
+	struct pipeline *p = ctx;
+
+	symbolizer__mapped(p->sym, s);
+	if (p->uw)
+		unwinder__mapped(p->uw, s);
 }
 
-static void unwind_ended(void *ctx, const struct proc_snapshot *s)
+static void on_ended(void *ctx, const struct proc_snapshot *s)
 {
-	unwinder__ended(((struct pipeline *)ctx)->uw, s);
+	struct pipeline *p = ctx;
+
+	if (p->uw)
+		unwinder__ended(p->uw, s);
 }
 
 /* Everything but the sampler; p->o set. 0 or -errno. */
@@ -51,7 +58,8 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	const struct pipeline_opts *opts = &p->o;
 
 	p->procs = proc_table__new(proc_root, opts->max_processes, opts->max_mappings);
-	p->sym = p->procs ? symbolizer__new(opts->cache_bytes, opts->cache_ttl_ns, p->procs) : NULL;
+	p->sym = p->procs ? symbolizer__new(opts->cache_bytes, opts->cache_ttl_ns, opts->jit_bytes,
+					       p->procs) : NULL;
 	p->current = profile_set__new(opts->max_label_sets);
 	p->seen = opts->track_label_sets ? profile_set__new(MAX_SEEN_LABEL_SETS) : NULL;
 	p->frames = calloc(SYMBOLIZER_MAX_FRAMES, sizeof(*p->frames));
@@ -62,15 +70,13 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	}
 	symbolizer__use_debuginfod(p->sym, &opts->debuginfod);
 	deferred__init(&p->held, PIPELINE_WAIT_BYTES);
+	proc_table__observe(p->procs, &(struct proc_observer){ on_mapped, on_ended, p });
 	if (p->sampler && opts->sampler.unwind_rows) {
-		struct proc_observer obs = { unwind_mapped, unwind_ended, p };
-
 		p->uw = unwinder__new(p->sampler);
 		if (!p->uw) {
 			pr_error("out of memory");
 			return -ENOMEM;
 		}
-		proc_table__observe(p->procs, &obs);
 		unwinder__prewarm(p->uw);
 	}
 	p->md = metadata__new(&opts->metadata);

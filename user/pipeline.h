@@ -29,6 +29,7 @@ struct pipeline_opts {
 	 * ended (record: its one profile is written at the end); the agent
 	 * names them at once, and later intervals with the file. */
 	bool wait_for_names;
+	uint64_t jit_bytes;             /* JIT symbols (perf maps, jitdump); 0: none read */
 	size_t max_label_sets;          /* profiles per interval */
 	/* How samples are split into profiles: NULL = by the whole label set
 	 * (agent), "" = one profile (record), a label name = by its value. */

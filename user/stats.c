@@ -79,6 +79,10 @@ static bool bpf_stats_on(const void *snap)
 #define DEBUGINFOD_RESULT(I, NAME, PHRASE) \
 	LABELED("kiln_debuginfod_results_total", "result", NAME, "debuginfod." NAME, \
 		dbgi.results[I], "lookups", "debuginfod lookups ended, by result", .summary = PHRASE)
+#define JIT_REFUSED(I, NAME) \
+	LABELED("kiln_jit_refused_total", "reason", NAME, "jit_refused." NAME, jit.refused[I], \
+		"refusals", "perf maps and jitdump files, or parts of them, refused, by reason", \
+		.summary = "JIT symbol refusals (" NAME ")")
 
 #define UNWIND_REFUSED(I, NAME) \
 	LABELED("kiln_unwind_tables_refused_total", "reason", NAME, "unwind_refused." NAME, \
@@ -299,6 +303,25 @@ static const struct counter stats_rows[] = {
 	ELF_REFUSED(ELF_REFUSED_NAME_LONG, "name_too_long"),
 	ELF_REFUSED(ELF_REFUSED_DEMANGLE, "demangle"),
 	ELF_REFUSED(ELF_REFUSED_TABLE, "table_too_large"),
+	ELF_REFUSED(ELF_REFUSED_GOPCLNTAB, "gopclntab"),
+	LABELED("kiln_jit_files_read_total", "kind", "perf_map", "jit.reads.perf_map",
+		jit.reads[JIT_PERF_MAP], "files", "JIT symbol files parsed (changed since the last read), by kind"),
+	LABELED("kiln_jit_files_read_total", "kind", "jitdump", "jit.reads.jitdump",
+		jit.reads[JIT_DUMP], "files", NULL),
+	GAUGE("kiln_jit_symbols", "jit.symbols", jit.symbols, "symbols",
+	      "JIT code ranges named by the perf maps and jitdump files held"),
+	GAUGE("kiln_jit_bytes", "jit.bytes", jit.bytes, "bytes", "JIT symbol tables' size"),
+	GAUGE("kiln_jit_max_bytes", "jit.max_bytes", jit.max_bytes, "bytes", "--jit-memory"),
+	GAUGE("kiln_jit_processes", "jit.processes", jit.processes, "processes",
+	      "processes with JIT code (anonymous or memfd executable mappings), tracked"),
+	COUNTER("kiln_jit_evictions_total", "jit.evictions", jit.evictions, "tables",
+		"JIT symbol tables evicted to stay within --jit-memory (LRU)"),
+	JIT_REFUSED(JIT_REFUSED_OWNER, "owner"),
+	JIT_REFUSED(JIT_REFUSED_BAD_LINE, "bad_line"),
+	JIT_REFUSED(JIT_REFUSED_BAD_HEADER, "bad_header"),
+	JIT_REFUSED(JIT_REFUSED_BAD_RECORD, "bad_record"),
+	JIT_REFUSED(JIT_REFUSED_NAME_LONG, "name_too_long"),
+	JIT_REFUSED(JIT_REFUSED_TABLE, "table_too_large"),
 	COUNTER("kiln_unwind_tables_built_total", "unwind.built", unwind.built, "tables",
 		"unwind tables built from ELF files' CFI"),
 	COUNTER("kiln_unwind_rows_total", "unwind.rows", unwind.rows, "rows",
@@ -387,6 +410,10 @@ static const struct counter stats_rows[] = {
 		sym.kernel_resolved, "frames", "frames given a name, by kind"),
 	LABELED("kiln_frames_resolved_total", "kind", "user", "user_resolved", sym.user_resolved,
 		"frames", NULL),
+	COUNTER("kiln_jit_frames_total", "jit.frames", sym.jit_frames, "frames",
+		"user frames in JIT code (anonymous or memfd executable mappings)"),
+	COUNTER("kiln_jit_frames_named_total", "jit.frames_named", sym.jit_resolved, "frames",
+		"user frames in JIT code named from a perf map or jitdump"),
 	LABELED("kiln_user_stacks_incomplete_total", "reason", "unwind_left_mappings",
 		"user_stacks_cut", sym.user_stacks_cut, "samples",
 		"samples whose user stack is not whole, by reason"),
@@ -464,6 +491,7 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	symbolizer__stats(pipeline__symbolizer(p), &s->sym);
 	symbolizer__cache_stats(pipeline__symbolizer(p), &s->cache);
 	symbolizer__debuginfod_stats(pipeline__symbolizer(p), &s->dbgi);
+	symbolizer__jit_stats(pipeline__symbolizer(p), &s->jit);
 	sampler__event_stats(smp, s->events);
 	sampler__prog_stats(smp, &s->bpf_run_ns, &s->bpf_run_cnt);
 	safe_open__stats(&s->opens);

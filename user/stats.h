@@ -31,6 +31,7 @@ struct kiln_stats {
 	struct symbolizer_stats sym;
 	struct symcache_stats cache;
 	struct debuginfod_stats dbgi;
+	struct jit_stats jit;
 	uint64_t events[KILN_EV_STAT_COUNT];
 	uint64_t bpf_run_ns, bpf_run_cnt;
 	bool bpf_stats_on;              /* the run-time counters are being kept */

@@ -40,6 +40,8 @@ static void print_header(const char *file, const struct unwind_table *t)
 	       in.rows, in.rules, in.bytes, (double)in.build_ns / 1e6);
 	printf("# FDEs: %zu .eh_frame, %zu .debug_frame (%s); %" PRIu64 " CFI bytes\n", in.fdes_eh,
 	       in.fdes_debug, in.debug_source, in.cfi_bytes);
+	if (in.go_source)
+		printf("# Go function table (%s): %zu functions\n", in.go_source, in.go_funcs);
 	printf("# rows: %zu STOP, %zu PLT, %zu SIGNAL, %zu INVALID\n", in.stop_rows, in.plt_rows,
 	       in.signal_rows, in.invalid_rows);
 	printf("# unsupported rows:");
@@ -59,9 +61,10 @@ static double cpu_ms(const struct rusage *ru)
 static void print_summary(const char *file, const struct unwind_table_info *in,
 			  const struct rusage *ru0, const struct rusage *ru1)
 {
-	printf("rows=%zu rules=%zu bytes=%zu fdes=%zu cfi_bytes=%" PRIu64
+	printf("rows=%zu rules=%zu bytes=%zu fdes=%zu go_funcs=%zu cfi_bytes=%" PRIu64
 	       " invalid_rows=%zu build_ms=%.1f cpu_ms=%.1f max_rss_kb=%ld file=%s\n",
-	       in->rows, in->rules, in->bytes, in->fdes_eh + in->fdes_debug, in->cfi_bytes,
+	       in->rows, in->rules, in->bytes, in->fdes_eh + in->fdes_debug, in->go_funcs,
+	       in->cfi_bytes,
 	       in->invalid_rows, (double)in->build_ns / 1e6, cpu_ms(ru1) - cpu_ms(ru0),
 	       ru1->ru_maxrss, file);
 }

@@ -30,6 +30,8 @@ enum kiln_unwind_cmd {
 	KILN_CMD_PLT = 2,       /* lazy .plt: CFA = rsp + 8, + 8 if (pc & 15) >= threshold */
 	KILN_CMD_SIGNAL = 3,    /* rt_sigreturn trampoline: registers from the ucontext */
 	KILN_CMD_FP = 4,        /* unwind by frame pointer */
+	KILN_CMD_FP_SWITCH = 5, /* the same, where the chain leaves this stack for
+				 * another (Go's systemstack: g0 -> goroutine) */
 };
 
 /* Row flags. The low 4 bits of a PLT row hold its threshold (11 or 10 in
@@ -37,6 +39,7 @@ enum kiln_unwind_cmd {
 #define KILN_ROW_PLT_THRESHOLD  0x000fu
 #define KILN_ROW_DEBUG_FRAME    0x0010u /* from .debug_frame of the file or its debug file */
 #define KILN_ROW_SYNTHETIC      0x0020u /* no CFI: .plt.sec/.plt.got stub rule, gap */
+#define KILN_ROW_GO             0x0040u /* from a Go binary's function table */
 
 /* CFA base registers (x86-64 and arm64 names side by side). */
 enum kiln_unwind_reg {

@@ -19,6 +19,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
 
 KILN=${KILN:-build/kiln}
+WORKLOADS=${WORKLOADS:-build/workloads}
 TMP=$(mktemp -d /tmp/kiln-attacks.XXXXXX)
 . "$HERE/agent_lib.sh"
 CG=
@@ -444,6 +445,122 @@ for name in ("cpu.folded", "other.folded"):
 	fi
 }
 
+# Hostile perf maps: the process (tests/workloads/fake_jit, JIT code in an
+# anonymous mapping) owns /tmp/perf-<pid>.map, and kiln reads it when its
+# frames are unnamed. jit_run NAME MODE SETUP: kiln record of fake_jit
+# under the memory cap, after the shell code SETUP planted the file ($$ is
+# fake_jit's pid to be); MODE map: fake_jit appends its own line after
+# the planted ones, none: it writes nothing. Sets JD (the test's folder),
+# JRC, JRSS (peak RSS, KiB), JALL and JNAMED (samples, samples named
+# fake_jit_spin); the caller reads the counters from $JD/stats.json.
+jit_run() {
+	local name=$1 mode=$2 setup=$3
+	JD=$TMP/$name JRC= JRSS=0 JALL=0 JNAMED=0
+	mkdir -p "$JD"
+	cgroup_setup || { JRC=cgroup; return; }
+	timeout 120 "${CG_EXEC[@]}" "$CG" "$KILN" record -q --stats "$JD/stats.json" \
+		-o "$JD/out.folded" -- sh -c "echo \$\$ >'$JD/pid'; $setup && exec '$WORKLOADS/fake_jit' 3 $mode" \
+		2>"$JD/err"
+	JRC=$?
+	[ -s "$JD/pid" ] && rm -f "/tmp/perf-$(cat "$JD/pid").map"
+	[ "$JRC" = 0 ] || return
+	JRSS=$(json "$JD/stats.json" max_rss_kb)
+	JALL=$(folded_count "$JD/out.folded" '^fake_jit;')
+	JNAMED=$(folded_count "$JD/out.folded" '^fake_jit;.*fake_jit_spin')
+}
+
+# jit_checks NAME WHAT: fails NAME unless record finished (no hang, not
+# OOM-killed) under the cap with fake_jit profiled; prints nothing else.
+jit_checks() {
+	if [ "$JRC" = cgroup ]; then
+		fail "$1" "no memory cgroup to run kiln under"
+	elif [ "$JRC" != 0 ]; then
+		fail "$1" "kiln record exited $JRC on $2 (124: hung, 137: OOM-killed): $(tail -1 "$JD/err")"
+	elif [ "$JRSS" -ge $((MEM_CAP_MB * 1024)) ] || [ "$JALL" -lt 20 ]; then
+		fail "$1" "peak RSS $JRSS KiB (cap $MEM_CAP_MB MiB), $JALL samples of fake_jit (want >= 20)"
+	else
+		return 0
+	fi
+	return 1
+}
+
+# jit_counted NAME WHAT OBJECT KEY: after jit_checks, NAME passes when
+# --stats counted OBJECT.KEY at least once.
+jit_counted() {
+	local n
+	n=$(json "$JD/stats.json" "$3" "$4")
+	if [ "$n" -ge 1 ]; then
+		pass "$1: record finished on $2, refused and counted ($3.$4=$n), $JALL samples, peak RSS $((JRSS / 1024)) MiB"
+	else
+		fail "$1" "$3.$4=$n (want >= 1)"
+	fi
+}
+
+# (f1) Garbage lines (binary junk, bad numbers, a 100 KiB line, NULs)
+# before fake_jit's own line: each counted, skipped, and the good line
+# after them still names the JIT code.
+test_jit_garbage_lines() {
+	local bad
+	jit_run jit_garbage_lines map "python3 -c '
+import os, random
+r = random.Random(7)
+with open(\"/tmp/perf-%d.map\" % os.getppid(), \"wb\") as f:
+    for i in range(500):
+        k = i % 5
+        if k == 0: f.write(bytes(r.randrange(1, 256) for _ in range(60)).replace(b\"\\n\", b\"\") + b\"\\n\")
+        elif k == 1: f.write(b\"%x\\n\" % r.getrandbits(64))
+        elif k == 2: f.write(b\"zz%x 10 not_hex\\n\" % i)
+        elif k == 3: f.write(b\"ffffffffffffff00 200 wraps\\n\")
+        else: f.write(b\"1 100000000 four_gib\\n\")
+    f.write(b\"12 \" + b\" \" * 100000 + b\"\\n\")
+'"
+	jit_checks jit_garbage_lines "garbage lines" || return
+	bad=$(json "$JD/stats.json" jit_refused bad_line)
+	if [ "$bad" -ge 500 ] && [ $((JNAMED * 100)) -ge $((JALL * 80)) ]; then
+		pass "jit_garbage_lines: 501 garbage lines counted (jit_refused.bad_line=$bad) and skipped; the good line after them names $JNAMED of $JALL samples; peak RSS $((JRSS / 1024)) MiB"
+	else
+		fail jit_garbage_lines "jit_refused.bad_line=$bad (want >= 500), $JNAMED of $JALL samples named fake_jit_spin"
+	fi
+}
+
+# (f2) 10 million lines, 57 MiB (under the 64 MiB file cap), every one a
+# valid entry: the table stops at its bound (a quarter of --jit-memory),
+# the rest of the file is not read, memory stays bounded. (Written out of
+# the memory cgroup and moved into place, so its page cache is not
+# charged to kiln's.)
+test_jit_ten_million_lines() {
+	local big=$TMP/ten-million.map
+	python3 -c 'import sys; open(sys.argv[1], "w").write("0 1 a\n" * 10000000)' "$big" ||
+		{ fail jit_ten_million_lines "cannot write the file"; return; }
+	jit_run jit_ten_million_lines map "mv '$big' /tmp/perf-\$\$.map"
+	jit_checks jit_ten_million_lines "10 million lines" &&
+		jit_counted jit_ten_million_lines "10 million lines" jit_refused table_too_large
+}
+
+# (f3) /tmp/perf-<pid>.map is a symlink to /etc/shadow: refused as a link
+# (never followed: no line of it parsed), nothing named from it.
+test_jit_symlink_shadow() {
+	local link reads bad
+	jit_run jit_symlink_shadow none 'ln -s /etc/shadow /tmp/perf-$$.map'
+	jit_checks jit_symlink_shadow "a symlink to /etc/shadow" || return
+	link=$(json "$JD/stats.json" files_refused link)
+	reads=$(json "$JD/stats.json" jit reads.perf_map)
+	bad=$(json "$JD/stats.json" jit_refused bad_line)
+	if [ "$link" -ge 1 ] && [ "$reads" = 0 ] && [ "$bad" = 0 ] && [ "$JNAMED" = 0 ] &&
+		! grep -q 'root:' "$JD/out.folded"; then
+		pass "jit_symlink_shadow: the link refused (files_refused.link=$link), /etc/shadow never read (jit.reads.perf_map=0), $JALL samples unnamed"
+	else
+		fail jit_symlink_shadow "files_refused.link=$link (want >= 1), jit.reads.perf_map=$reads, jit_refused.bad_line=$bad (want 0), named $JNAMED"
+	fi
+}
+
+# (f4) /tmp/perf-<pid>.map is a FIFO nobody writes: a plain open would
+# block kiln's loop for good.
+test_jit_fifo() {
+	jit_run jit_fifo none 'mkfifo /tmp/perf-$$.map'
+	jit_checks jit_fifo "a FIFO" && jit_counted jit_fifo "a FIFO" files_refused not_regular
+}
+
 # The same attacks against the long-running agent, which must go on
 # draining and exporting while they run (one loop thread: a hang there
 # stops everything), count each refusal in /metrics, and keep its memory
@@ -633,7 +750,8 @@ for t in range(int(time.time()) - 2, int(time.time()) + 60):
 TESTS="test_fifo_debuglink test_huge_debuglink test_symlink_out_of_mount_ns test_sparse_note_bomb
 	test_demangle_bomb test_sections_bomb test_symbol_names_bomb test_table_over_cache_bound
 	test_forged_build_id test_output_symlink_clobber test_agent_fifo_debuglink
-	test_agent_forged_build_id test_agent_elf_bombs test_agent_output_symlink_clobber"
+	test_agent_forged_build_id test_agent_elf_bombs test_agent_output_symlink_clobber
+	test_jit_garbage_lines test_jit_ten_million_lines test_jit_symlink_shadow test_jit_fifo"
 # all tests, or those named on the command line (e.g. test_fifo_debuglink)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" != 0 ]; then

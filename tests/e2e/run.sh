@@ -154,6 +154,137 @@ test_unwind_nofp() {
 	fi
 }
 
+# kiln profiled by kiln (issue 14: its own stacks reach main): kiln view
+# drawing a big folded file, three times. kiln is built with gcc -O2 and
+# links Debian's libc, neither with frame pointers; main tail-calls the
+# command's own main, so the chain under _start ends in view_main.
+test_unwind_self() {
+	local in=$TMP/self_in.folded out=$TMP/self.folded all rooted
+	/usr/bin/python3 -c 'import sys
+with open(sys.argv[1], "w") as f:
+    for i in range(400000):
+        f.write("p;a%d;b%d;c%d;d%d %d\n" % (i % 7, i % 101, i % 1009, i, 1 + i % 5))' "$in"
+	"$KILN" record -q -o "$out" -- sh -c \
+		"for i in 1 2 3; do '$KILN' view '$in' -o '$TMP/self.html' || exit 1; done" 2>"$TMP/self.err" ||
+		{ fail unwind_self "kiln record failed: $(tail -1 "$TMP/self.err")"; return; }
+	all=$(folded_count "$out" '^kiln;')
+	rooted=$(folded_count "$out" '^kiln;_start;__libc_start_main[^;]*;__libc_start_call_main;(main;)?view_main(;| )')
+	if [ "$all" -ge 100 ] && [ $((rooted * 100)) -ge $((all * 90)) ]; then
+		pass "kiln's own stacks: $rooted/$all samples of kiln view from _start through view_main"
+	else
+		fail unwind_self "$rooted of $all kiln samples from _start through view_main (bar 90 %): $(sort -t' ' -k2 -nr "$out" | head -2 | tr '\n' '|')"
+	fi
+}
+
+# JIT code named from the perf map a process wrote in its own /tmp: the
+# fake JIT (tests/workloads/fake_jit) runs as pid 1 of a new pid namespace
+# with a private tmpfs on /tmp, so its map is /tmp/perf-1.map there and
+# nowhere on the host: kiln must take the last NSpid field and read inside
+# the process's root.
+test_jit_namespace() {
+	local out=$TMP/fakejit.folded all named
+	"$KILN" record -q -o "$out" -- unshare -pfm --propagation private sh -c \
+		"mount -t tmpfs kiln-jit /tmp && exec '$WORKLOADS/fake_jit' 3 map" 2>"$TMP/fakejit.err" ||
+		{ fail jit_namespace "kiln record failed: $(tail -1 "$TMP/fakejit.err")"; return; }
+	all=$(folded_count "$out" '^fake_jit;')
+	named=$(folded_count "$out" '^fake_jit;.*fake_jit_spin')
+	if [ "$all" -ge 50 ] && [ $((named * 100)) -ge $((all * 90)) ]; then
+		pass "jit_namespace: $named of $all samples named fake_jit_spin from /tmp/perf-1.map of pid 1 in its own pid and mount namespace"
+	else
+		fail jit_namespace "$named of $all samples named fake_jit_spin: $(sort -t' ' -k2 -nr "$out" | head -2 | tr '\n' '|')"
+	fi
+}
+
+# A JS hot loop under node 20 (or Debian's 18): its samples name the JS
+# function, from the perf map (--perf-basic-prof) and from the jitdump node
+# maps (--perf-prof). Inlining off, so the hot function keeps its frame.
+# node buffers its jitdump writes (the perf map goes out a line at a time):
+# once the loop is optimized (at once, not on a compiler thread) the script
+# compiles 64 more functions, so the loop's records reach the file while
+# it runs, not only at exit.
+cat >"$TMP/hot.js" <<'EOF_JS'
+function hotLoop(n) { let s = 0; for (let i = 0; i < n; i++) s += Math.sqrt(i) * (i & 7); return s; }
+const end = Date.now() + 1000 * (+process.argv[2] || 3);
+let t = 0;
+%PrepareFunctionForOptimization(hotLoop); t += hotLoop(1000); t += hotLoop(1000);
+%OptimizeFunctionOnNextCall(hotLoop); t += hotLoop(1000);
+for (let k = 0; k < 64; k++) {
+	const f = new Function('x', `return x * ${k} + ${k};`);
+	%PrepareFunctionForOptimization(f); f(1); f(2); %OptimizeFunctionOnNextCall(f); t += f(3);
+}
+while (Date.now() < end) t += hotLoop(100000);
+console.log(t > 0 ? "done" : "?");
+EOF_JS
+
+test_jit_node() {
+	local mode d out all named pcts= bad= kiln=$KILN
+	[[ $kiln == */* ]] && kiln=$(realpath "$kiln")
+	for mode in perf-basic-prof perf-prof; do
+		d=$TMP/node-$mode out=$TMP/node-$mode/out.folded
+		mkdir -p "$d"
+		# (--perf-prof writes jit-<pid>.dump into the working directory)
+		(cd "$d" && "$kiln" record -q -o "$out" --stats "$d/stats.json" -- \
+			node "--$mode" --no-turbo-inlining --allow-natives-syntax "$TMP/hot.js" 5 \
+			>/dev/null 2>"$d/err") ||
+			{ bad="$bad $mode: kiln record failed: $(tail -1 "$d/err")"; continue; }
+		# node leaves its perf map behind
+		grep -l "$TMP/hot.js" /tmp/perf-*.map 2>/dev/null | xargs -r rm -f
+		all=$(folded_count "$out" '^node;')
+		named=$(folded_count "$out" '^node;.*;JS:[*^~]?hotLoop ')
+		pcts="$pcts --$mode $named/$all ($((named * 100 / (all ? all : 1)))%)"
+		[ "$all" -ge 100 ] && [ $((named * 100)) -ge $((all * 75)) ] ||
+			bad="$bad --$mode: $named of $all named hotLoop"
+	done
+	if [ -z "$bad" ]; then
+		pass "jit_node: samples naming the JS function hotLoop:$pcts"
+	else
+		fail jit_node "$bad"
+	fi
+}
+
+# A Java hot loop under the JDK: once jcmd has written the JIT's perf map
+# (Compiler.perfmap), the samples of kiln record -p name the Java method.
+test_jit_jdk() {
+	local d=$TMP/jdk jp all named
+	mkdir -p "$d"
+	cat >"$d/Hot.java" <<'EOF_JAVA'
+public class Hot {
+    static double hotLoop(int n) { double s = 0; for (int i = 0; i < n; i++) s += Math.sqrt(i) * (i & 7); return s; }
+    public static void main(String[] a) {
+        long end = System.currentTimeMillis() + 1000L * Integer.parseInt(a[0]);
+        double t = 0;
+        while (System.currentTimeMillis() < end) t += hotLoop(100000);
+        System.out.println(t > 0 ? "done" : "?");
+    }
+}
+EOF_JAVA
+	javac -d "$d" "$d/Hot.java" 2>"$d/javac.err" ||
+		{ fail jit_jdk "javac failed: $(tail -1 "$d/javac.err")"; return; }
+	java -cp "$d" Hot 60 >/dev/null & jp=$!
+	# The map names Hot.hotLoop once the JIT has compiled it.
+	if ! wait_until 60 jdk_perfmap_names "$jp" 'Hot\.hotLoop'; then
+		kill "$jp"; wait "$jp"; rm -f "/tmp/perf-$jp.map"
+		fail jit_jdk "jcmd $jp Compiler.perfmap never wrote Hot.hotLoop into /tmp/perf-$jp.map"; return
+	fi
+	"$KILN" record -q -p "$jp" -d 4 -o "$d/out.folded" 2>"$d/err"
+	local rc=$?
+	kill "$jp"; wait "$jp" 2>/dev/null
+	rm -f "/tmp/perf-$jp.map"
+	[ $rc -eq 0 ] || { fail jit_jdk "kiln record failed: $(tail -1 "$d/err")"; return; }
+	all=$(folded_count "$d/out.folded" '^java;')
+	named=$(folded_count "$d/out.folded" '^java;.*Hot\.hotLoop')
+	if [ "$all" -ge 100 ] && [ $((named * 100)) -ge $((all * 75)) ]; then
+		pass "jit_jdk: $named of $all samples ($((named * 100 / all))%) name Hot.hotLoop after jcmd Compiler.perfmap"
+	else
+		fail jit_jdk "$named of $all samples name Hot.hotLoop: $(sort -t' ' -k2 -nr "$d/out.folded" | head -2 | tr '\n' '|')"
+	fi
+}
+
+# jdk_perfmap_names PID REGEX: jcmd writes the JVM's perf map, which matches.
+jdk_perfmap_names() {
+	jcmd "$1" Compiler.perfmap >/dev/null 2>&1 && grep -q "$2" "/tmp/perf-$1.map" 2>/dev/null
+}
+
 test_cli() {
 	local out rc
 	"$KILN" --help | grep -q '^Usage: kiln' && "$KILN" record --help | grep -q -- '--frequency' &&
@@ -186,7 +317,9 @@ test_html() {
 }
 
 TESTS="test_cli test_ratio test_kernel_frames test_short_lived test_pid_filter test_conservation
-	test_html test_unwind_nofp"
+	test_html test_unwind_nofp test_unwind_self test_jit_namespace test_jit_node test_jit_jdk"
+# all tests, or those named on the command line (e.g. test_jit_node)
+[ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" -ne 0 ]; then
 	skip_all "loading BPF programs needs root (sudo make test)" $TESTS
 else

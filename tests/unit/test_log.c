@@ -56,13 +56,25 @@ static void *chatter(void *arg)
 	return NULL;
 }
 
+/* What stderr got since capture_stderr, NUL-terminated (at most cap - 1
+ * bytes). */
+static char *captured(size_t cap)
+{
+	FILE *in = fopen(path, "r");
+	char *text = calloc(1, cap);
+	size_t len;
+
+	cr_assert(in && text);
+	len = fread(text, 1, cap - 1, in);
+	fclose(in);
+	text[len] = '\0';
+	return text;
+}
+
 /* Runs THREADS chatter threads in format f; returns the lines written. */
 static char *log_from_threads(enum log_format f)
 {
 	pthread_t t[THREADS];
-	char *text = NULL;
-	size_t len = 0;
-	FILE *in;
 
 	capture_stderr();
 	log_set_format(f);
@@ -71,14 +83,7 @@ static char *log_from_threads(enum log_format f)
 		cr_assert_eq(pthread_create(&t[i], NULL, chatter, (void *)i), 0);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
-	in = fopen(path, "r");
-	cr_assert_not_null(in);
-	text = calloc(1, 1 << 22);
-	cr_assert_not_null(text);
-	len = fread(text, 1, (1 << 22) - 1, in);
-	fclose(in);
-	text[len] = '\0';
-	return text;
+	return captured(1 << 22);
 }
 
 /* Every line matches the format's shape for one whole chatter message. */
@@ -117,8 +122,6 @@ Test(log, human_lines_stay_whole)
 Test(log, long_message_is_cut_to_one_line)
 {
 	char big[8192], *text;
-	FILE *in;
-	size_t len;
 
 	memset(big, '"', sizeof(big) - 1);	/* every character escaped */
 	big[sizeof(big) - 1] = '\0';
@@ -126,13 +129,7 @@ Test(log, long_message_is_cut_to_one_line)
 	log_set_format(LOG_FORMAT_TEXT);
 	log_msg(LOG_ERROR, "%s", big);
 	log_msg(LOG_ERROR, "after");
-	in = fopen(path, "r");
-	cr_assert_not_null(in);
-	text = calloc(1, 1 << 16);
-	cr_assert_not_null(text);
-	len = fread(text, 1, (1 << 16) - 1, in);
-	fclose(in);
-	text[len] = '\0';
+	text = captured(1 << 16);
 	cr_assert_not_null(strchr(text, '\n'));
 	cr_assert_not_null(strstr(strchr(text, '\n') + 1, "msg=\"after\""),
 			   "the line after a cut one is whole: '%s'", strchr(text, '\n') + 1);

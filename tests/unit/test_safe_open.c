@@ -204,3 +204,33 @@ Test(safe_open, host_root_and_devices)
 	cr_assert_eq(safe_open__check_fd(fd, "exe", 16, NULL), -EFBIG);
 	close(fd);
 }
+
+/* safe_open__in_nofollow: a symlink as the last component is refused and
+ * counted as "link", through openat2 and through the walk, whatever it
+ * points at (in the root, out of it, itself); links before the last
+ * component still resolve inside the root; a plain file opens. */
+Test(safe_open, nofollow_refuses_a_last_symlink)
+{
+	static const char *const links[] = { "/etc/rel", "/etc/abs", "/etc/up", "/etc/loop",
+					     "/lnk/rel" };
+	char buf[64];
+	int fd;
+
+	for (int walk = 0; walk < 2; walk++) {
+		safe_open__force_walk(walk);
+		for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+			uint64_t before = refused(SAFE_OPEN_LINK);
+
+			fd = safe_open__in_nofollow(root, links[i], 4096, NULL);
+			cr_assert_eq(fd, -ELOOP, "walk=%d %s: %d", walk, links[i], fd);
+			cr_assert_eq(refused(SAFE_OPEN_LINK), before + 1, "walk=%d %s: not counted",
+				     walk, links[i]);
+		}
+		fd = safe_open__in_nofollow(root, "/lnk/good", 4096, NULL);
+		cr_assert_geq(fd, 0, "walk=%d: %s", walk, strerror(-fd));
+		read_all(fd, buf, sizeof(buf));
+		close(fd);
+		cr_assert_str_eq(buf, "inside\n");
+		cr_assert_eq(safe_open__in_nofollow(root, "/etc/fifo", 4096, NULL), -EINVAL);
+	}
+}

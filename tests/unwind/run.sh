@@ -20,8 +20,10 @@
 #   known      kiln's shares within 2 points of 60/30/10
 #   callers    >= 99 % of each function's samples with the exact chain of
 #              callers below main
+# and for gotruth, a Go program of the same 60/30/10 design (two chains in
+# crypto assembly), built stripped and not (run_go below: no perf there).
 #
-# Environment: KILN (build/kiln), UNWIND_BIN (build/unwind: truth_shares),
+# Environment: KILN (build/kiln), UNWIND_BIN (build/unwind: truth_shares, gotruth),
 # UNWIND_HZ (999: both samplers, per CPU), UNWIND_SECONDS (20: CPU seconds
 # each workload runs; ~20 000 samples a tool, so two independent samplings
 # of one share differ by 0.5 point at one sigma, 2 points being 4 sigma), UNWIND_PERF_STACK (65528: bytes of user stack perf
@@ -42,11 +44,12 @@ HZ=${UNWIND_HZ:-999}
 CPU_SECONDS=${UNWIND_SECONDS:-20}
 STACK=${UNWIND_PERF_STACK:-65528}
 SUBJECT=${UNWIND_SUBJECT:-kiln}
-ONLY=${UNWIND_ONLY:-python ruby perl xz gzip truth}
+ONLY=${UNWIND_ONLY:-python ruby perl xz gzip truth go}
 ROOT_BAR=99       # % of samples whose user stack reaches the thread's root
 SHARE_BAR=2       # points between shares (kiln vs perf, or vs the truth)
 CALLER_BAR=99     # % of a truth function's samples with its exact callers
 MIN_SAMPLES=300   # per tool and program, or the comparison says nothing
+GO_NAMED_BAR=99.9 # % of a Go program's user frames with a name
 TMP=$(mktemp -d /tmp/kiln-unwind.XXXXXX)
 export HOME=$TMP KILN
 trap 'rm -rf "$TMP"' EXIT
@@ -130,6 +133,9 @@ profile() {
 		"$(fmt1 "$(val "$name" reference root_pct)") $(fmt1 "$(val "$name" reference mean_depth)")" \
 		"$(fmt1 "$(val "$name" max_diff)")" >>"$SUMMARY"
 }
+
+# verdict NAME OK TEXT: pass "NAME: TEXT" when OK is 1, else fail.
+verdict() { if [ "$2" = 1 ]; then pass "$1: $3"; else fail "$1" "$3"; fi; }
 
 # The checks every program gets: the reference is usable, the subject
 # reaches the root, the shares match.
@@ -228,15 +234,102 @@ test_truth() {
 	check_shares truth
 	read -r ok_s ok_c figs <<<"$(truth_figures subject)"
 	shares=${figs%%|*} callers=${figs#*|}
-	if [ "$ok_s" = 1 ]; then
-		pass "truth known: $SUBJECT ${shares% } (bar $SHARE_BAR points)"
-	else
-		fail "truth known" "$SUBJECT ${shares% } (bar $SHARE_BAR points)"
+	verdict "truth known" "$ok_s" "$SUBJECT ${shares% } (bar $SHARE_BAR points)"
+	verdict "truth callers" "$ok_c" "$SUBJECT's samples with every caller, in order:$callers (bar $CALLER_BAR %)"
+}
+
+# gotruth: FUNCTION=PERCENT:CALLERS (outermost first), for go_check.py.
+GO_TRUTH=(main.alphaInner=60:runtime.goexit,runtime.main,main.main,main.alphaOuter
+	main.betaSpin=30:runtime.goexit,runtime.main,main.main,main.betaOnly
+	main.gammaInner=10:runtime.goexit,runtime.main,main.main,main.gammaOuter,main.gammaMiddle)
+
+# go_figure NAME EXPR: a figure of $TMP/NAME.go.json (python, d = the object).
+go_figure() { /usr/bin/python3 -c "import json; d = json.load(open('$TMP/$1.go.json')); print($2)"; }
+
+# Go, stripped (-s -w: no symbols, no CFI, how Go services ship) and not:
+# the names and the unwind rows come from Go's own function table. No perf
+# reference (perf names nothing in a stripped Go binary and has no CFI to
+# unwind it by); the program's construction is the truth.
+#   named    >= 99.9 % of user frames named (the first sample, walked by
+#            frame pointers before the tables load, may end in [unknown])
+#   root     >= 99 % of stacks reach where Go starts the goroutine/thread
+#   known    shares within 2 points of 60/30/10
+#   callers  >= 99 % of each function's samples with its exact callers
+# and "go lookup" (go_lookup below).
+run_go() {
+	local name=$1 bin=$2 t ok_s=1 ok_c=1 shares="" callers=""
+	if [ ! -x "$bin" ]; then
+		for t in named root known callers; do fail "$name $t" "$bin not built (make test-unwind builds it)"; done
+		return
 	fi
-	if [ "$ok_c" = 1 ]; then
-		pass "truth callers: $SUBJECT's samples with every caller, in order:$callers (bar $CALLER_BAR %)"
+	echo "-- $name: $bin ($CPU_SECONDS CPU seconds at $HZ Hz)"
+	if ! timeout -s INT $((CPU_SECONDS * 30 + 300)) "$KILN" record -q -F "$HZ" -o "$TMP/$name.folded" \
+		-- "$bin" "$CPU_SECONDS" >"$TMP/$name.out" 2>"$TMP/$name.err" ||
+		! /usr/bin/python3 "$HERE/go_check.py" "$TMP/$name.folded" "$(basename "$bin" | cut -c1-15)" \
+			"${GO_TRUTH[@]}" \
+			>"$TMP/$name.go.json"; then
+		for t in named root known callers; do fail "$name $t" "kiln record failed: $(tail -1 "$TMP/$name.err")"; done
+		return
+	fi
+	grep -E '^kiln: (frames|user stacks)' "$TMP/$name.err" | sed 's/^/   /'
+	[ -z "${UNWIND_KEEP:-}" ] || { mkdir -p "$UNWIND_KEEP" && cp "$TMP/$name.folded" "$UNWIND_KEEP/"; }
+	local samples named root
+	samples=$(go_figure "$name" 'd["samples"]') named=$(go_figure "$name" '"%.2f" % d["named_pct"]')
+	root=$(go_figure "$name" '"%.1f" % d["root_pct"]')
+	if [ "$samples" -ge "$MIN_SAMPLES" ] && ge "$named" "$GO_NAMED_BAR"; then
+		pass "$name named: $named % of the user frames of $samples samples named (bar $GO_NAMED_BAR %)"
 	else
-		fail "truth callers" "$SUBJECT's samples with every caller, in order:$callers (bar $CALLER_BAR %)"
+		fail "$name named" "$named % of user frames named in $samples samples (bar $GO_NAMED_BAR %, >= $MIN_SAMPLES samples)"
+	fi
+	if ge "$root" "$ROOT_BAR"; then
+		pass "$name root: $root % of stacks reach runtime.goexit/mstart (bar $ROOT_BAR %)"
+	else
+		fail "$name root" "$root % of stacks reach runtime.goexit/mstart (bar $ROOT_BAR %)"
+	fi
+	for t in 0 1 2; do
+		local f inc exact want
+		f=$(go_figure "$name" "d['truth'][$t]['function']")
+		inc=$(go_figure "$name" "'%.1f' % d['truth'][$t]['inclusive_pct']")
+		exact=$(go_figure "$name" "'%.1f' % d['truth'][$t]['callers_exact_pct']")
+		want=$(go_figure "$name" "'%.0f' % d['truth'][$t]['truth_pct']")
+		shares="$shares $f $inc % (truth $want),"
+		callers="$callers $f $exact %,"
+		ge "$SHARE_BAR" "$(awk -v a="$inc" -v b="$want" 'BEGIN { d = a - b; print d < 0 ? -d : d }')" || ok_s=0
+		ge "$exact" "$CALLER_BAR" || ok_c=0
+	done
+	shares=${shares%,}
+	verdict "$name known" "$ok_s" "${shares# } (bar $SHARE_BAR points)"
+	verdict "$name callers" "$ok_c" "samples with every caller, in order:${callers%,} (bar $CALLER_BAR %)"
+	echo "$name $samples $root - - - - -" >>"$SUMMARY"
+}
+
+# The table without its section header: found by the runtime.pclntab
+# symbol (gotruth-symbols), or by searching the segments (gotruth).
+go_lookup() {
+	local bin out want found=""
+	for bin in "$UNWIND_BIN/gotruth" "$UNWIND_BIN/gotruth-symbols"; do
+		/usr/bin/python3 -c 'import sys
+d = bytearray(open(sys.argv[1], "rb").read()); i = d.find(b".gopclntab\0")
+d[i:i + 10] = b".xopclntab"; open(sys.argv[2], "wb").write(d)' "$bin" "$TMP/renamed" || return 1
+		out=$("$KILN" unwind-table "$TMP/renamed" 2>&1 | sed -n 's/^# Go function table (\([a-z]*\)): \([0-9]*\) functions/\1 \2/p')
+		want=$("$KILN" unwind-table "$(realpath "$bin")" 2>&1 | sed -n 's/^# Go function table (section): \([0-9]*\) functions/\1/p')
+		found="$found ${bin##*/}: ${out:-none} (with the section: $want);"
+		case "$bin:$out" in
+		*symbols:"symbol $want" | *gotruth:"scan $want") ;;
+		*) echo "${found% ;}"; return 1 ;;
+		esac
+	done
+	echo "${found%;}"
+}
+
+test_go() {
+	local found
+	run_go go "$UNWIND_BIN/gotruth"
+	run_go go_symbols "$UNWIND_BIN/gotruth-symbols"
+	if found=$(go_lookup); then
+		pass "go lookup: the table found without its section header:$found"
+	else
+		fail "go lookup" "$found"
 	fi
 }
 
@@ -252,12 +345,20 @@ summary_table() {
 TESTS=""
 for p in $ONLY; do TESTS="$TESTS test_$p"; done
 count=0
-for p in $ONLY; do [ "$p" = truth ] && count=$((count + 5)) || count=$((count + 3)); done
+for p in $ONLY; do
+	case $p in truth) count=$((count + 5)) ;; go) count=$((count + 9)) ;; *) count=$((count + 3)) ;; esac
+done
 if [ "$(id -u)" -ne 0 ]; then
 	for p in $ONLY; do
 		if [ "$p" = truth ]; then
 			skip_all "loading BPF programs and perf need root" "truth reference" "truth root" \
 				"truth shares" "truth known" "truth callers"
+		elif [ "$p" = go ]; then
+			for n in go go_symbols; do
+				skip_all "loading BPF programs needs root" "$n named" "$n root" "$n known" \
+					"$n callers"
+			done
+			skip_all "reading the workloads needs root" "go lookup"
 		else
 			skip_all "loading BPF programs and perf need root" "$p reference" "$p root" "$p shares"
 		fi

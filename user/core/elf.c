@@ -26,6 +26,7 @@ const char *const elf_refusal_names[ELF_REFUSAL_COUNT] = {
 	[ELF_REFUSED_NAME_LONG] = "name_too_long",
 	[ELF_REFUSED_DEMANGLE] = "demangle",
 	[ELF_REFUSED_TABLE] = "table_too_large",
+	[ELF_REFUSED_GOPCLNTAB] = "gopclntab",
 };
 
 static _Atomic uint64_t refusals[ELF_REFUSAL_COUNT];

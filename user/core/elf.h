@@ -27,11 +27,12 @@ enum elf_refusal {
 	ELF_REFUSED_NAME_LONG,    /* a name cut to its maximum length */
 	ELF_REFUSED_DEMANGLE,     /* a mangled name too long or demangling too large: kept mangled */
 	ELF_REFUSED_TABLE,        /* a table over its bound (a quarter of the symbol cache) */
+	ELF_REFUSED_GOPCLNTAB,    /* a Go function table over its bound (core/gopclntab.h) */
 	ELF_REFUSAL_COUNT
 };
 
 /* Label values: "headers", "note", "section", "symbols", "names",
- * "name_too_long", "demangle", "table_too_large". */
+ * "name_too_long", "demangle", "table_too_large", "gopclntab". */
 extern const char *const elf_refusal_names[ELF_REFUSAL_COUNT];
 
 /* libelf's version handshake, done once. 0 or -ENOSYS. */

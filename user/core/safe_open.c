@@ -101,6 +101,9 @@ static int check_stat(const struct stat *sb, const char *name, uint64_t max_size
 {
 	char detail[96];
 
+	/* Only an open that does not follow the last link gets one. */
+	if (S_ISLNK(sb->st_mode))
+		return refuse(SAFE_OPEN_LINK, name, -ELOOP, "a symlink");
 	if (!S_ISREG(sb->st_mode))
 		return refuse(SAFE_OPEN_NOT_REGULAR, name, -EINVAL,
 			      S_ISFIFO(sb->st_mode) ? "a FIFO" : S_ISDIR(sb->st_mode) ?
@@ -164,11 +167,12 @@ static int finish(int pfd, const char *name, uint64_t max_size, struct stat *st)
 	return fd;
 }
 
-/* openat2 resolution to an O_PATH fd, or -errno (-ENOSYS: no openat2). */
-static int resolve_openat2(int root_fd, const char *path)
+/* openat2 resolution to an O_PATH fd, or -errno (-ENOSYS: no openat2).
+ * nofollow: a symlink as the last component is the result, not followed. */
+static int resolve_openat2(int root_fd, const char *path, bool nofollow)
 {
 	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
+		.flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0),
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	long fd;
@@ -190,8 +194,9 @@ static void close_dirs(int *dirs, size_t *depth)
 
 /* The walk: path resolved one component at a time below root_fd, every
  * component opened O_PATH | O_NOFOLLOW, symlinks resolved by hand inside
- * the root. Returns an O_PATH fd of the last component, or -errno. */
-static int resolve_walk(int root_fd, const char *path)
+ * the root (but for the last one with nofollow). Returns an O_PATH fd of
+ * the last component, or -errno. */
+static int resolve_walk(int root_fd, const char *path, bool nofollow)
 {
 	char pend[PATH_MAX], target[PATH_MAX], name[NAME_MAX + 1];
 	int dirs[WALK_MAX_DEPTH];   /* dirs[i]: O_PATH fd, depth i + 1 */
@@ -246,7 +251,7 @@ static int resolve_walk(int root_fd, const char *path)
 			close(fd);
 			break;
 		}
-		if (S_ISLNK(sb.st_mode)) {
+		if (S_ISLNK(sb.st_mode) && !(last && nofollow)) {
 			ssize_t tl = readlinkat(fd, "", target, sizeof(target) - 1);
 			size_t rest;
 
@@ -296,7 +301,7 @@ static int resolve_walk(int root_fd, const char *path)
 
 /* name: the file as logs show it (root and path). */
 static int open_at(int root_fd, const char *path, const char *name, uint64_t max_size,
-		   struct stat *st)
+		   bool nofollow, struct stat *st)
 {
 	int pfd = -ENOSYS;
 
@@ -304,7 +309,7 @@ static int open_at(int root_fd, const char *path, const char *name, uint64_t max
 		return refuse(SAFE_OPEN_BAD_PATH, name, -ENAMETOOLONG,
 			      "not an absolute path of at most PATH_MAX bytes");
 	if (!atomic_load(&force_walk) && atomic_load(&have_openat2) != 0) {
-		pfd = resolve_openat2(root_fd, path);
+		pfd = resolve_openat2(root_fd, path, nofollow);
 		if (pfd == -ENOSYS)
 			atomic_store(&have_openat2, 0);
 		else
@@ -312,7 +317,7 @@ static int open_at(int root_fd, const char *path, const char *name, uint64_t max
 	}
 	if (pfd == -ENOSYS) {
 		atomic_fetch_add_explicit(&n_walks, 1, memory_order_relaxed);
-		pfd = resolve_walk(root_fd, path);
+		pfd = resolve_walk(root_fd, path, nofollow);
 	}
 	if (pfd < 0)
 		return resolve_error(name, pfd);
@@ -321,10 +326,11 @@ static int open_at(int root_fd, const char *path, const char *name, uint64_t max
 
 int safe_open__at(int root_fd, const char *path, uint64_t max_size, struct stat *st)
 {
-	return open_at(root_fd, path, path ? path : "(null)", max_size, st);
+	return open_at(root_fd, path, path ? path : "(null)", max_size, false, st);
 }
 
-int safe_open__in(const char *root, const char *path, uint64_t max_size, struct stat *st)
+static int open_in(const char *root, const char *path, uint64_t max_size, bool nofollow,
+		   struct stat *st)
 {
 	char name[PATH_MAX + 64];
 	int root_fd, fd;
@@ -338,9 +344,20 @@ int safe_open__in(const char *root, const char *path, uint64_t max_size, struct 
 	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0)
 		return -errno;
-	fd = open_at(root_fd, path, name, max_size, st);
+	fd = open_at(root_fd, path, name, max_size, nofollow, st);
 	close(root_fd);
 	return fd;
+}
+
+int safe_open__in(const char *root, const char *path, uint64_t max_size, struct stat *st)
+{
+	return open_in(root, path, max_size, false, st);
+}
+
+int safe_open__in_nofollow(const char *root, const char *path, uint64_t max_size,
+			   struct stat *st)
+{
+	return open_in(root, path, max_size, true, st);
 }
 
 int safe_open__proc_link(const char *path, uint64_t max_size, struct stat *st)

@@ -46,6 +46,12 @@ struct safe_open_stats {
  * (too large), -ELOOP (magic link, loop), -ENAMETOOLONG (bad path), each
  * refusal counted and logged. Thread-safe. */
 int safe_open__in(const char *root, const char *path, uint64_t max_size, struct stat *st);
+/* The same, but a symlink as the last component of path is refused
+ * (-ELOOP, counted as "link") instead of followed: for a file the process
+ * writes at a path kiln chooses (its perf map), where a link could only
+ * point at a file the process did not write. */
+int safe_open__in_nofollow(const char *root, const char *path, uint64_t max_size,
+			   struct stat *st);
 /* The same under a root directory already open (O_PATH is enough). */
 int safe_open__at(int root_fd, const char *path, uint64_t max_size, struct stat *st);
 /* Opens a link kiln trusts to name the right file although it is a magic

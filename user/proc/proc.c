@@ -693,6 +693,11 @@ void proc_table__stats(const struct proc_table *t, struct proc_stats *out)
 	out->mappings = t->mappings;
 }
 
+const char *proc_table__root(const struct proc_table *t)
+{
+	return t->proc_root;
+}
+
 static void free_snapshot_cb(uint64_t key, void *val, void *ctx)
 {
 	(void)key;

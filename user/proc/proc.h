@@ -114,6 +114,8 @@ void proc_table__drained(struct proc_table *t);
 void proc_snapshot__pin(struct proc_snapshot *s);
 void proc_snapshot__unpin(struct proc_snapshot *s);
 void proc_table__stats(const struct proc_table *t, struct proc_stats *out);
+/* The proc_root the table reads ("/proc" normally). */
+const char *proc_table__root(const struct proc_table *t);
 void proc_table__free(struct proc_table *t);
 
 /* Parses /proc/PID/maps text; keeps executable mappings, at most

@@ -40,6 +40,7 @@
 
 #include "core/debug_file.h"
 #include "core/elf.h"
+#include "core/gopclntab.h"
 #include "core/log.h"
 #include "core/safe_open.h"
 #include "symbolize/demangle.h"
@@ -95,6 +96,7 @@ struct loader {
 	struct raw_sym *raw;
 	size_t nraw, capraw;
 	Elf_Scn *symtab, *dynsym, *debugdata, *debuglink;
+	struct go_image go;	/* a Go binary's function table, names in it */
 };
 
 static void loader_release(struct loader *ld)
@@ -106,6 +108,7 @@ static void loader_release(struct loader *ld)
 	ld->aux_fd = -1;
 	free(ld->aux_image);
 	ld->aux_image = NULL;
+	go_image__release(&ld->go);
 }
 
 /* Function symbols beyond the table bound could never be kept: each costs
@@ -650,6 +653,30 @@ cleanup:
 	return err;
 }
 
+/* Functions of a Go binary's function table (core/gopclntab.h), which
+ * stripped Go binaries keep. false when there is none. */
+static bool collect_go(struct loader *ld, int fd, int *err)
+{
+	struct gopclntab t;
+
+	*err = 0;
+	if (go_image__read(ld->elf, fd, ld->name, &ld->go))
+		return false;
+	if (gopclntab__open(&t, ld->go.data, ld->go.size, ld->go.text_start)) {
+		elf__refuse(ELF_REFUSED_GOPCLNTAB, ld->name, "Go function table unreadable");
+		return false;
+	}
+	for (uint64_t i = 0; i < t.nfunc && !*err; i++) {
+		struct go_func f;
+
+		if (gopclntab__func(&t, i, &f) == 0 && f.name[0])
+			*err = raw_push(ld, &(struct raw_sym){ .start = f.entry,
+							       .size = f.end - f.entry,
+							       .name = f.name });
+	}
+	return true;
+}
+
 /* The part shared by files and images. fd < 0: no debug files. */
 static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *root,
 		    const char *path)
@@ -680,6 +707,15 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 	st->source = "debug-file";
 	if (fd >= 0 && load_debug_file(ld, st, fd, root ? root : "", path))
 		return build_table(st, ld);
+	/* Go's own table names every Go function; .dynsym adds cgo's. */
+	st->source = "gopclntab";
+	if (collect_go(ld, fd, &err)) {
+		if (!err && ld->dynsym)
+			err = collect_syms(ld, ld->elf, ld->dynsym, ld->name);
+		return err ? err : build_table(st, ld);
+	}
+	if (err)
+		return err;
 	/* MiniDebugInfo holds only the local symbols: .dynsym adds the rest. */
 	st->source = "minidebuginfo";
 	if (ld->debugdata && load_minidebuginfo(ld)) {

@@ -25,8 +25,10 @@ struct sym {
  * never closed). Sources, best first: .symtab of the file; a separate debug
  * file found by build id (/usr/lib/debug/.build-id/xx/rest.debug inside
  * root, then on the host) or by .gnu_debuglink (next to `path`, in its
- * .debug/ subfolder, and under /usr/lib/debug, inside root); MiniDebugInfo
- * (.gnu_debugdata, xz) merged with .dynsym; .dynsym alone.
+ * .debug/ subfolder, and under /usr/lib/debug, inside root); a Go
+ * binary's function table (.gopclntab, core/gopclntab.h) merged with
+ * .dynsym; MiniDebugInfo (.gnu_debugdata, xz) merged with .dynsym;
+ * .dynsym alone.
  * root: the owning process's root ("/proc/PID/root", or "" for the host):
  * debug files are opened only through the safe opener, inside it.
  * path: the file's path as the process sees it, may be NULL.
@@ -63,8 +65,8 @@ size_t symtab__count(const struct symtab *st);
 size_t symtab__bytes(const struct symtab *st);
 /* Lower-case hex build id, "" when the file has none. */
 const char *symtab__build_id(const struct symtab *st);
-/* Where the symbols came from: "symtab", "debug-file", "minidebuginfo",
- * "debuginfod", "dynsym" or "none". */
+/* Where the symbols came from: "symtab", "debug-file", "gopclntab",
+ * "minidebuginfo", "debuginfod", "dynsym" or "none". */
 const char *symtab__source(const struct symtab *st);
 void symtab__free(struct symtab *st);
 

@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "symbolize/jit.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/symbolizer.h"
 
@@ -34,6 +35,7 @@ struct symbolizer {
 	uint64_t lookups_ended;         /* lookups ended, any way, at the last age */
 	bool waiting;                   /* the last stack has a frame waiting for one */
 	struct symbolizer_stats before; /* stats before the last stack */
+	struct jit_cache *jit;
 	struct symtab *vdso;
 	char *scratch;          /* names of the current stack */
 	size_t scratch_len;
@@ -67,7 +69,7 @@ static struct symtab *load_own_vdso(void)
 	return st;
 }
 
-struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns,
+struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns, size_t jit_bytes,
 				   struct proc_table *procs)
 {
 	struct symbolizer *sym = calloc(1, sizeof(*sym));
@@ -82,7 +84,8 @@ struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns,
 	sym->table_max = cache_bytes / 4;
 	sym->scratch = malloc(SYMBOLIZER_MAX_FRAMES * NAME_MAX_BYTES);
 	sym->cache = symcache__new(cache_bytes);
-	if (!sym->scratch || !sym->cache) {
+	sym->jit = jit_cache__new(proc_table__root(procs), jit_bytes);
+	if (!sym->scratch || !sym->cache || !sym->jit) {
 		symbolizer__free(sym);
 		errno = ENOMEM;
 		return NULL;
@@ -221,12 +224,25 @@ static const struct proc_mapping *find_mapping(struct symbolizer *sym,
 	return m;
 }
 
+/* The name of JIT code from the process's perf map or jitdump, or NULL. */
+static const char *jit_frame(struct symbolizer *sym, const struct proc_snapshot *snap,
+			     uint64_t ip, uint64_t count)
+{
+	const char *name = jit_cache__name(sym->jit, snap, ip, sym->now);
+
+	sym->stats.jit_frames += count;
+	if (name)
+		sym->stats.jit_resolved += count;
+	return name;
+}
+
 static void user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint64_t ip,
 		       uint64_t lookup_ip, uint64_t count, struct frame *f)
 {
 	const struct proc_mapping *m = find_mapping(sym, snap, lookup_ip);
 	const struct symtab *st = NULL;
 	const struct sym *s = NULL;
+	const char *jit_name = NULL;
 	uint64_t off, vaddr = 0;
 
 	*f = (struct frame){ .kind = FRAME_USER, .addr = ip, .name = "[unknown]" };
@@ -253,8 +269,10 @@ static void user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint6
 	f->map_offset = m->pgoff;
 	if (st)
 		s = symtab__lookup(st, off, &vaddr);
-	if (s) {
-		f->name = scratch_name(sym, "%s", s->name);
+	if (!s && jit__code_mapping(m))
+		jit_name = jit_frame(sym, snap, lookup_ip, count);
+	if (s || jit_name) {
+		f->name = scratch_name(sym, "%s", s ? s->name : jit_name);
 		sym->stats.user_resolved += count;
 	} else {
 		f->name = scratch_name(sym, "%s+0x%" PRIx64, base_name(f->map_file),
@@ -340,6 +358,7 @@ bool symbolizer__age(struct symbolizer *sym, uint64_t now)
 	if (n)
 		pr_debug("symbol cache: %zu tables unused for %.0fs freed", n,
 			 sym->cache_ttl_ns / 1e9);
+	jit_cache__age(sym->jit, sym->procs);
 	sym->now = now;
 	sym->loads_aged = sym->stats.symtab_loads;
 	return n || loaded;
@@ -367,6 +386,8 @@ void symbolizer__uncount(struct symbolizer *sym)
 	sym->stats.user_frames = sym->before.user_frames;
 	sym->stats.user_resolved = sym->before.user_resolved;
 	sym->stats.user_stacks_cut = sym->before.user_stacks_cut;
+	sym->stats.jit_frames = sym->before.jit_frames;
+	sym->stats.jit_resolved = sym->before.jit_resolved;
 }
 
 uint64_t symbolizer__lookups_ended(const struct symbolizer *sym)
@@ -389,12 +410,23 @@ void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats
 	symcache__stats(sym->cache, out);
 }
 
+void symbolizer__mapped(struct symbolizer *sym, const struct proc_snapshot *snap)
+{
+	jit_cache__mapped(sym->jit, snap, monotonic_ns());
+}
+
+void symbolizer__jit_stats(const struct symbolizer *sym, struct jit_stats *out)
+{
+	jit_cache__stats(sym->jit, out);
+}
+
 void symbolizer__free(struct symbolizer *sym)
 {
 	if (!sym)
 		return;
 	debuginfod__free(sym->dbgi);
 	kallsyms__free(sym->ks);
+	jit_cache__free(sym->jit);
 	symcache__free(sym->cache);
 	symtab__free(sym->vdso);
 	free(sym->scratch);

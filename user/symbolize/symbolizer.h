@@ -14,6 +14,7 @@
 #include "core/frame.h"
 #include "proc/proc.h"
 #include "symbolize/debuginfod.h"
+#include "symbolize/jit.h"
 #include "symbolize/symcache.h"
 
 /* Frames of one stack: root + both stacks. */
@@ -30,15 +31,19 @@ struct symbolizer_stats {
 	/* Tables loaded again because their debug file arrived from a
 	 * debuginfod server; debug files fetched but refused by the readers. */
 	uint64_t debuginfod_reloads, debuginfod_unusable;
+	/* User frames in JIT code (anonymous or memfd executable mappings),
+	 * and those named from a perf map or jitdump (in user_resolved too). */
+	uint64_t jit_frames, jit_resolved;
 };
 
 struct symbolizer;
 
 /* cache_bytes bounds the ELF symbol cache; a table no stack needed for
  * cache_ttl_ns leaves it at the next symbolizer__expire (0: only the byte
- * bound evicts). Kernel frames stay unnamed until
+ * bound evicts). jit_bytes bounds the JIT symbols of perf maps and
+ * jitdump files (jit.h; 0: none read). Kernel frames stay unnamed until
  * symbolizer__load_kernel_symbols. NULL + errno. */
-struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns,
+struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns, size_t jit_bytes,
 				   struct proc_table *procs);
 /* Looks up, on the debuginfod servers of DEBUGINFOD_URLS and in the
  * background (symbolize/debuginfod.h), the debug files of the binaries
@@ -81,8 +86,13 @@ uint64_t symbolizer__lookups_ended(const struct symbolizer *sym);
  * next symbolizer__age on. */
 size_t symbolizer__wait_lookups(struct symbolizer *sym, uint64_t timeout_ns);
 void symbolizer__debuginfod_stats(const struct symbolizer *sym, struct debuginfod_stats *out);
+/* For the process table's observer: snap's mappings were (re)read; a
+ * process with JIT code has its perf map and jitdump opened now, while it
+ * runs (jit.h). */
+void symbolizer__mapped(struct symbolizer *sym, const struct proc_snapshot *snap);
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *out);
 void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats *out);
+void symbolizer__jit_stats(const struct symbolizer *sym, struct jit_stats *out);
 void symbolizer__free(struct symbolizer *sym);
 
 #endif

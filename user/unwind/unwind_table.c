@@ -44,8 +44,10 @@
 
 #include "core/debug_file.h"
 #include "core/elf.h"
+#include "core/gopclntab.h"
 #include "core/log.h"
 #include "core/safe_open.h"
+#include "unwind/go_frames.h"
 #include "unwind/unwind_table.h"
 
 #define GAP_MAX        15      /* bytes between FDEs taken as padding */
@@ -740,6 +742,113 @@ static bool accept_debug_file(Elf *elf, int fd, const char *file, void *ctx)
 	return true;
 }
 
+/* --- Go ----------------------------------------------------------------- */
+
+/* Whether a span from .eh_frame (spans [0, eh_end), sorted) overlaps
+ * [start, end). */
+static bool eh_covers(const struct builder *b, uint64_t start, uint64_t end)
+{
+	size_t lo = 0, hi = b->eh_end;
+
+	while (lo < hi) {       /* the first span starting at or after end */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->spans[mid].start < end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && b->spans[lo - 1].end > start;
+}
+
+struct go_push {
+	struct builder *b;
+	int fd;
+	uint32_t fde;
+};
+
+static int push_go_span(void *ctx, const struct go_span *s)
+{
+	struct go_push *g = ctx;
+	struct builder *b = g->b;
+	struct kiln_unwind_rule r = { .cfa_reg = KILN_REG_SP, .cfa_off = s->cfa_off };
+	uint64_t start = s->start;
+	int rule;
+
+	switch (s->kind) {
+	case GO_SPAN_FP: rule = KILN_UNWIND_CMD | KILN_CMD_FP; break;
+	case GO_SPAN_FP_SWITCH: rule = KILN_UNWIND_CMD | KILN_CMD_FP_SWITCH; break;
+	case GO_SPAN_STOP: rule = KILN_UNWIND_CMD | KILN_CMD_STOP; break;
+	case GO_SPAN_SIGNAL:
+		rule = KILN_UNWIND_CMD | KILN_CMD_SIGNAL;
+		/* The handler "returns" to the trampoline's first byte, and a
+		 * return address is looked up at pc - 1: the byte before it
+		 * (padding of the function before) belongs to it too. */
+		if (b->nspans && b->spans[b->nspans - 1].end == start &&
+		    b->spans[b->nspans - 1].end - b->spans[b->nspans - 1].start > 1) {
+			b->spans[b->nspans - 1].end--;
+			start--;
+		}
+		break;
+	default:
+		if (s->fp_at_cfa_m16) {
+			r.fp_rule = KILN_FP_AT_CFA;
+			r.fp_off = -16;
+		}
+		rule = rule_index(b, &r);
+		if (rule < 0)
+			return rule;
+	}
+	return push_span(b, start, s->end, g->fde, rule, KILN_ROW_GO);
+}
+
+/* Code bytes through the executable segments' file offsets. */
+static bool read_go_code(void *ctx, uint64_t vaddr, uint8_t *buf, size_t len)
+{
+	struct go_push *g = ctx;
+	const struct unwind_table_info *in = g->b->info;
+
+	for (size_t i = 0; g->fd >= 0 && i < in->nsegs; i++)
+		if (vaddr >= in->segs[i].vaddr && vaddr - in->segs[i].vaddr <= in->segs[i].filesz &&
+		    len <= in->segs[i].filesz - (vaddr - in->segs[i].vaddr))
+			return pread(g->fd, buf, len, (off_t)(in->segs[i].offset + vaddr -
+							      in->segs[i].vaddr)) == (ssize_t)len;
+	return false;
+}
+
+/* Spans for the Go functions (go_frames.h) that no .eh_frame FDE covers.
+ * -ENOENT when the file has no readable Go function table. */
+static int walk_go(struct builder *b, int fd)
+{
+	struct go_push g = { .b = b, .fd = fd };
+	struct go_frames_io io = { .emit = push_go_span, .read_code = read_go_code, .ctx = &g };
+	struct go_image img;
+	struct gopclntab t;
+	int err = go_image__read(b->elf, fd, b->name, &img);
+
+	if (err)
+		return err == -ENOMEM ? err : -ENOENT;  /* over its bound: counted */
+	err = gopclntab__open(&t, img.data, img.size, img.text_start);
+	if (err) {
+		elf__refuse(ELF_REFUSED_GOPCLNTAB, b->name, "Go function table unreadable");
+		go_image__release(&img);
+		return -ENOENT;
+	}
+	for (uint64_t i = 0; i < t.nfunc && !err; i++) {
+		struct go_func f;
+
+		if (gopclntab__func(&t, i, &f) || f.entry < b->base ||
+		    f.end - b->base > UINT32_MAX || eh_covers(b, f.entry, f.end))
+			continue;
+		g.fde = b->nfdes++;
+		err = go_frames__spans(&t, &f, &io);
+		b->info->go_funcs++;
+	}
+	b->info->go_source = img.found_by;
+	go_image__release(&img);
+	return err;
+}
+
 /* --- rows ---------------------------------------------------------------- */
 
 static int synth(struct builder *b, const uint64_t range[2], int rule, uint16_t flags)
@@ -998,26 +1107,31 @@ static int build(struct builder *b, struct unwind_table *t, int fd, const char *
 	sort_spans(b);
 	b->eh_end = b->nspans;
 
-	/* Then .debug_frame: the file's own, else its debug file's. */
+	/* Go code: from Go's function table, whose rows are smaller and
+	 * restore what the .debug_frame Go writes does not (rbp). */
 	b->info->debug_source = "none";
-	err = walk_debug_frame(b, b->elf, "the file");
-	if (!err) {
-		b->info->debug_source = "file";
-	} else if (err == -ENOENT && fd >= 0) {
-		char id[2 * ELF_BUILD_ID_MAX + 1] = "";
+	err = walk_go(b, fd);
+	if (err == -ENOENT) {
+		/* Else .debug_frame: the file's own, else its debug file's. */
+		err = walk_debug_frame(b, b->elf, "the file");
+		if (!err) {
+			b->info->debug_source = "file";
+		} else if (err == -ENOENT && fd >= 0) {
+			char id[2 * ELF_BUILD_ID_MAX + 1] = "";
 
-		elf__read_build_id(b->elf, b->name, id, sizeof(id));
-		if (debug_file__find(b->elf, b->debuglink, fd, id, root, path,
-				     accept_debug_file, b)) {
-			err = walk_debug_frame(b, b->dbg_elf, "the debug file");
-			if (!err)
-				b->info->debug_source = "debug-file";
+			elf__read_build_id(b->elf, b->name, id, sizeof(id));
+			if (debug_file__find(b->elf, b->debuglink, fd, id, root, path,
+					     accept_debug_file, b)) {
+				err = walk_debug_frame(b, b->dbg_elf, "the debug file");
+				if (!err)
+					b->info->debug_source = "debug-file";
+			}
 		}
 	}
 	if (err && err != -ENOENT)
 		return err;
-	if (!b->info->fdes_eh && !b->info->fdes_debug) {
-		refuse(b, UNWIND_REFUSED_NO_CFI, "no .eh_frame or .debug_frame FDE");
+	if (!b->info->fdes_eh && !b->info->fdes_debug && !b->info->go_funcs) {
+		refuse(b, UNWIND_REFUSED_NO_CFI, "no .eh_frame or .debug_frame FDE, no Go function table");
 		return -ENOENT;
 	}
 
@@ -1210,7 +1324,7 @@ int unwind_table__bias(const struct unwind_table_info *info, uint64_t start, uin
 const char *unwind_table__describe(const struct unwind_table *t, const struct kiln_unwind_row *r,
 				   char *buf, size_t len)
 {
-	static const char *const cmds[] = { "INVALID", "STOP", "PLT", "SIGNAL", "FP" };
+	static const char *const cmds[] = { "INVALID", "STOP", "PLT", "SIGNAL", "FP", "FP-SWITCH" };
 	const struct kiln_unwind_rule *u;
 	char fp[32];
 	const char *reg;

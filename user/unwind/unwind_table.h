@@ -88,6 +88,8 @@ struct unwind_table_info {
 	uint64_t cfi_bytes, work, build_ns;
 	uint64_t unsupported[UNWIND_UNSUP_COUNT];
 	const char *debug_source;       /* "none", "file" (own .debug_frame), "debug-file" */
+	size_t go_funcs;                /* Go functions given rows from the Go function table */
+	const char *go_source;          /* where that table was found (go_image), or NULL */
 };
 
 /* Builds the table of the ELF file open at fd (only read, never closed; the

@@ -1,0 +1,3 @@
+module gotruth
+
+go 1.19

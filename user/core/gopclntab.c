@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/elf.h"
+#include "core/gopclntab.h"
+
+/* Header magics (little-endian u32 at the table's start). */
+#define MAGIC_1_2  0xfffffffbu
+#define MAGIC_1_16 0xfffffffau
+#define MAGIC_1_18 0xfffffff0u
+#define MAGIC_1_20 0xfffffff1u
+
+#define PTR 8u                  /* 64-bit layouts only */
+#define NAME_MAX_SCAN 4096u     /* bytes searched for a name's NUL */
+#define MODULE_TEXT_OFF (22 * 8) /* moduledata.text in .go.module (1.20 on) */
+#define SCAN_CHUNK (1u << 20)
+
+static uint32_t u32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t u64_at(const uint8_t *p)
+{
+	return (uint64_t)u32_at(p) | (uint64_t)u32_at(p + 4) << 32;
+}
+
+/* [off, off + len) lies inside the table */
+static bool inside(const struct gopclntab *t, uint64_t off, uint64_t len)
+{
+	return off <= t->size && len <= t->size - off;
+}
+
+/* A NUL-terminated string at off, or NULL. */
+static const char *string_at(const struct gopclntab *t, uint64_t off)
+{
+	size_t n;
+
+	if (off >= t->size)
+		return NULL;
+	n = t->size - off < NAME_MAX_SCAN ? t->size - off : NAME_MAX_SCAN;
+	return memchr(t->data + off, '\0', n) ? (const char *)t->data + off : NULL;
+}
+
+/* Bytes of one functab entry: {pc, funcoff} as two words (to 1.17) or
+ * two u32 offsets (1.18 on). */
+static uint64_t functab_field(const struct gopclntab *t)
+{
+	return t->version >= GOPCLNTAB_1_18 ? 4 : PTR;
+}
+
+int gopclntab__open(struct gopclntab *t, const void *data, size_t size, uint64_t text_start)
+{
+	const uint8_t *d = data;
+	uint64_t words[8], field, functab_bytes;
+	unsigned nwords;
+
+	memset(t, 0, sizeof(*t));
+	t->data = d;
+	t->size = size;
+	if (size < 16 || d[4] || d[5] || d[7] != PTR || !(d[6] == 1 || d[6] == 2 || d[6] == 4))
+		return -EINVAL;
+	t->quantum = d[6];
+	switch (u32_at(d)) {
+	case MAGIC_1_2: t->version = GOPCLNTAB_1_2; nwords = 1; break;
+	case MAGIC_1_16: t->version = GOPCLNTAB_1_16; nwords = 7; break;
+	case MAGIC_1_18: t->version = GOPCLNTAB_1_18; nwords = 8; break;
+	case MAGIC_1_20: t->version = GOPCLNTAB_1_20; nwords = 8; break;
+	default: return -EINVAL;
+	}
+	if (!inside(t, 8, (uint64_t)nwords * PTR))
+		return -EINVAL;
+	for (unsigned i = 0; i < nwords; i++)
+		words[i] = u64_at(d + 8 + i * PTR);
+	t->nfunc = words[0];
+	if (t->nfunc == 0)
+		return -EINVAL;
+	if (t->nfunc > GOPCLNTAB_FUNCS_MAX)
+		return -E2BIG;
+	if (t->version == GOPCLNTAB_1_2) {
+		/* names, pc-value tables and records: offsets from the start;
+		 * the file table's offset follows the function table */
+		t->functab = 8 + PTR;
+		functab_bytes = (2 * t->nfunc + 1) * PTR;
+		if (!inside(t, t->functab, functab_bytes + 4))
+			return -EINVAL;
+		t->filetab = u32_at(d + t->functab + functab_bytes);
+		return inside(t, t->filetab, 4) ? 0 : -EINVAL;
+	}
+	/* words: nfunc, nfiles, [textStart,] funcnames, cutab, filetab,
+	 * pctab, functab */
+	field = t->version >= GOPCLNTAB_1_18 ? 1 : 0;
+	if (field) {
+		t->text_start = words[2] ? words[2] : text_start;
+		if (!t->text_start)
+			return -EINVAL;
+	}
+	t->funcnames = words[2 + field];
+	t->cutab = words[3 + field];
+	t->filetab = words[4 + field];
+	t->pctab = words[5 + field];
+	t->functab = words[6 + field];
+	functab_bytes = (2 * t->nfunc + 1) * functab_field(t);
+	if (!inside(t, t->funcnames, 1) || !inside(t, t->cutab, 0) ||
+	    !inside(t, t->filetab, 0) || !inside(t, t->pctab, 0) ||
+	    !inside(t, t->functab, functab_bytes))
+		return -EINVAL;
+	return 0;
+}
+
+/* Entry pc and record offset (from the table's start) of functab slot i
+ * (i == nfunc: the end of the last function, no record). */
+static void functab_slot(const struct gopclntab *t, uint64_t i, uint64_t *pc, uint64_t *rec)
+{
+	uint64_t field = functab_field(t);
+	const uint8_t *e = t->data + t->functab + 2 * i * field;
+
+	if (field == 4) {
+		*pc = t->text_start + u32_at(e);
+		*rec = i < t->nfunc ? t->functab + u32_at(e + 4) : 0;
+	} else {
+		*pc = u64_at(e);
+		*rec = i < t->nfunc ? (t->version == GOPCLNTAB_1_2 ? 0 : t->functab) +
+				      u64_at(e + PTR) : 0;
+	}
+}
+
+int gopclntab__func(const struct gopclntab *t, uint64_t i, struct go_func *f)
+{
+	/* _func fields after the entry: name, args, deferreturn, pcsp,
+	 * pcfile, pcln, npcdata, then the compilation unit (1.16 on), the
+	 * start line (1.20 on), funcID and flag */
+	uint64_t rec, entry_bytes = t->version >= GOPCLNTAB_1_18 ? 4 : PTR, rec_bytes,
+		      name_base = t->version == GOPCLNTAB_1_2 ? 0 : t->funcnames;
+	const uint8_t *r;
+	uint64_t end_pc;
+
+	memset(f, 0, sizeof(*f));
+	if (i >= t->nfunc)
+		return -EINVAL;
+	functab_slot(t, i, &f->entry, &rec);
+	functab_slot(t, i + 1, &end_pc, &(uint64_t){ 0 });
+	f->end = end_pc;
+	rec_bytes = entry_bytes + 7 * 4 + (t->version == GOPCLNTAB_1_2 ? 4 :
+					    t->version == GOPCLNTAB_1_20 ? 12 : 8);
+	if (f->end <= f->entry || !inside(t, rec, rec_bytes))
+		return -EINVAL;
+	r = t->data + rec;
+	/* the record's own entry must be the slot's */
+	if (entry_bytes == 4 ? t->text_start + u32_at(r) != f->entry : u64_at(r) != f->entry)
+		return -EINVAL;
+	r += entry_bytes;
+	f->name = string_at(t, name_base + u32_at(r));
+	f->pcsp = u32_at(r + 12);
+	f->pcfile = u32_at(r + 16);
+	f->pcln = u32_at(r + 20);
+	switch (t->version) {
+	case GOPCLNTAB_1_2:
+		break;
+	case GOPCLNTAB_1_16:
+	case GOPCLNTAB_1_20:
+		f->cu = u32_at(r + 28);
+		f->flag = r[28 + (t->version == GOPCLNTAB_1_20 ? 9 : 5)];
+		break;
+	case GOPCLNTAB_1_18:
+		f->cu = u32_at(r + 28);
+		f->flag = r[33];
+		break;
+	}
+	return f->name ? 0 : -EINVAL;
+}
+
+int64_t gopclntab__find(const struct gopclntab *t, uint64_t pc)
+{
+	uint64_t lo = 0, hi = t->nfunc, entry, end, rec;
+
+	functab_slot(t, 0, &entry, &rec);
+	functab_slot(t, t->nfunc, &end, &rec);
+	if (pc < entry || pc >= end)
+		return -1;
+	while (hi - lo > 1) {   /* slot lo's entry <= pc < slot hi's */
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		functab_slot(t, mid, &entry, &rec);
+		if (entry <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (int64_t)lo;
+}
+
+bool gopclntab__pcvalue(const struct gopclntab *t, const struct go_func *f, uint32_t off,
+			struct go_pcvalue *it)
+{
+	uint64_t base = t->version == GOPCLNTAB_1_2 ? 0 : t->pctab;
+
+	memset(it, 0, sizeof(*it));
+	if (off == 0 || base + off >= t->size)
+		return false;
+	it->p = t->data + base + off;
+	it->end = t->data + t->size;
+	it->pc = f->entry;
+	it->func_end = f->end;
+	it->value = -1;
+	it->quantum = t->quantum;
+	it->first = true;
+	return true;
+}
+
+/* An unsigned LEB128 of at most 32 bits. */
+static bool uvarint(struct go_pcvalue *it, uint32_t *out)
+{
+	uint32_t v = 0;
+
+	for (unsigned shift = 0; shift < 35; shift += 7) {
+		uint8_t b;
+
+		if (it->p >= it->end)
+			return false;
+		b = *it->p++;
+		v |= (uint32_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+int gopclntab__pcvalue_next(struct go_pcvalue *it, uint64_t *start, uint64_t *end,
+			    int32_t *value)
+{
+	uint32_t vdelta, pcdelta;
+
+	if (!it->p)
+		return 0;
+	if (!uvarint(it, &vdelta))
+		return -EINVAL;
+	if (vdelta == 0 && !it->first) {
+		it->p = NULL;
+		return 0;
+	}
+	it->first = false;
+	if (!uvarint(it, &pcdelta))
+		return -EINVAL;
+	/* zig-zag */
+	it->value += (vdelta & 1) ? -(int64_t)(vdelta >> 1) - 1 : (int64_t)(vdelta >> 1);
+	if (it->value < INT32_MIN || it->value > INT32_MAX ||
+	    (uint64_t)pcdelta * it->quantum > it->func_end - it->pc)
+		return -EINVAL;
+	*start = it->pc;
+	it->pc += (uint64_t)pcdelta * it->quantum;
+	*end = it->pc;
+	*value = (int32_t)it->value;
+	return 1;
+}
+
+bool gopclntab__value_at(const struct gopclntab *t, const struct go_func *f, uint32_t off,
+			 uint64_t pc, int32_t *value)
+{
+	struct go_pcvalue it;
+	uint64_t s, e;
+	int32_t v;
+
+	if (!gopclntab__pcvalue(t, f, off, &it))
+		return false;
+	while (gopclntab__pcvalue_next(&it, &s, &e, &v) == 1)
+		if (s <= pc && pc < e) {
+			*value = v;
+			return true;
+		}
+	return false;
+}
+
+const char *gopclntab__file(const struct gopclntab *t, const struct go_func *f, int32_t value)
+{
+	uint64_t idx, off;
+
+	if (value < 0)
+		return NULL;
+	if (t->version == GOPCLNTAB_1_2) {
+		/* a file number indexes u32 offsets from the table's start */
+		idx = t->filetab + 4 * (uint64_t)value;
+		if (value == 0 || !inside(t, idx, 4) || (uint32_t)value >= u32_at(t->data + t->filetab))
+			return NULL;
+		return string_at(t, u32_at(t->data + idx));
+	}
+	idx = t->cutab + 4 * ((uint64_t)f->cu + (uint64_t)value);
+	if (!inside(t, idx, 4))
+		return NULL;
+	off = u32_at(t->data + idx);
+	return off == UINT32_MAX ? NULL : string_at(t, t->filetab + off);
+}
+
+/* --- finding the table in an ELF file -------------------------------- */
+
+static Elf_Scn *section_named(Elf *elf, const char *const names[], size_t n)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *s;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		s = elf_strptr(elf, shstrndx, sh.sh_name);
+		for (size_t i = 0; s && i < n; i++)
+			if (strcmp(s, names[i]) == 0)
+				return scn;
+	}
+	return NULL;
+}
+
+/* The file offset of vaddr [vaddr, vaddr + len) inside one PT_LOAD's
+ * file bytes, or -1. */
+static int64_t file_offset(Elf *elf, uint64_t vaddr, uint64_t len)
+{
+	size_t phnum = 0;
+
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return -1;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr <= ph.p_filesz &&
+		    len <= ph.p_filesz - (vaddr - ph.p_vaddr))
+			return (int64_t)(ph.p_offset + (vaddr - ph.p_vaddr));
+	}
+	return -1;
+}
+
+/* The value of the function or object symbol name in .symtab, or 0. */
+static uint64_t symbol_value(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Sym sym;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0)
+			continue;
+		/* the symbol table's size is bounded like every section read */
+		if (sh.sh_size > ELF_FILE_MAX / 4 || !(d = elf_getdata(scn, NULL)))
+			return 0;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *s;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				break;
+			s = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (s && strcmp(s, name) == 0)
+				return sym.st_value;
+		}
+	}
+	return 0;
+}
+
+/* The text start the module data records (Go 1.20 on), else the
+ * runtime.text symbol, else 0. */
+static uint64_t module_text(Elf *elf, uint64_t table_vaddr)
+{
+	static const char *const names[] = { ".go.module" };
+	Elf_Scn *scn = section_named(elf, names, 1);
+	Elf_Data *d;
+	GElf_Shdr sh;
+
+	if (scn && gelf_getshdr(scn, &sh) && sh.sh_size >= MODULE_TEXT_OFF + 8 &&
+	    sh.sh_size <= (1u << 20) && (d = elf_getdata(scn, NULL)) && d->d_buf &&
+	    d->d_size >= MODULE_TEXT_OFF + 8 &&
+	    u64_at(d->d_buf) == table_vaddr)   /* moduledata starts with the table's address */
+		return u64_at((const uint8_t *)d->d_buf + MODULE_TEXT_OFF);
+	return symbol_value(elf, "runtime.text");
+}
+
+static int too_big(const char *name)
+{
+	elf__refuse(ELF_REFUSED_GOPCLNTAB, name, "Go function table over its bound");
+	return -E2BIG;
+}
+
+/* Whether a header of a table this reads starts at p (8 bytes). */
+static bool header_at(const uint8_t *p)
+{
+	uint32_t m = u32_at(p);
+
+	return (m == MAGIC_1_2 || m == MAGIC_1_16 || m == MAGIC_1_18 || m == MAGIC_1_20) &&
+	       !p[4] && !p[5] && (p[6] == 1 || p[6] == 2 || p[6] == 4) && p[7] == PTR;
+}
+
+/* Searches read-only, non-executable PT_LOAD segments for a header that
+ * opens as a table; reads [header, segment end) into out->owned. */
+static int scan_segments(Elf *elf, int fd, struct go_image *out)
+{
+	size_t phnum = 0;
+	uint8_t *buf;
+	int err = -ENOENT;
+
+	if (fd < 0 || elf_getphdrnum(elf, &phnum) != 0)
+		return -ENOENT;
+	buf = malloc(SCAN_CHUNK);
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < phnum && err == -ENOENT; i++) {
+		uint64_t scanned = 0;
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    (ph.p_flags & (PF_X | PF_W)) || ph.p_filesz < 16)
+			continue;
+		while (scanned + 16 <= ph.p_filesz && scanned < GOPCLNTAB_SCAN_MAX && err == -ENOENT) {
+			size_t want = ph.p_filesz - scanned < SCAN_CHUNK ? ph.p_filesz - scanned
+									 : SCAN_CHUNK;
+			ssize_t got = pread(fd, buf, want, (off_t)(ph.p_offset + scanned));
+
+			if (got < 16)
+				break;
+			for (size_t at = (8 - (ph.p_vaddr + scanned) % 8) % 8; at + 8 <= (size_t)got;
+			     at += 8) {
+				uint64_t off = scanned + at, size = ph.p_filesz - off;
+				struct gopclntab t;
+				uint8_t *table;
+
+				if (!header_at(buf + at))
+					continue;
+				if (size > GOPCLNTAB_BYTES_MAX)
+					size = GOPCLNTAB_BYTES_MAX;
+				table = malloc(size);
+				if (!table) {
+					err = -ENOMEM;
+					break;
+				}
+				if (pread(fd, table, size, (off_t)(ph.p_offset + off)) == (ssize_t)size &&
+				    gopclntab__open(&t, table, size,
+						    module_text(elf, ph.p_vaddr + off)) == 0) {
+					*out = (struct go_image){ .data = table, .size = size,
+						.vaddr = ph.p_vaddr + off, .found_by = "scan",
+						.owned = table };
+					err = 0;
+					break;
+				}
+				free(table);
+			}
+			scanned += (uint64_t)got > 8 ? (uint64_t)got - 8 : (uint64_t)got;
+		}
+	}
+	free(buf);
+	return err;
+}
+
+/* Whether a PT_NOTE segment holds Go's build id note (owner "Go"). */
+static bool go_note(Elf *elf)
+{
+	size_t phnum = 0;
+
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return false;
+	for (size_t i = 0; i < phnum; i++) {
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		GElf_Phdr ph;
+		Elf_Data *d;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
+		    ph.p_filesz > ELF_NOTE_MAX)
+			continue;
+		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0)
+			if (nh.n_namesz == 3 && memcmp((char *)d->d_buf + name_off, "Go", 3) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* Whether elf is a Go binary: worth a symbol lookup or a segment search
+ * (a C library is neither). */
+static bool is_go(Elf *elf)
+{
+	static const char *const marks[] = { ".go.buildinfo", ".note.go.buildid" };
+
+	return section_named(elf, marks, 2) || go_note(elf);
+}
+
+int go_image__read(Elf *elf, int fd, const char *name, struct go_image *out)
+{
+	static const char *const names[] = { ".gopclntab", ".data.rel.ro.gopclntab" };
+	Elf_Scn *scn = section_named(elf, names, 2);
+	uint64_t start, end;
+	GElf_Shdr sh;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (scn && gelf_getshdr(scn, &sh) && sh.sh_size >= 16) {
+		Elf_Data *d;
+
+		if (sh.sh_size > GOPCLNTAB_BYTES_MAX)
+			return too_big(name);
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < 16)
+			return -ENOENT;
+		*out = (struct go_image){ .data = d->d_buf, .size = d->d_size,
+					  .vaddr = sh.sh_addr, .found_by = "section" };
+	} else if (!is_go(elf)) {
+		return -ENOENT;
+	} else if ((start = symbol_value(elf, "runtime.pclntab")) &&
+		   (end = symbol_value(elf, "runtime.epclntab")) > start + 16) {
+		int64_t off;
+		Elf_Data *d;
+
+		if (end - start > GOPCLNTAB_BYTES_MAX)
+			return too_big(name);
+		off = file_offset(elf, start, end - start);
+		d = off < 0 ? NULL : elf_getdata_rawchunk(elf, off, end - start, ELF_T_BYTE);
+		if (!d || !d->d_buf)
+			return -ENOENT;
+		*out = (struct go_image){ .data = d->d_buf, .size = d->d_size, .vaddr = start,
+					  .found_by = "symbol" };
+	} else {
+		err = scan_segments(elf, fd, out);
+		if (err)
+			return err;
+	}
+	if (out->data && !header_at(out->data)) {
+		memset(out, 0, sizeof(*out));
+		return -ENOENT;
+	}
+	out->text_start = module_text(elf, out->vaddr);
+	return 0;
+}
+
+void go_image__release(struct go_image *img)
+{
+	free(img->owned);
+	memset(img, 0, sizeof(*img));
+}
