@@ -339,8 +339,16 @@ static int64_t file_offset(Elf *elf, uint64_t vaddr, uint64_t len)
 	return -1;
 }
 
-/* The value of the function or object symbol name in .symtab, or 0. */
-static uint64_t symbol_value(Elf *elf, const char *name)
+/* What a Go binary's .symtab and module data say of its table. */
+struct go_layout {
+	uint64_t pclntab, epclntab;     /* runtime.pclntab, runtime.epclntab */
+	uint64_t symtab_text;           /* runtime.text */
+	uint64_t module_table;          /* .go.module: moduledata's table address */
+	uint64_t module_text;           /* and its text start (Go 1.20 on) */
+};
+
+/* The three runtime symbols, in one pass over .symtab (0 when absent). */
+static void read_symbols(Elf *elf, struct go_layout *l)
 {
 	Elf_Scn *scn = NULL;
 
@@ -353,23 +361,26 @@ static uint64_t symbol_value(Elf *elf, const char *name)
 			continue;
 		/* the symbol table's size is bounded like every section read */
 		if (sh.sh_size > ELF_FILE_MAX / 4 || !(d = elf_getdata(scn, NULL)))
-			return 0;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			const char *s;
+			return;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && gelf_getsym(d, (int)i, &sym);
+		     i++) {
+			const char *s = elf_strptr(elf, sh.sh_link, sym.st_name);
 
-			if (!gelf_getsym(d, (int)i, &sym))
-				break;
-			s = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (s && strcmp(s, name) == 0)
-				return sym.st_value;
+			if (!s || strncmp(s, "runtime.", 8) != 0)
+				continue;
+			if (strcmp(s + 8, "pclntab") == 0)
+				l->pclntab = sym.st_value;
+			else if (strcmp(s + 8, "epclntab") == 0)
+				l->epclntab = sym.st_value;
+			else if (strcmp(s + 8, "text") == 0)
+				l->symtab_text = sym.st_value;
 		}
+		return;
 	}
-	return 0;
 }
 
-/* The text start the module data records (Go 1.20 on), else the
- * runtime.text symbol, else 0. */
-static uint64_t module_text(Elf *elf, uint64_t table_vaddr)
+/* moduledata's first word (the table's address) and text start. */
+static void read_module(Elf *elf, struct go_layout *l)
 {
 	static const char *const names[] = { ".go.module" };
 	Elf_Scn *scn = section_named(elf, names, 1);
@@ -378,10 +389,18 @@ static uint64_t module_text(Elf *elf, uint64_t table_vaddr)
 
 	if (scn && gelf_getshdr(scn, &sh) && sh.sh_size >= MODULE_TEXT_OFF + 8 &&
 	    sh.sh_size <= (1u << 20) && (d = elf_getdata(scn, NULL)) && d->d_buf &&
-	    d->d_size >= MODULE_TEXT_OFF + 8 &&
-	    u64_at(d->d_buf) == table_vaddr)   /* moduledata starts with the table's address */
-		return u64_at((const uint8_t *)d->d_buf + MODULE_TEXT_OFF);
-	return symbol_value(elf, "runtime.text");
+	    d->d_size >= MODULE_TEXT_OFF + 8) {
+		l->module_table = u64_at(d->d_buf);
+		l->module_text = u64_at((const uint8_t *)d->d_buf + MODULE_TEXT_OFF);
+	}
+}
+
+/* The text start of the table at table_vaddr: the module data's when it
+ * is that table's, else runtime.text, else 0. */
+static uint64_t text_start(const struct go_layout *l, uint64_t table_vaddr)
+{
+	return l->module_table == table_vaddr && l->module_text ? l->module_text
+								: l->symtab_text;
 }
 
 static int too_big(const char *name)
@@ -401,7 +420,7 @@ static bool header_at(const uint8_t *p)
 
 /* Searches read-only, non-executable PT_LOAD segments for a header that
  * opens as a table; reads [header, segment end) into out->owned. */
-static int scan_segments(Elf *elf, int fd, struct go_image *out)
+static int scan_segments(Elf *elf, int fd, const struct go_layout *l, struct go_image *out)
 {
 	size_t phnum = 0;
 	uint8_t *buf;
@@ -443,7 +462,7 @@ static int scan_segments(Elf *elf, int fd, struct go_image *out)
 				}
 				if (pread(fd, table, size, (off_t)(ph.p_offset + off)) == (ssize_t)size &&
 				    gopclntab__open(&t, table, size,
-						    module_text(elf, ph.p_vaddr + off)) == 0) {
+						    text_start(l, ph.p_vaddr + off)) == 0) {
 					*out = (struct go_image){ .data = table, .size = size,
 						.vaddr = ph.p_vaddr + off, .found_by = "scan",
 						.owned = table };
@@ -492,11 +511,30 @@ static bool is_go(Elf *elf)
 	return section_named(elf, marks, 2) || go_note(elf);
 }
 
+/* The table between the runtime.pclntab and runtime.epclntab symbols. */
+static int symbol_image(Elf *elf, const char *name, const struct go_layout *l,
+			struct go_image *out)
+{
+	uint64_t size = l->epclntab - l->pclntab;
+	int64_t off;
+	Elf_Data *d;
+
+	if (size > GOPCLNTAB_BYTES_MAX)
+		return too_big(name);
+	off = file_offset(elf, l->pclntab, size);
+	d = off < 0 ? NULL : elf_getdata_rawchunk(elf, off, size, ELF_T_BYTE);
+	if (!d || !d->d_buf)
+		return -ENOENT;
+	*out = (struct go_image){ .data = d->d_buf, .size = d->d_size, .vaddr = l->pclntab,
+				  .found_by = "symbol" };
+	return 0;
+}
+
 int go_image__read(Elf *elf, int fd, const char *name, struct go_image *out)
 {
 	static const char *const names[] = { ".gopclntab", ".data.rel.ro.gopclntab" };
 	Elf_Scn *scn = section_named(elf, names, 2);
-	uint64_t start, end;
+	struct go_layout l = { 0 };
 	GElf_Shdr sh;
 	int err;
 
@@ -511,31 +549,39 @@ int go_image__read(Elf *elf, int fd, const char *name, struct go_image *out)
 			return -ENOENT;
 		*out = (struct go_image){ .data = d->d_buf, .size = d->d_size,
 					  .vaddr = sh.sh_addr, .found_by = "section" };
-	} else if (!is_go(elf)) {
-		return -ENOENT;
-	} else if ((start = symbol_value(elf, "runtime.pclntab")) &&
-		   (end = symbol_value(elf, "runtime.epclntab")) > start + 16) {
-		int64_t off;
-		Elf_Data *d;
-
-		if (end - start > GOPCLNTAB_BYTES_MAX)
-			return too_big(name);
-		off = file_offset(elf, start, end - start);
-		d = off < 0 ? NULL : elf_getdata_rawchunk(elf, off, end - start, ELF_T_BYTE);
-		if (!d || !d->d_buf)
-			return -ENOENT;
-		*out = (struct go_image){ .data = d->d_buf, .size = d->d_size, .vaddr = start,
-					  .found_by = "symbol" };
+		read_module(elf, &l);
+		if (!l.module_text)     /* the .symtab only when the module data says nothing */
+			read_symbols(elf, &l);
 	} else {
-		err = scan_segments(elf, fd, out);
+		if (!is_go(elf))
+			return -ENOENT;
+		read_module(elf, &l);
+		read_symbols(elf, &l);
+		err = l.pclntab && l.epclntab > l.pclntab + 16 ? symbol_image(elf, name, &l, out)
+							       : scan_segments(elf, fd, &l, out);
 		if (err)
 			return err;
 	}
-	if (out->data && !header_at(out->data)) {
-		memset(out, 0, sizeof(*out));
+	if (!header_at(out->data)) {
+		go_image__release(out);
 		return -ENOENT;
 	}
-	out->text_start = module_text(elf, out->vaddr);
+	out->text_start = text_start(&l, out->vaddr);
+	return 0;
+}
+
+int go_image__open(Elf *elf, int fd, const char *name, struct go_image *img,
+		   struct gopclntab *t)
+{
+	int err = go_image__read(elf, fd, name, img);
+
+	if (err)
+		return err;
+	if (gopclntab__open(t, img->data, img->size, img->text_start)) {
+		elf__refuse(ELF_REFUSED_GOPCLNTAB, name, "Go function table unreadable");
+		go_image__release(img);
+		return -ENOENT;
+	}
 	return 0;
 }
 

@@ -74,6 +74,11 @@ struct go_image {
  * elf_end. */
 int go_image__read(Elf *elf, int fd, const char *name, struct go_image *out);
 void go_image__release(struct go_image *img);
+/* go_image__read, then gopclntab__open on its bytes: 0 with both filled
+ * (release img after use), or -ENOENT (no table, or one that does not
+ * open: counted as an ELF refusal), -E2BIG, -ENOMEM; img released. */
+int go_image__open(Elf *elf, int fd, const char *name, struct go_image *img,
+		   struct gopclntab *t);
 
 /* Checks the header of the table at data and fills t. text_start: the
  * module data's, used when a 1.18+ header stores 0. 0, or -EINVAL (not a

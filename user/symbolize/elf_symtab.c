@@ -654,27 +654,23 @@ cleanup:
 }
 
 /* Functions of a Go binary's function table (core/gopclntab.h), which
- * stripped Go binaries keep. false when there is none. */
-static bool collect_go(struct loader *ld, int fd, int *err)
+ * stripped Go binaries keep: 1, 0 when there is none, or -errno. */
+static int collect_go(struct loader *ld, int fd)
 {
 	struct gopclntab t;
+	int err = 0;
 
-	*err = 0;
-	if (go_image__read(ld->elf, fd, ld->name, &ld->go))
-		return false;
-	if (gopclntab__open(&t, ld->go.data, ld->go.size, ld->go.text_start)) {
-		elf__refuse(ELF_REFUSED_GOPCLNTAB, ld->name, "Go function table unreadable");
-		return false;
-	}
-	for (uint64_t i = 0; i < t.nfunc && !*err; i++) {
+	if (go_image__open(ld->elf, fd, ld->name, &ld->go, &t))
+		return 0;
+	for (uint64_t i = 0; i < t.nfunc && !err; i++) {
 		struct go_func f;
 
 		if (gopclntab__func(&t, i, &f) == 0 && f.name[0])
-			*err = raw_push(ld, &(struct raw_sym){ .start = f.entry,
-							       .size = f.end - f.entry,
-							       .name = f.name });
+			err = raw_push(ld, &(struct raw_sym){ .start = f.entry,
+							      .size = f.end - f.entry,
+							      .name = f.name });
 	}
-	return true;
+	return err ? err : 1;
 }
 
 /* The part shared by files and images. fd < 0: no debug files. */
@@ -709,9 +705,9 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 		return build_table(st, ld);
 	/* Go's own table names every Go function; .dynsym adds cgo's. */
 	st->source = "gopclntab";
-	if (collect_go(ld, fd, &err)) {
-		if (!err && ld->dynsym)
-			err = collect_syms(ld, ld->elf, ld->dynsym, ld->name);
+	err = collect_go(ld, fd);
+	if (err > 0) {
+		err = ld->dynsym ? collect_syms(ld, ld->elf, ld->dynsym, ld->name) : 0;
 		return err ? err : build_table(st, ld);
 	}
 	if (err)

@@ -824,16 +824,10 @@ static int walk_go(struct builder *b, int fd)
 	struct go_frames_io io = { .emit = push_go_span, .read_code = read_go_code, .ctx = &g };
 	struct go_image img;
 	struct gopclntab t;
-	int err = go_image__read(b->elf, fd, b->name, &img);
+	int err = go_image__open(b->elf, fd, b->name, &img, &t);
 
 	if (err)
 		return err == -ENOMEM ? err : -ENOENT;  /* over its bound: counted */
-	err = gopclntab__open(&t, img.data, img.size, img.text_start);
-	if (err) {
-		elf__refuse(ELF_REFUSED_GOPCLNTAB, b->name, "Go function table unreadable");
-		go_image__release(&img);
-		return -ENOENT;
-	}
 	for (uint64_t i = 0; i < t.nfunc && !err; i++) {
 		struct go_func f;
 
