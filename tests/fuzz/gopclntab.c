@@ -8,6 +8,35 @@ FUZZ_DEFAULT_INIT
 
 #define TEXT_START 0x401000
 
+static void check_inline_trees(const struct gopclntab *t, const struct go_func *f,
+			       const uint8_t *data, size_t size)
+{
+	size_t esize = gopclntab__inline_entry_size(t);
+	uint8_t slots[3];
+	unsigned n = gopclntab__inline_slots(t, slots);
+
+	FUZZ_CHECK(n >= 1 && n <= 3 && (esize == 16 || esize == 20));
+	for (unsigned k = 0; k < n; k++) {
+		struct go_inlined in;
+		uint64_t vaddr;
+		uint32_t count;
+
+		if (!gopclntab__inline_tree(t, f, slots[k], 0, &vaddr, &count))
+			continue;
+		FUZZ_CHECK(count >= 1 && count <= GO_INLINE_MAX);
+		/* the tree's address taken as an offset into the input */
+		for (uint32_t i = 0; i < count && i < 64; i++) {
+			uint64_t at = (vaddr % size) + (uint64_t)i * esize;
+
+			if (at + esize > size)
+				break;
+			if (gopclntab__inline_entry(t, data + at, count, &in) == 0)
+				FUZZ_CHECK((const uint8_t *)in.name >= data &&
+					   (const uint8_t *)in.name < data + size);
+		}
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct gopclntab t;
@@ -44,6 +73,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					     (const uint8_t *)file < data + size));
 		}
 		(void)gopclntab__value_at(&t, &f, f.pcln, f.end - 1, &v);
+		/* the pcdata and funcdata arrays lie inside the table; an inline
+		 * tree's entries, read here from the table's own bytes as if it
+		 * were the file, decode or are refused */
+		FUZZ_CHECK(!f.npcdata || f.pcdata + 4ull * f.npcdata <= size);
+		(void)gopclntab__pcdata_at(&t, &f, GO_PCDATA_INLINE_INDEX, f.entry, &v);
+		check_inline_trees(&t, &f, data, size);
 	}
 	return 0;
 }

@@ -255,21 +255,32 @@ go_figure() { /usr/bin/python3 -c "import json; d = json.load(open('$TMP/$1.go.j
 #   root     >= 99 % of stacks reach where Go starts the goroutine/thread
 #   known    shares within 2 points of 60/30/10
 #   callers  >= 99 % of each function's samples with its exact callers
+#   lines    in the pprof (go tool pprof -raw), every line of the three
+#            functions and their callers in main.go inside the function
 # and "go lookup" (go_lookup below).
 run_go() {
-	local name=$1 bin=$2 t ok_s=1 ok_c=1 shares="" callers=""
+	local name=$1 bin=$2 t ok_s=1 ok_c=1 shares="" callers="" lines
 	if [ ! -x "$bin" ]; then
-		for t in named root known callers; do fail "$name $t" "$bin not built (make test-unwind builds it)"; done
+		for t in named root known callers lines; do fail "$name $t" "$bin not built (make test-unwind builds it)"; done
 		return
 	fi
 	echo "-- $name: $bin ($CPU_SECONDS CPU seconds at $HZ Hz)"
-	if ! timeout -s INT $((CPU_SECONDS * 30 + 300)) "$KILN" record -q -F "$HZ" -o "$TMP/$name.folded" \
+	if ! timeout -s INT $((CPU_SECONDS * 30 + 300)) "$KILN" record -q -F "$HZ" -o "$TMP/$name.pb.gz" \
 		-- "$bin" "$CPU_SECONDS" >"$TMP/$name.out" 2>"$TMP/$name.err" ||
+		! "$KILN" view -o "$TMP/$name.folded" "$TMP/$name.pb.gz" 2>>"$TMP/$name.err" ||
 		! /usr/bin/python3 "$HERE/go_check.py" "$TMP/$name.folded" "$(basename "$bin" | cut -c1-15)" \
 			"${GO_TRUTH[@]}" \
 			>"$TMP/$name.go.json"; then
-		for t in named root known callers; do fail "$name $t" "kiln record failed: $(tail -1 "$TMP/$name.err")"; done
+		for t in named root known callers lines; do fail "$name $t" "kiln record failed: $(tail -1 "$TMP/$name.err")"; done
 		return
+	fi
+	if HOME=$TMP GOCACHE=$TMP/gocache go tool pprof -raw "$TMP/$name.pb.gz" >"$TMP/$name.raw" 2>&1 &&
+		lines=$(/usr/bin/python3 "$HERE/go_lines.py" "$TMP/$name.raw" "$HERE/workloads/gotruth/main.go" \
+			main.alphaInner main.betaSpin main.gammaInner main.alphaOuter main.betaOnly \
+			main.gammaMiddle main.gammaOuter main.main); then
+		pass "$name lines: every pprof line of main.go's functions inside the function: $(echo $lines)"
+	else
+		fail "$name lines" "$(echo $lines) $(tail -1 "$TMP/$name.raw")"
 	fi
 	grep -E '^kiln: (frames|user stacks)' "$TMP/$name.err" | sed 's/^/   /'
 	[ -z "${UNWIND_KEEP:-}" ] || { mkdir -p "$UNWIND_KEEP" && cp "$TMP/$name.folded" "$UNWIND_KEEP/"; }
@@ -346,7 +357,7 @@ TESTS=""
 for p in $ONLY; do TESTS="$TESTS test_$p"; done
 count=0
 for p in $ONLY; do
-	case $p in truth) count=$((count + 5)) ;; go) count=$((count + 9)) ;; *) count=$((count + 3)) ;; esac
+	case $p in truth) count=$((count + 5)) ;; go) count=$((count + 11)) ;; *) count=$((count + 3)) ;; esac
 done
 if [ "$(id -u)" -ne 0 ]; then
 	for p in $ONLY; do
@@ -356,7 +367,7 @@ if [ "$(id -u)" -ne 0 ]; then
 		elif [ "$p" = go ]; then
 			for n in go go_symbols; do
 				skip_all "loading BPF programs needs root" "$n named" "$n root" "$n known" \
-					"$n callers"
+					"$n callers" "$n lines"
 			done
 			skip_all "reading the workloads needs root" "go lookup"
 		else

@@ -16,6 +16,10 @@
 #define PTR 8u                  /* 64-bit layouts only */
 #define NAME_MAX_SCAN 4096u     /* bytes searched for a name's NUL */
 #define MODULE_TEXT_OFF (22 * 8) /* moduledata.text in .go.module (1.20 on) */
+/* moduledata.gofunc: after 38 words in 1.18 and 1.19, 40 from 1.20 on
+ * (covctrs, ecovctrs added); funcnametab's pointer is the second word */
+#define MODULE_GOFUNC_OFF_1_18 (38 * 8)
+#define MODULE_GOFUNC_OFF_1_20 (40 * 8)
 #define SCAN_CHUNK (1u << 20)
 
 static uint32_t u32_at(const uint8_t *p)
@@ -157,18 +161,29 @@ int gopclntab__func(const struct gopclntab *t, uint64_t i, struct go_func *f)
 	f->pcsp = u32_at(r + 12);
 	f->pcfile = u32_at(r + 16);
 	f->pcln = u32_at(r + 20);
-	switch (t->version) {
-	case GOPCLNTAB_1_2:
-		break;
-	case GOPCLNTAB_1_16:
-	case GOPCLNTAB_1_20:
-		f->cu = u32_at(r + 28);
-		f->flag = r[28 + (t->version == GOPCLNTAB_1_20 ? 9 : 5)];
-		break;
-	case GOPCLNTAB_1_18:
-		f->cu = u32_at(r + 28);
-		f->flag = r[33];
-		break;
+	{
+		/* 1.2-1.15: funcID, pad[2], nfuncdata; 1.16 on: cu, [startLine
+		 * (1.20 on),] funcID, flag, pad, nfuncdata; then the pcdata
+		 * offsets and the funcdata (pointers, 8-aligned, to 1.17) */
+		uint64_t fixed = t->version == GOPCLNTAB_1_2 ? 32 :
+				 t->version == GOPCLNTAB_1_20 ? 40 : 36, data_bytes;
+		bool pointers = t->version <= GOPCLNTAB_1_16;
+
+		if (t->version != GOPCLNTAB_1_2) {
+			f->cu = u32_at(r + 28);
+			f->flag = r[fixed - 3];
+		}
+		f->npcdata = u32_at(r + 24);
+		f->nfuncdata = r[fixed - 1];
+		f->pcdata = rec + entry_bytes + fixed;
+		f->funcdata = f->pcdata + 4 * (uint64_t)f->npcdata;
+		if (pointers)
+			f->funcdata += f->funcdata % PTR;
+		data_bytes = (uint64_t)f->nfuncdata * (pointers ? PTR : 4);
+		if (f->npcdata > GOPCLNTAB_FUNCS_MAX ||
+		    !inside(t, f->pcdata, 4 * (uint64_t)f->npcdata) ||
+		    !inside(t, f->funcdata, data_bytes))
+			f->npcdata = f->nfuncdata = 0;
 	}
 	return f->name ? 0 : -EINVAL;
 }
@@ -296,6 +311,80 @@ const char *gopclntab__file(const struct gopclntab *t, const struct go_func *f, 
 	return off == UINT32_MAX ? NULL : string_at(t, t->filetab + off);
 }
 
+/* Entries of one inline tree: 1.12 to 1.19 {parent i16, funcID u8, pad,
+ * file i32, line i32, name i32, parentPc i32}; 1.20 on {funcID u8, pad[3],
+ * name i32, parentPc i32, startLine i32}. Names index the name table (the
+ * whole table to 1.15). Go 1.9-1.11 wrote 16-byte entries with no parent
+ * pc, which read as lies here and are dropped by the caller's checks. */
+size_t gopclntab__inline_entry_size(const struct gopclntab *t)
+{
+	return t->version == GOPCLNTAB_1_20 ? 16 : 20;
+}
+
+bool gopclntab__pcdata_at(const struct gopclntab *t, const struct go_func *f, uint32_t k,
+			  uint64_t pc, int32_t *value)
+{
+	return k < f->npcdata &&
+	       gopclntab__value_at(t, f, u32_at(t->data + f->pcdata + 4 * (uint64_t)k), pc, value);
+}
+
+unsigned gopclntab__inline_slots(const struct gopclntab *t, uint8_t slots[3])
+{
+	if (t->version != GOPCLNTAB_1_2) {
+		slots[0] = GO_FUNCDATA_INLINE_TREE;
+		return 1;
+	}
+	slots[0] = 4;   /* 1.14, 1.15 */
+	slots[1] = 3;   /* 1.13 */
+	slots[2] = 2;   /* 1.12 */
+	return 3;
+}
+
+bool gopclntab__inline_tree(const struct gopclntab *t, const struct go_func *f, uint8_t slot,
+			    uint64_t gofunc, uint64_t *vaddr, uint32_t *count)
+{
+	struct go_pcvalue it;
+	uint64_t s, e;
+	int32_t v, max = -1;
+	int step;
+
+	if (f->npcdata <= GO_PCDATA_INLINE_INDEX || f->nfuncdata <= slot)
+		return false;
+	if (t->version <= GOPCLNTAB_1_16) {
+		*vaddr = u64_at(t->data + f->funcdata + PTR * slot);
+	} else {
+		uint32_t off = u32_at(t->data + f->funcdata + 4 * slot);
+
+		if (off == UINT32_MAX || !gofunc)
+			return false;
+		*vaddr = gofunc + off;
+	}
+	if (!*vaddr || !gopclntab__pcvalue(t, f, u32_at(t->data + f->pcdata +
+							  4 * GO_PCDATA_INLINE_INDEX), &it))
+		return false;
+	while ((step = gopclntab__pcvalue_next(&it, &s, &e, &v)) == 1)
+		if (v > max)
+			max = v;
+	if (step < 0 || max < 0 || max >= GO_INLINE_MAX)
+		return false;
+	*count = (uint32_t)max + 1;
+	return true;
+}
+
+int gopclntab__inline_entry(const struct gopclntab *t, const uint8_t *bytes, uint32_t count,
+			    struct go_inlined *out)
+{
+	bool v120 = t->version == GOPCLNTAB_1_20;
+	uint32_t name = u32_at(bytes + (v120 ? 4 : 12));
+	int16_t parent = (int16_t)(bytes[0] | bytes[1] << 8);
+
+	if (v120 ? bytes[1] || bytes[2] || bytes[3] : bytes[3] || parent < -1 || parent >= (int32_t)count)
+		return -EINVAL;
+	out->parent_pc = (int32_t)u32_at(bytes + (v120 ? 8 : 16));
+	out->name = string_at(t, t->funcnames + name);
+	return out->name ? 0 : -EINVAL;
+}
+
 /* --- finding the table in an ELF file -------------------------------- */
 
 static Elf_Scn *section_named(Elf *elf, const char *const names[], size_t n)
@@ -339,15 +428,25 @@ static int64_t file_offset(Elf *elf, uint64_t vaddr, uint64_t len)
 	return -1;
 }
 
+int go_image__read_at(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
+{
+	int64_t off = file_offset(elf, vaddr, len);
+
+	return off >= 0 && pread(fd, buf, len, (off_t)off) == (ssize_t)len ? 0 : -EINVAL;
+}
+
 /* What a Go binary's .symtab and module data say of its table. */
 struct go_layout {
 	uint64_t pclntab, epclntab;     /* runtime.pclntab, runtime.epclntab */
 	uint64_t symtab_text;           /* runtime.text */
+	uint64_t symtab_gofunc;         /* go:func.* (go.func.* in 1.18, 1.19) */
 	uint64_t module_table;          /* .go.module: moduledata's table address */
 	uint64_t module_text;           /* and its text start (Go 1.20 on) */
+	uint64_t module_gofunc;         /* and go:func.* */
 };
 
-/* The three runtime symbols, in one pass over .symtab (0 when absent). */
+/* The runtime symbols and go:func.*, in one pass over .symtab (0 when
+ * absent). */
 static void read_symbols(Elf *elf, struct go_layout *l)
 {
 	Elf_Scn *scn = NULL;
@@ -366,6 +465,8 @@ static void read_symbols(Elf *elf, struct go_layout *l)
 		     i++) {
 			const char *s = elf_strptr(elf, sh.sh_link, sym.st_name);
 
+			if (s && (!strcmp(s, "go:func.*") || !strcmp(s, "go.func.*")))
+				l->symtab_gofunc = sym.st_value;
 			if (!s || strncmp(s, "runtime.", 8) != 0)
 				continue;
 			if (strcmp(s + 8, "pclntab") == 0)
@@ -392,6 +493,9 @@ static void read_module(Elf *elf, struct go_layout *l)
 	    d->d_size >= MODULE_TEXT_OFF + 8) {
 		l->module_table = u64_at(d->d_buf);
 		l->module_text = u64_at((const uint8_t *)d->d_buf + MODULE_TEXT_OFF);
+		if (d->d_size >= MODULE_GOFUNC_OFF_1_20 + 8)
+			l->module_gofunc = u64_at((const uint8_t *)d->d_buf +
+						  MODULE_GOFUNC_OFF_1_20);
 	}
 }
 
@@ -550,7 +654,7 @@ int go_image__read(Elf *elf, int fd, const char *name, struct go_image *out)
 		*out = (struct go_image){ .data = d->d_buf, .size = d->d_size,
 					  .vaddr = sh.sh_addr, .found_by = "section" };
 		read_module(elf, &l);
-		if (!l.module_text)     /* the .symtab only when the module data says nothing */
+		if (!l.module_text || !l.module_gofunc) /* the .symtab only when the module data says nothing */
 			read_symbols(elf, &l);
 	} else {
 		if (!is_go(elf))
@@ -567,7 +671,71 @@ int go_image__read(Elf *elf, int fd, const char *name, struct go_image *out)
 		return -ENOENT;
 	}
 	out->text_start = text_start(&l, out->vaddr);
+	out->gofunc = l.module_table == out->vaddr && l.module_gofunc ? l.module_gofunc
+								     : l.symtab_gofunc;
 	return 0;
+}
+
+/* Whether [vaddr, vaddr + len) lies in a read-only PT_LOAD's file bytes. */
+static bool read_only(Elf *elf, uint64_t vaddr, uint64_t len)
+{
+	size_t phnum = 0;
+
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return false;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    !(ph.p_flags & PF_W) && vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr <= ph.p_filesz &&
+		    len <= ph.p_filesz - (vaddr - ph.p_vaddr))
+			return true;
+	}
+	return false;
+}
+
+/* go:func.* of a stripped 1.18+ binary, from its module data: found in the
+ * writable segments as the words {table address, table address +
+ * funcnames offset}. 0 when not found or not in a read-only segment. */
+static uint64_t module_gofunc(Elf *elf, int fd, const struct go_image *img,
+			      const struct gopclntab *t)
+{
+	uint64_t at = t->version >= GOPCLNTAB_1_20 ? MODULE_GOFUNC_OFF_1_20
+						     : MODULE_GOFUNC_OFF_1_18;
+	size_t phnum = 0;
+	uint64_t found = 0;
+	uint8_t *buf;
+
+	if (fd < 0 || elf_getphdrnum(elf, &phnum) != 0 || !(buf = malloc(SCAN_CHUNK)))
+		return 0;
+	for (size_t i = 0; i < phnum && !found; i++) {
+		uint64_t scanned = 0;
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_W))
+			continue;
+		while (!found && scanned + at + 8 <= ph.p_filesz && scanned < GOPCLNTAB_SCAN_MAX) {
+			uint64_t want = ph.p_filesz - scanned < SCAN_CHUNK ? ph.p_filesz - scanned
+									   : SCAN_CHUNK;
+			ssize_t got = pread(fd, buf, want, (off_t)(ph.p_offset + scanned));
+
+			if (got < (ssize_t)(at + 8))
+				break;
+			for (size_t o = (8 - (ph.p_vaddr + scanned) % 8) % 8; o + at + 8 <= (size_t)got;
+			     o += 8)
+				if (u64_at(buf + o) == img->vaddr &&
+				    u64_at(buf + o + 8) == img->vaddr + t->funcnames) {
+					found = u64_at(buf + o + at);
+					break;
+				}
+			if ((uint64_t)got < want || scanned + want >= ph.p_filesz)
+				break;
+			/* a chunk's tail could hold the start of the module data */
+			scanned += (uint64_t)got - at - 8;
+		}
+	}
+	free(buf);
+	return found && read_only(elf, found, 1) ? found : 0;
 }
 
 int go_image__open(Elf *elf, int fd, const char *name, struct go_image *img,
@@ -582,6 +750,8 @@ int go_image__open(Elf *elf, int fd, const char *name, struct go_image *img,
 		go_image__release(img);
 		return -ENOENT;
 	}
+	if (t->version >= GOPCLNTAB_1_18 && !img->gofunc)
+		img->gofunc = module_gofunc(elf, fd, img, t);
 	return 0;
 }
 

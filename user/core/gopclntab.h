@@ -52,6 +52,18 @@ struct go_func {
 	uint32_t pcsp, pcfile, pcln;    /* pc-value table offsets (0: none) */
 	uint32_t cu;                    /* compilation unit's first cutab index */
 	uint8_t flag;                   /* GO_FUNC_* */
+	/* The record's pcdata and funcdata: offsets into the table of their
+	 * arrays, and their lengths (0 when they lie outside it). */
+	uint64_t pcdata, funcdata;
+	uint32_t npcdata;
+	uint8_t nfuncdata;
+};
+
+/* One entry of a function's inline tree: a call inlined into it. */
+struct go_inlined {
+	const char *name;               /* the inlined function, in the table */
+	int32_t parent_pc;              /* offset from the entry of an instruction
+					 * at the call site */
 };
 
 /* Where the table of an ELF file is, and its bytes. */
@@ -60,6 +72,9 @@ struct go_image {
 	size_t size;
 	uint64_t vaddr;                 /* the table's virtual address */
 	uint64_t text_start;            /* from the module data; 0 unknown */
+	/* go:func.*, the base of funcdata offsets (1.18 on): from the module
+	 * data or the symbol; 0 unknown */
+	uint64_t gofunc;
 	const char *found_by;           /* "section", "symbol" or "scan" */
 	void *owned;                    /* malloc'd bytes (the scan), else NULL */
 };
@@ -114,5 +129,34 @@ bool gopclntab__value_at(const struct gopclntab *t, const struct go_func *f, uin
 			 uint64_t pc, int32_t *value);
 /* The source file of f's pc-file value (1.16 on, and 1.2-1.15), or NULL. */
 const char *gopclntab__file(const struct gopclntab *t, const struct go_func *f, int32_t value);
+
+/* Inlined calls (Go 1.12 on). */
+#define GO_PCDATA_INLINE_INDEX 2        /* pc -> inline tree entry, -1 none */
+/* funcdata index of the inline tree: 3 from 1.16 on; before, 2, 3 or 4
+ * by release (1.12-1.15 share a layout), so each is tried */
+#define GO_FUNCDATA_INLINE_TREE 3
+#define GO_INLINE_MAX 4096              /* entries of one function's tree read */
+
+/* The value at pc of f's pcdata table k; false when it has none there. */
+bool gopclntab__pcdata_at(const struct gopclntab *t, const struct go_func *f, uint32_t k,
+			  uint64_t pc, int32_t *value);
+/* The funcdata indexes where this layout's inline trees may be, best
+ * first, into slots[3]; returns how many. */
+unsigned gopclntab__inline_slots(const struct gopclntab *t, uint8_t slots[3]);
+/* Where f's inline tree lies if funcdata slot holds it (a virtual address;
+ * gofunc: the image's, for 1.18 on), and how many entries its index table
+ * names. false when f has none there. */
+bool gopclntab__inline_tree(const struct gopclntab *t, const struct go_func *f, uint8_t slot,
+			    uint64_t gofunc, uint64_t *vaddr, uint32_t *count);
+/* Bytes of one entry of this layout's inline trees. */
+size_t gopclntab__inline_entry_size(const struct gopclntab *t);
+/* Decodes one entry's bytes, of a tree of count entries. -EINVAL when the
+ * entry lies: a name outside the table, a parent outside the tree, padding
+ * not zero. */
+int gopclntab__inline_entry(const struct gopclntab *t, const uint8_t *bytes, uint32_t count,
+			    struct go_inlined *out);
+/* Reads len bytes at vaddr of the file open on fd (inside one PT_LOAD's
+ * file bytes). 0, or -EINVAL (not there, or a short read). */
+int go_image__read_at(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len);
 
 #endif

@@ -66,6 +66,19 @@ struct seg {
 	uint64_t offset, filesz, vaddr;
 };
 
+/* A Go binary's source positions: a copy of its function table, and the
+ * entries of its functions' inline trees. */
+struct go_source {
+	uint8_t *table;
+	struct gopclntab t;
+	uint32_t *inl_first;	/* per function: its first entry in inl, or NO_TREE */
+	uint32_t *inl_count;
+	struct go_inlined *inl;
+	size_t ninl, inl_cap;
+};
+
+#define NO_TREE UINT32_MAX
+
 struct symtab {
 	struct sym *syms;
 	size_t count;
@@ -75,6 +88,7 @@ struct symtab {
 	size_t nsegs;
 	const char *source;
 	char build_id[2 * ELF_BUILD_ID_MAX + 1];
+	struct go_source *go;	/* NULL: not Go, or no room for it */
 };
 
 struct raw_sym {
@@ -97,6 +111,8 @@ struct loader {
 	size_t nraw, capraw;
 	Elf_Scn *symtab, *dynsym, *debugdata, *debuglink;
 	struct go_image go;	/* a Go binary's function table, names in it */
+	struct gopclntab go_table;	/* open on go's bytes when go_open */
+	bool go_open;
 };
 
 static void loader_release(struct loader *ld)
@@ -655,22 +671,130 @@ cleanup:
 
 /* Functions of a Go binary's function table (core/gopclntab.h), which
  * stripped Go binaries keep: 1, 0 when there is none, or -errno. */
-static int collect_go(struct loader *ld, int fd)
+static int collect_go(struct loader *ld)
 {
-	struct gopclntab t;
+	const struct gopclntab *t = &ld->go_table;
 	int err = 0;
 
-	if (go_image__open(ld->elf, fd, ld->name, &ld->go, &t))
+	if (!ld->go_open)
 		return 0;
-	for (uint64_t i = 0; i < t.nfunc && !err; i++) {
+	for (uint64_t i = 0; i < t->nfunc && !err; i++) {
 		struct go_func f;
 
-		if (gopclntab__func(&t, i, &f) == 0 && f.name[0])
+		if (gopclntab__func(t, i, &f) == 0 && f.name[0])
 			err = raw_push(ld, &(struct raw_sym){ .start = f.entry,
 							      .size = f.end - f.entry,
 							      .name = f.name });
 	}
 	return err ? err : 1;
+}
+
+static void go_source_free(struct go_source *gs)
+{
+	if (!gs)
+		return;
+	free(gs->table);
+	free(gs->inl_first);
+	free(gs->inl_count);
+	free(gs->inl);
+	free(gs);
+}
+
+static size_t go_source_bytes(const struct go_source *gs)
+{
+	return gs ? sizeof(*gs) + gs->t.size + gs->t.nfunc * 2 * sizeof(uint32_t) +
+			    gs->inl_cap * sizeof(*gs->inl) : 0;
+}
+
+/* Reads function f's (index i) inline tree at vaddr, count entries, into
+ * gs; a tree with an entry that lies (a parent pc outside f, a name outside
+ * the table) is left out whole: 1 when read, 0 when left out, or -ENOMEM. */
+static int read_inline_tree(struct go_source *gs, struct loader *ld, int fd, uint64_t i,
+			    const struct go_func *f, uint64_t vaddr, uint32_t count)
+{
+	size_t esize = gopclntab__inline_entry_size(&gs->t);
+	uint8_t buf[64];
+
+	if (gs->ninl + count > gs->inl_cap) {
+		size_t cap = gs->inl_cap ? gs->inl_cap * 2 : 1024;
+		struct go_inlined *v;
+
+		while (cap < gs->ninl + count)
+			cap *= 2;
+		v = realloc(gs->inl, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		gs->inl = v;
+		gs->inl_cap = cap;
+	}
+	for (uint32_t k = 0; k < count; k++) {
+		struct go_inlined *in = &gs->inl[gs->ninl + k];
+
+		if (go_image__read_at(ld->elf, fd, vaddr + k * esize, buf, esize) ||
+		    gopclntab__inline_entry(&gs->t, buf, count, in) || in->parent_pc < 0 ||
+		    (uint64_t)in->parent_pc >= f->end - f->entry)
+			return 0;
+	}
+	gs->inl_first[i] = gs->ninl;
+	gs->inl_count[i] = count;
+	gs->ninl += count;
+	return 1;
+}
+
+/* Keeps a Go binary's function table and inline trees for
+ * symtab__source_frames, when they fit half the table bound (the names
+ * need the rest); beyond it the names stay and the refusal is counted. */
+static int load_go_source(struct symtab *st, struct loader *ld, int fd)
+{
+	struct go_source *gs;
+	uint8_t slots[3];
+	unsigned nslots;
+	int err = 0;
+
+	if (ld->go.size + ld->go_table.nfunc * 2 * sizeof(uint32_t) > ld->max_bytes / 2) {
+		elf__refuse(ELF_REFUSED_TABLE, ld->name,
+			    "Go source lines over half the table bound: names only");
+		return 0;
+	}
+	gs = calloc(1, sizeof(*gs));
+	if (!gs)
+		return -ENOMEM;
+	gs->table = malloc(ld->go.size);
+	gs->inl_first = malloc(ld->go_table.nfunc * sizeof(uint32_t));
+	gs->inl_count = calloc(ld->go_table.nfunc, sizeof(uint32_t));
+	if (!gs->table || !gs->inl_first || !gs->inl_count) {
+		go_source_free(gs);
+		return -ENOMEM;
+	}
+	memcpy(gs->table, ld->go.data, ld->go.size);
+	gs->t = ld->go_table;
+	gs->t.data = gs->table;
+	memset(gs->inl_first, 0xff, ld->go_table.nfunc * sizeof(uint32_t));
+	nslots = gopclntab__inline_slots(&gs->t, slots);
+	for (uint64_t i = 0; fd >= 0 && i < gs->t.nfunc && err >= 0; i++) {
+		struct go_func f;
+		uint64_t vaddr;
+		uint32_t count;
+
+		err = 0;
+		if (gopclntab__func(&gs->t, i, &f))
+			continue;
+		for (unsigned k = 0; k < nslots && !err; k++)
+			if (gopclntab__inline_tree(&gs->t, &f, slots[k], ld->go.gofunc, &vaddr, &count))
+				err = read_inline_tree(gs, ld, fd, i, &f, vaddr, count);
+		if (err >= 0 && go_source_bytes(gs) > ld->max_bytes / 2) {
+			elf__refuse(ELF_REFUSED_TABLE, ld->name,
+				    "Go inline trees over half the table bound: names only");
+			go_source_free(gs);
+			return 0;
+		}
+	}
+	if (err < 0) {
+		go_source_free(gs);
+		return err;
+	}
+	st->go = gs;
+	return 0;
 }
 
 /* The part shared by files and images. fd < 0: no debug files. */
@@ -691,6 +815,14 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 	err = scan_sections(ld);
 	if (err)
 		return err;
+	/* a Go binary's table names it when nothing else does, and gives
+	 * every Go frame its file and line */
+	ld->go_open = go_image__open(ld->elf, fd, ld->name, &ld->go, &ld->go_table) == 0;
+	if (ld->go_open) {
+		err = load_go_source(st, ld, fd);
+		if (err)
+			return err;
+	}
 
 	st->source = "symtab";
 	if (ld->symtab) {
@@ -705,7 +837,7 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 		return build_table(st, ld);
 	/* Go's own table names every Go function; .dynsym adds cgo's. */
 	st->source = "gopclntab";
-	err = collect_go(ld, fd);
+	err = collect_go(ld);
 	if (err > 0) {
 		err = ld->dynsym ? collect_syms(ld, ld->elf, ld->dynsym, ld->name) : 0;
 		return err ? err : build_table(st, ld);
@@ -881,7 +1013,52 @@ size_t symtab__bytes(const struct symtab *st)
 	if (!st)
 		return 0;
 	return sizeof(*st) + st->count * sizeof(*st->syms) + st->names_len +
-	       st->nsegs * sizeof(*st->segs);
+	       st->nsegs * sizeof(*st->segs) + go_source_bytes(st->go);
+}
+
+/* The source position at pc of function f (table index i): its file and
+ * line. */
+static struct src_frame go_position(const struct go_source *gs, const struct go_func *f,
+				    const char *name, uint64_t pc)
+{
+	struct src_frame out = { .name = name };
+	int32_t v;
+
+	if (gopclntab__value_at(&gs->t, f, f->pcfile, pc, &v))
+		out.file = gopclntab__file(&gs->t, f, v);
+	if (gopclntab__value_at(&gs->t, f, f->pcln, pc, &v) && v > 0)
+		out.line = (uint32_t)v;
+	return out;
+}
+
+size_t symtab__source_frames(const struct symtab *st, uint64_t vaddr, struct src_frame *out,
+			     size_t max)
+{
+	const struct go_source *gs = st ? st->go : NULL;
+	uint64_t pc = vaddr;
+	struct go_func f;
+	int64_t i;
+	size_t n = 0;
+
+	if (!gs || !max || (i = gopclntab__find(&gs->t, vaddr)) < 0 ||
+	    gopclntab__func(&gs->t, (uint64_t)i, &f))
+		return 0;
+	/* innermost first: each inlined call's position, then its caller's
+	 * at the call site (the parent pc), up to the function itself */
+	while (n + 1 < max && gs->inl_first[i] != NO_TREE) {
+		uint32_t idx = UINT32_MAX;
+		int32_t v;
+
+		if (gopclntab__pcdata_at(&gs->t, &f, GO_PCDATA_INLINE_INDEX, pc, &v) && v >= 0)
+			idx = (uint32_t)v;
+		if (idx >= gs->inl_count[i])
+			break;
+		out[n] = go_position(gs, &f, gs->inl[gs->inl_first[i] + idx].name, pc);
+		n++;
+		pc = f.entry + (uint64_t)gs->inl[gs->inl_first[i] + idx].parent_pc;
+	}
+	out[n++] = go_position(gs, &f, f.name, pc);
+	return n;
 }
 
 const char *symtab__build_id(const struct symtab *st)
@@ -898,6 +1075,7 @@ void symtab__free(struct symtab *st)
 {
 	if (!st)
 		return;
+	go_source_free(st->go);
 	free(st->syms);
 	free(st->names);
 	free(st->segs);

@@ -60,6 +60,20 @@ struct symtab *symtab__load_mem(const void *image, size_t size);
  * then the smaller name. */
 const struct sym *symtab__lookup(const struct symtab *st, uint64_t file_offset,
 				 uint64_t *vaddr);
+/* One source frame at an address: a function and its file and line. */
+struct src_frame {
+	const char *name;
+	const char *file;       /* NULL unknown */
+	uint32_t line;          /* 0 unknown */
+};
+
+/* The source frames at virtual address vaddr (as symtab__lookup gives it),
+ * innermost first: the calls inlined there, then the function holding
+ * them, at most max; 0 when the table knows no source positions (only Go
+ * binaries' tables do, from their function table). Strings stay valid
+ * while st does. */
+size_t symtab__source_frames(const struct symtab *st, uint64_t vaddr, struct src_frame *out,
+			     size_t max);
 size_t symtab__count(const struct symtab *st);
 /* Heap bytes held, for the cache bound. */
 size_t symtab__bytes(const struct symtab *st);

@@ -18,6 +18,9 @@
 
 /* Longest frame name kept; longer (template-heavy C++) names are cut. */
 #define NAME_MAX_BYTES 1024
+/* A frame takes at most two names (function, file); past this a name is
+ * cut, never written beyond. */
+#define SCRATCH_BYTES (2 * SYMBOLIZER_MAX_FRAMES * NAME_MAX_BYTES)
 /* A live process is re-read for an address in no mapping at most this
  * often (JIT code and freed mappings would otherwise re-read it per frame). */
 #define REFRESH_MIN_NS 1000000000ull
@@ -39,6 +42,7 @@ struct symbolizer {
 	struct symtab *vdso;
 	char *scratch;          /* names of the current stack */
 	size_t scratch_len;
+	size_t inlined_room;    /* inlined frames the current stack may still get */
 	struct symbolizer_stats stats;
 };
 
@@ -82,7 +86,7 @@ struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns, si
 	 * cannot push every other process's symbols out, and the loader
 	 * refuses it before allocating it. */
 	sym->table_max = cache_bytes / 4;
-	sym->scratch = malloc(SYMBOLIZER_MAX_FRAMES * NAME_MAX_BYTES);
+	sym->scratch = malloc(SCRATCH_BYTES);
 	sym->cache = symcache__new(cache_bytes);
 	sym->jit = jit_cache__new(proc_table__root(procs), jit_bytes);
 	if (!sym->scratch || !sym->cache || !sym->jit) {
@@ -106,21 +110,27 @@ void symbolizer__load_kernel_symbols(struct symbolizer *sym, const char *path)
 			path);
 }
 
-/* Copies a formatted name into the stack's scratch space. */
+/* Copies a formatted name into the stack's scratch space (cut to what is
+ * left of it). */
 __attribute__((format(printf, 2, 3)))
 static const char *scratch_name(struct symbolizer *sym, const char *fmt, ...)
 {
+	size_t room = SCRATCH_BYTES - sym->scratch_len;
 	char *dst = sym->scratch + sym->scratch_len;
 	va_list ap;
 	int n;
 
+	if (room > NAME_MAX_BYTES)
+		room = NAME_MAX_BYTES;
+	if (room < 2)
+		return "";
 	va_start(ap, fmt);
-	n = vsnprintf(dst, NAME_MAX_BYTES, fmt, ap);
+	n = vsnprintf(dst, room, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		n = 0;
-	if (n >= NAME_MAX_BYTES)
-		n = NAME_MAX_BYTES - 1;
+	if ((size_t)n >= room)
+		n = (int)room - 1;
 	sym->scratch_len += (size_t)n + 1;
 	return dst;
 }
@@ -237,8 +247,45 @@ static const char *jit_frame(struct symbolizer *sym, const struct proc_snapshot 
 	return name;
 }
 
-static void user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint64_t ip,
-		       uint64_t lookup_ip, uint64_t count, struct frame *f)
+/* The source frames at vaddr of st (Go's), as frames after f (already
+ * the machine frame, named): f becomes the outermost, the function, and
+ * the calls inlined there follow it, innermost last, while the stack's
+ * budget of inlined frames lasts. Returns the frames added after f. */
+static size_t source_frames(struct symbolizer *sym, const struct symtab *st, uint64_t vaddr,
+			    uint64_t count, struct frame *f)
+{
+	struct src_frame src[16];
+	size_t n = symtab__source_frames(st, vaddr, src, sizeof(src) / sizeof(src[0]));
+
+	if (!n)
+		return 0;
+	sym->stats.source_frames += count;
+	f->file = src[n - 1].file ? scratch_name(sym, "%s", src[n - 1].file) : NULL;
+	f->line = src[n - 1].line;
+	if (n - 1 > sym->inlined_room) {
+		sym->stats.inlined_dropped += (n - 1) * count;
+		return 0;
+	}
+	sym->inlined_room -= n - 1;
+	sym->stats.inlined_frames += (n - 1) * count;
+	for (size_t i = 1; i < n; i++) {
+		const struct src_frame *in = &src[n - 1 - i];
+
+		f[i] = f[0];
+		f[i].name = scratch_name(sym, "%s", in->name);
+		f[i].file = in->file ? scratch_name(sym, "%s", in->file) : NULL;
+		f[i].line = in->line;
+		f[i].inlined = true;
+	}
+	/* each frame is inlined into the one before it, the outermost into
+	 * none */
+	return n - 1;
+}
+
+/* Names the user frame at ip into f, and the calls inlined there after
+ * it; returns the frames written. */
+static size_t user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint64_t ip,
+			 uint64_t lookup_ip, uint64_t count, struct frame *f)
 {
 	const struct proc_mapping *m = find_mapping(sym, snap, lookup_ip);
 	const struct symtab *st = NULL;
@@ -249,7 +296,7 @@ static void user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint6
 	*f = (struct frame){ .kind = FRAME_USER, .addr = ip, .name = "[unknown]", .unnamed = true };
 	sym->stats.user_frames += count;
 	if (!m)
-		return;
+		return 1;
 	off = lookup_ip - m->start + m->pgoff;
 	if (m->bin) {
 		st = binary_symtab(sym, m->bin);
@@ -276,10 +323,11 @@ static void user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint6
 		f->name = scratch_name(sym, "%s", s ? s->name : jit_name);
 		f->unnamed = false;
 		sym->stats.user_resolved += count;
-	} else {
-		f->name = scratch_name(sym, "%s+0x%" PRIx64, base_name(f->map_file),
-				       st && vaddr ? vaddr : off);
+		return s ? 1 + source_frames(sym, st, vaddr, count, f) : 1;
 	}
+	f->name = scratch_name(sym, "%s+0x%" PRIx64, base_name(f->map_file),
+			       st && vaddr ? vaddr : off);
+	return 1;
 }
 
 size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
@@ -290,6 +338,7 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	size_t n = 0;
 
 	sym->scratch_len = 0;
+	sym->inlined_room = SYMBOLIZER_MAX_INLINED;
 	sym->waiting = false;
 	sym->before = sym->stats;
 	frames[n++] = (struct frame){ .kind = FRAME_ROOT,
@@ -304,14 +353,14 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	 * beyond it is noise, shown as one [unknown] caller. */
 	for (uint32_t i = 1; i < un; i++) {
 		if (!find_mapping(sym, snap, uips[i] - 1)) {
-			user_frame(sym, snap, uips[i], uips[i] - 1, count, &frames[n++]);
+			n += user_frame(sym, snap, uips[i], uips[i] - 1, count, &frames[n]);
 			sym->stats.user_stacks_cut += count;
 			un = i;
 			break;
 		}
 	}
 	for (uint32_t i = un; i-- > 0;)
-		user_frame(sym, snap, uips[i], i ? uips[i] - 1 : uips[i], count, &frames[n++]);
+		n += user_frame(sym, snap, uips[i], i ? uips[i] - 1 : uips[i], count, &frames[n]);
 	for (uint32_t i = kn; i-- > 0;)
 		kernel_frame(sym, kips[i], i ? kips[i] - 1 : kips[i], count, &frames[n++]);
 	return n;
@@ -390,6 +439,9 @@ void symbolizer__uncount(struct symbolizer *sym)
 	sym->stats.user_stacks_cut = sym->before.user_stacks_cut;
 	sym->stats.jit_frames = sym->before.jit_frames;
 	sym->stats.jit_resolved = sym->before.jit_resolved;
+	sym->stats.source_frames = sym->before.source_frames;
+	sym->stats.inlined_frames = sym->before.inlined_frames;
+	sym->stats.inlined_dropped = sym->before.inlined_dropped;
 }
 
 uint64_t symbolizer__lookups_ended(const struct symbolizer *sym)

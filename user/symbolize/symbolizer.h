@@ -17,8 +17,11 @@
 #include "symbolize/jit.h"
 #include "symbolize/symcache.h"
 
-/* Frames of one stack: root + both stacks. */
-#define SYMBOLIZER_MAX_FRAMES (2 + 2 * KILN_MAX_STACK_DEPTH) /* root, [truncated], frames */
+/* Source frames inlined into the machine frames of one stack at most
+ * (Go's); past them a frame is shown as its function alone, counted. */
+#define SYMBOLIZER_MAX_INLINED 128
+/* Frames of one stack: root + both stacks + inlined calls. */
+#define SYMBOLIZER_MAX_FRAMES (2 + 2 * KILN_MAX_STACK_DEPTH + SYMBOLIZER_MAX_INLINED)
 
 struct symbolizer_stats {
 	/* Frames weighted by their sample counts. */
@@ -34,6 +37,10 @@ struct symbolizer_stats {
 	/* User frames in JIT code (anonymous or memfd executable mappings),
 	 * and those named from a perf map or jitdump (in user_resolved too). */
 	uint64_t jit_frames, jit_resolved;
+	/* Frames with a source file and line (Go's function table), the
+	 * calls shown inlined into them, and those left out past
+	 * SYMBOLIZER_MAX_INLINED. */
+	uint64_t source_frames, inlined_frames, inlined_dropped;
 };
 
 struct symbolizer;
