@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The agent's exporters for one interval: one pprof per label set, encoded
- * once, then written to files (and latest.html) and queued for the server
- * (push: one request for all; ingest: one request each). Runs on the loop
- * thread; sending happens on the sender's thread. */
+/* The agent's exporters for one interval: one pprof per label set, then
+ * written to files (and latest.html) and queued for the server (push: one
+ * request for all; ingest: one request each). A file's pprof carries the
+ * set's labels on every sample (go tool pprof -tags, kiln view --match);
+ * the server's does not: there they are the series' labels, and sample
+ * labels would split the series. Runs on the loop thread; sending happens
+ * on the sender's thread. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +18,10 @@
 
 struct encoded {
 	struct profile_set_entry *e;
-	uint8_t *pprof;
+	uint8_t *pprof;                 /* for the server */
 	size_t len;
+	uint8_t *file_pprof;            /* for files: with sample labels */
+	size_t file_len;
 };
 
 struct page {
@@ -42,7 +47,7 @@ static void write_latest_html(const struct agent_exporters *x, const struct enco
 
 	for (size_t i = 0; merged && i < n; i++) {
 		memset(&info, 0, sizeof(info));
-		if (profile__read(merged, enc[i].pprof, enc[i].len, &lim, &info)) {
+		if (profile__read(merged, enc[i].file_pprof, enc[i].file_len, &lim, &info)) {
 			pr_warn("files: latest.html: cannot merge a profile: %s", info.why);
 			break;
 		}
@@ -65,7 +70,7 @@ static void write_files(const struct agent_exporters *x, struct profile_set *set
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
-		p[i] = (struct files_profile){ &enc[i].e->labels, enc[i].pprof, enc[i].len };
+		p[i] = (struct files_profile){ &enc[i].e->labels, enc[i].file_pprof, enc[i].file_len };
 	files__write_interval(x->files, start_s, p, n, set);
 	free(p);
 	write_latest_html(x, enc, n);
@@ -142,14 +147,22 @@ struct agent_export_result agent_export__interval(const struct agent_exporters *
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct profile_set_entry *e = profile_set__entry(set, i);
+		struct pprof_meta labeled = meta;
+		struct encoded *en = &enc[built];
 
 		if (!profile__total(e->profile))
 			continue;
-		if (pprof__encode(e->profile, &meta, true, &enc[built].pprof, &enc[built].len)) {
+		labeled.labels = &e->labels;
+		if ((x->sender && pprof__encode(e->profile, &meta, true, &en->pprof, &en->len)) ||
+		    (x->files && pprof__encode(e->profile, &labeled, true, &en->file_pprof,
+					       &en->file_len))) {
+			free(en->pprof);
+			*en = (struct encoded){ 0 };
 			r.failures++;
 			continue;
 		}
-		enc[built++].e = e;
+		en->e = e;
+		built++;
 	}
 	/* Files with one service_name in a row, so duplicates get numbered. */
 	qsort(enc, built, sizeof(*enc), cmp_service);
@@ -161,8 +174,10 @@ struct agent_export_result agent_export__interval(const struct agent_exporters *
 		else
 			send_push(x, enc, built);
 	}
-	for (size_t i = 0; i < built; i++)
+	for (size_t i = 0; i < built; i++) {
 		free(enc[i].pprof);
+		free(enc[i].file_pprof);
+	}
 	free(enc);
 	pr_debug("interval: %zu profiles, %" PRIu64 " samples", built, profile_set__total(set));
 	r.built = built;

@@ -30,6 +30,7 @@ struct pipeline {
 	struct profile_set *seen;
 	struct frame *frames;
 	struct labels labels, group;    /* scratch, reused */
+	char *label_text;               /* o.label_frames: a set's text form */
 	struct deferred held;           /* samples waiting for debug files */
 	uint64_t lookups_seen;          /* symbolizer__lookups_ended when last named */
 	struct pipeline_totals t;
@@ -62,9 +63,11 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 					       p->procs) : NULL;
 	p->current = profile_set__new(opts->max_label_sets);
 	p->seen = opts->track_label_sets ? profile_set__new(MAX_SEEN_LABEL_SETS) : NULL;
-	p->frames = calloc(SYMBOLIZER_MAX_FRAMES, sizeof(*p->frames));
+	/* the label set's frame first, with o.label_frames */
+	p->frames = calloc(SYMBOLIZER_MAX_FRAMES + 1, sizeof(*p->frames));
+	p->label_text = opts->label_frames ? malloc(LABELS_TEXT_MAX) : NULL;
 	if (!p->procs || !p->sym || !p->current || (opts->track_label_sets && !p->seen) ||
-	    !p->frames) {
+	    !p->frames || (opts->label_frames && !p->label_text)) {
 		pr_error("out of memory");
 		return -ENOMEM;
 	}
@@ -238,18 +241,19 @@ int pipeline__run(struct pipeline *p, struct pipeline_loop *l)
 	return err;
 }
 
-/* The labels that choose a sample's profile under o.group_by. */
-static const struct labels *group_key(struct pipeline *p)
+/* The labels that choose the profile, under o.group_by, of a sample
+ * labeled l. */
+static const struct labels *group_key(struct pipeline *p, const struct labels *l)
 {
 	const char *v;
 	size_t nl, vl;
 
 	if (!p->o.group_by)
-		return &p->labels;
+		return l;
 	p->group.len = p->group.n = 0;
 	if (!*p->o.group_by)
 		return &p->group;
-	v = labels__get(&p->labels, p->o.group_by);
+	v = labels__get(l, p->o.group_by);
 	if (!v)
 		v = "";
 	nl = strlen(p->o.group_by) + 1;
@@ -269,23 +273,24 @@ static const struct labels *group_key(struct pipeline *p)
 	return &p->group;
 }
 
-/* Names d's frames and adds it to e's profile; with may_wait, a sample
- * with a frame waiting for a debug file is held instead (its snapshot
- * pinned), unless the holding bound is reached. True when held. */
+/* Names d's frames and adds it to e's profile, under its labels with
+ * o.label_frames; with may_wait, a sample with a frame waiting for a
+ * debug file is held instead (its snapshot pinned, with its labels),
+ * unless the holding bound is reached. True when held. */
 static bool name_and_add(struct pipeline *p, struct profile_set_entry *e,
-			 const struct labels *group, const struct drained_sample *d,
+			 const struct labels *labels, const struct drained_sample *d,
 			 struct proc_snapshot *snap, bool may_wait)
 {
 	char comm[KILN_COMM_LEN + 1];
-	size_t n;
+	size_t n, first = p->o.label_frames;
 	int err;
 
 	memcpy(comm, snap ? snap->comm : d->key->comm, KILN_COMM_LEN);
 	comm[KILN_COMM_LEN] = '\0';
 	n = symbolizer__stack(p->sym, comm, snap, d->kips, d->kn, d->uips, d->un, d->uflags, d->count,
-			      p->frames);
+			      p->frames + first);
 	if (may_wait && symbolizer__waiting(p->sym)) {
-		err = deferred__add(&p->held, d, snap, group);
+		err = deferred__add(&p->held, d, snap, labels);
 		if (!err) {
 			symbolizer__uncount(p->sym);
 			if (snap)
@@ -295,7 +300,14 @@ static bool name_and_add(struct pipeline *p, struct profile_set_entry *e,
 		if (err == -ENOSPC)
 			p->t.wait_full += d->count;
 	}
-	if (profile__add(e->profile, p->frames, n, d->count))
+	if (first) {
+		if (labels__to_text(labels, p->label_text, LABELS_TEXT_MAX) < 0) {
+			p->t.add_failures += d->count;  /* labels are bounded far below */
+			return false;
+		}
+		p->frames[0] = (struct frame){ .kind = FRAME_LABELS, .name = p->label_text };
+	}
+	if (profile__add(e->profile, p->frames, n + first, d->count))
 		p->t.add_failures += d->count;
 	else
 		p->t.profiled += d->count;
@@ -315,7 +327,7 @@ static void name_held(struct pipeline *p, bool may_wait)
 		struct profile_set_entry *e;
 		int err;
 
-		e = profile_set__get(p->current, &s->group, &err);
+		e = profile_set__get(p->current, group_key(p, &s->group), &err);
 		if (e)
 			name_and_add(p, e, &s->group, &d, s->snap, may_wait);
 		else if (err == -ENOSPC)
@@ -344,7 +356,7 @@ void pipeline__add_sample(struct pipeline *p, const struct drained_sample *d)
 	seen = p->seen ? profile_set__get(p->seen, &p->labels, &err) : NULL;
 	if (seen)
 		seen->samples += d->count;
-	key = group_key(p);
+	key = group_key(p, &p->labels);
 	e = key ? profile_set__get(p->current, key, &err) : NULL;
 	if (!e) {
 		if (err == -ENOSPC)
@@ -354,7 +366,7 @@ void pipeline__add_sample(struct pipeline *p, const struct drained_sample *d)
 		return;
 	}
 	e->samples += d->count;
-	if (name_and_add(p, e, key, d, snap, p->o.wait_for_names))
+	if (name_and_add(p, e, &p->labels, d, snap, p->o.wait_for_names))
 		p->t.waited += d->count;
 }
 
@@ -491,5 +503,6 @@ void pipeline__free(struct pipeline *p)
 	labels__release(&p->labels);
 	labels__release(&p->group);
 	free(p->frames);
+	free(p->label_text);
 	free(p);
 }

@@ -35,6 +35,10 @@ struct pipeline_opts {
 	 * (agent), "" = one profile (record), a label name = by its value. */
 	const char *group_by;
 	bool track_label_sets;          /* keep pipeline__label_sets_seen (record) */
+	/* Each stack starts with its full label set (a FRAME_LABELS frame),
+	 * so a profile of several sets keeps every sample's labels (record:
+	 * its pprof carries them as sample labels). */
+	bool label_frames;
 };
 
 /* Totals since start, for summaries and /metrics. */

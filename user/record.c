@@ -519,6 +519,7 @@ static int run(struct record *r)
 	r->o.pipe.max_label_sets = 4096;
 	r->o.pipe.group_by = r->o.group_by ? r->o.group_by : "";
 	r->o.pipe.track_label_sets = true;
+	r->o.pipe.label_frames = true;
 	r->o.pipe.wait_for_names = true;
 	r->pipe = pipeline__open(&r->o.pipe);
 	if (!r->pipe)

@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* DESIGN: view and diff read profile files (pprof from any producer, or
- * folded stacks), within a size bound and a tree node bound, and either
- * merge them (view) or compare two (diff). Every input problem is one line
+ * folded stacks) and directories of them, within a size bound, a file
+ * count bound and a tree node bound, select samples by their labels
+ * (--match) and profiles by their time (--from, --until), and either merge
+ * them (view) or compare two sides (diff). Every input problem is one line
  * naming the file. view writes HTML, pprof or folded; diff writes the diff
  * page or a text table, and can fail a CI job on a regression. */
+#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/parse.h"
+#include "profile/label_match.h"
 #include "profile/profile.h"
 #include "view.h"
 
@@ -25,6 +33,13 @@ struct view_common {
 	char unit[80];
 	struct read_info info;  /* the first input's, with the span of all */
 	const char *first;      /* the first input with samples or types */
+	const char **match;     /* --match selectors */
+	size_t nmatch;
+	const char *from, *until;
+	uint64_t max_files;
+	struct label_match *sel;        /* parsed --match */
+	int64_t from_ns, until_ns;      /* 0: open */
+	uint64_t outside, unmatched;    /* files out of the span; samples not selected */
 };
 
 /* The options of view and diff: the common part lands in view_common. */
@@ -33,6 +48,8 @@ struct view_opts {
 	const char *format;
 	uint64_t top;                   /* diff */
 	const char *fail_on;            /* diff: --fail-on-regression */
+	const char **base_match;        /* diff: --base-match */
+	size_t nbase_match;
 };
 
 static int bad_value(const struct view_common *c, const char *flag,
@@ -50,7 +67,15 @@ static int bad_value(const struct view_common *c, const char *flag,
 	CONFIG_ROW_SIZE(struct view_opts, c.lim.max_bytes, "max-input", "SIZE", "256M", 1024, \
 			1ull << 40, "refuse a file larger than this, also after gunzip"), \
 	CONFIG_ROW_U64(struct view_opts, c.lim.max_nodes, "max-nodes", 0, "N", "2000000", 16, \
-		       1ull << 31, "refuse inputs whose stacks need more tree nodes")
+		       1ull << 31, "refuse inputs whose stacks need more tree nodes"), \
+	CONFIG_ROW_U64(struct view_opts, c.max_files, "max-files", 0, "N", "10000", 1, 1000000, \
+		       "refuse more input files than this, the files of directories included"), \
+	CONFIG_ROW_LIST(struct view_opts, c.match, c.nmatch, "match", 0, "SELECTOR", \
+			"only samples whose labels match: KEY=VALUE, KEY!=VALUE, KEY=~REGEX or KEY!~REGEX (repeatable, all must hold; a missing label is empty)"), \
+	CONFIG_ROW_STRING(struct view_opts, c.from, "from", 0, "TIME", NULL, \
+			  "only profiles that end at or after TIME: unix seconds, 2026-11-25T07:00:00Z, or back from now like -1h"), \
+	CONFIG_ROW_STRING(struct view_opts, c.until, "until", 0, "TIME", NULL, \
+			  "only profiles that start at or before TIME (the same forms)")
 
 static const struct config_option view_options[] = {
 	CONFIG_ROW_STRING(struct view_opts, c.output, "output", 'o', "FILE", NULL,
@@ -62,11 +87,13 @@ static const struct config_option view_options[] = {
 
 const struct config_command view_command = {
 	.name = "view",
-	.synopsis = "[OPTIONS] FILE...",
+	.synopsis = "[OPTIONS] FILE|DIR...",
 	.about =
 		"Reads pprof profiles (kiln's, or any other tool's, gzipped or not) and folded\n"
-		"stacks, merges them, and writes one self-contained HTML page: a flame graph,\n"
-		"a table of functions and a sandwich view. Or converts them to pprof or folded.\n",
+		"stacks, and the .pb.gz, .pprof, .folded and .txt files of directories (the\n"
+		"agent's -o DIR), selects samples by label and profiles by time, merges them,\n"
+		"and writes one self-contained HTML page: a flame graph, a table of functions\n"
+		"and a sandwich view. Or converts them to pprof or folded.\n",
 	.notes = "Exit status: 0, 1 when an input cannot be read, 2 for bad usage.\n",
 	.rows = CONFIG_ROWS(view_options),
 	.args = CONFIG_ARGS_ANYWHERE,
@@ -81,6 +108,8 @@ static const struct config_option diff_options[] = {
 		       "rows of the text table"),
 	CONFIG_ROW_STRING(struct view_opts, fail_on, "fail-on-regression", 0, "POINTS[:GLOB]", NULL,
 			  "exit 1 when a function (whose name matches GLOB) takes more than POINTS percentage points more of the total in NEW than in BASE (its callees included)"),
+	CONFIG_ROW_LIST(struct view_opts, base_match, nbase_match, "base-match", 0, "SELECTOR",
+			"BASE's own --match (repeatable; default: --match selects in BASE too), so one directory's two pods compare"),
 	VIEW_COMMON_ROWS,
 };
 
@@ -88,8 +117,10 @@ const struct config_command diff_command = {
 	.name = "diff",
 	.synopsis = "[OPTIONS] BASE NEW",
 	.about =
-		"Compares two profiles (pprof or folded). Each function's share of its\n"
-		"profile's total is compared, so profiles of different lengths compare.\n"
+		"Compares two profiles (pprof or folded; a directory's files are merged). Each\n"
+		"function's share of its profile's total is compared, so profiles of different\n"
+		"lengths compare. --match and --base-match select by label, so two pods of one\n"
+		"directory compare: kiln diff DIR DIR --base-match pod=a --match pod=b.\n"
 		"Writes a diff flame graph (the shape of NEW, red where a frame's share grew,\n"
 		"blue where it shrank, with a table of changes) or the top changes as text.\n",
 	.notes =
@@ -115,27 +146,194 @@ static int parse_view_args(const struct config_command *cmd, struct view_opts *o
 	return status;
 }
 
-/* Reads path into p, checks its values can be added to what is there
+/* TIME of --from/--until: unix seconds, an RFC 3339 UTC time
+ * (2026-11-25T07:00:00Z, seconds optional) or "-DURATION" back from now.
+ * 0, or -EINVAL. */
+static int parse_when(const char *s, int64_t *ns)
+{
+	struct tm tm = { 0 };
+	struct timespec now;
+	const char *end;
+	uint64_t secs;
+	double back;
+
+	if (*s == '-') {
+		if (parse_duration(s + 1, 0, 1e9, &back))
+			return -EINVAL;
+		clock_gettime(CLOCK_REALTIME, &now);
+		*ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - (int64_t)(back * 1e9);
+		return 0;
+	}
+	if (!parse_u64(s, 1, 1ull << 34, &secs)) {
+		*ns = (int64_t)secs * 1000000000;
+		return 0;
+	}
+	end = strptime(s, "%Y-%m-%dT%H:%M", &tm);
+	if (end && *end == ':')
+		end = strptime(end, ":%S", &tm);
+	if (!end || strcmp(end, "Z"))
+		return -EINVAL;
+	*ns = (int64_t)timegm(&tm) * 1000000000;
+	return 0;
+}
+
+/* Reads the selectors (sel: --match, or diff's --base-match) and the
+ * span; 0 or the exit status 2 after saying why. */
+static int setup_filters(struct view_common *c, const char *flag, const char *const *sel,
+			 size_t n, struct label_match **out)
+{
+	char why[160];
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		err = label_match__add(out, sel[i], why, sizeof(why));
+		if (err)
+			return bad_value(c, flag, sel[i], err == -ENOMEM ? "out of memory" : why);
+	}
+	if (c->from && parse_when(c->from, &c->from_ns))
+		return bad_value(c, "--from", c->from, "unix seconds, 2026-11-25T07:00:00Z or -1h");
+	if (c->until && parse_when(c->until, &c->until_ns))
+		return bad_value(c, "--until", c->until, "unix seconds, 2026-11-25T07:00:00Z or -1h");
+	return 0;
+}
+
+/* A list of input files, owned. */
+struct inputs {
+	char **paths;
+	size_t n, cap;
+};
+
+static void inputs_release(struct inputs *in)
+{
+	for (size_t i = 0; i < in->n; i++)
+		free(in->paths[i]);
+	free(in->paths);
+	*in = (struct inputs){ 0 };
+}
+
+/* Takes path (NULL: out of memory). 0 or -errno after saying why. */
+static int inputs_add(struct view_common *c, struct inputs *in, char *path)
+{
+	if (path && in->n == c->max_files) {
+		fprintf(stderr, "kiln %s: more than %" PRIu64 " input files (--max-files)\n", c->cmd,
+			c->max_files);
+		free(path);
+		return -E2BIG;
+	}
+	if (path && in->n == in->cap) {
+		size_t cap = in->cap ? 2 * in->cap : 16;
+		char **v = realloc(in->paths, cap * sizeof(*v));
+
+		if (v) {
+			in->paths = v;
+			in->cap = cap;
+		} else {
+			free(path);
+			path = NULL;
+		}
+	}
+	if (!path) {
+		fprintf(stderr, "kiln %s: out of memory\n", c->cmd);
+		return -ENOMEM;
+	}
+	in->paths[in->n++] = path;
+	return 0;
+}
+
+static bool profile_name(const char *name)
+{
+	static const char *const exts[] = { ".pb.gz", ".pprof", ".folded", ".txt" };
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		size_t el = strlen(exts[i]);
+
+		if (len > el && !strcmp(name + len - el, exts[i]))
+			return true;
+	}
+	return false;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds path, or the profile files of the directory path (by name; not its
+ * subdirectories), sorted. 0, or 1 after saying why. */
+static int expand_input(struct view_common *c, const char *path, struct inputs *in)
+{
+	struct stat st;
+	struct dirent *de;
+	size_t first = in->n;
+	int err = 0;
+	DIR *d;
+
+	if (stat(path, &st) || !S_ISDIR(st.st_mode))
+		return inputs_add(c, in, strdup(path)) ? 1 : 0;
+	d = opendir(path);
+	if (!d) {
+		fprintf(stderr, "kiln %s: %s: %s\n", c->cmd, path, strerror(errno));
+		return 1;
+	}
+	while (!err && (de = readdir(d))) {
+		char *full;
+
+		if (de->d_name[0] == '.' || !profile_name(de->d_name))
+			continue;
+		err = inputs_add(c, in, asprintf(&full, "%s/%s", path, de->d_name) < 0 ? NULL : full);
+	}
+	closedir(d);
+	qsort(in->paths + first, in->n - first, sizeof(*in->paths), name_cmp);
+	return err ? 1 : 0;
+}
+
+/* Whether a profile of this span (its file's mtime when it has none)
+ * overlaps --from .. --until. */
+static bool in_span(const struct view_common *c, const char *path, const struct read_info *info)
+{
+	int64_t start = info->time_nanos, end = start + (info->duration_nanos > 0 ?
+							   info->duration_nanos : 0);
+	struct stat st;
+
+	if (!start && !stat(path, &st))
+		start = end = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	return (!c->from_ns || end >= c->from_ns) && (!c->until_ns || start <= c->until_ns);
+}
+
+/* Reads path into p (through a profile of its own when its span decides
+ * whether it counts), checks its values can be added to what is there
  * (c->info, empty before the first input). 0, or 1 after printing why. */
 static int read_input(struct view_common *c, const char *path, struct profile *p)
 {
-	struct read_info info;
-	int err = profile__read_file(p, path, &c->lim, &info);
+	bool by_time = c->from_ns || c->until_ns;
+	struct profile *into = by_time ? profile__new() : p;
+	struct read_info info = { 0 };
+	int err = into ? profile__read_file(into, path, &c->lim, &info) : -ENOMEM;
 	int64_t end;
 
+	if (!err && by_time && in_span(c, path, &info))
+		err = profile__merge(p, into) ?: profile__nodes(p) > c->lim.max_nodes ? -E2BIG : 0;
+	else if (!err && by_time)
+		c->outside++;
+	if (into != p)
+		profile__free(into);
 	if (err == -EINVAL) {
 		fprintf(stderr, "kiln %s: %s: not a pprof or folded profile (%s)\n",
 			c->cmd, path, info.why);
 		return 1;
 	}
 	if (err) {
-		fprintf(stderr, "kiln %s: %s: %s\n", c->cmd, path,
-			info.why[0] ? info.why : strerror(-err));
+		fprintf(stderr, "kiln %s: %s: %s\n", c->cmd, path, info.why[0] ? info.why :
+			err == -E2BIG ? "more distinct stack nodes than --max-nodes" : strerror(-err));
 		return 1;
 	}
 	if (info.skipped)
 		fprintf(stderr, "kiln %s: %s: %llu samples with a value of 0 or less skipped\n",
 			c->cmd, path, (unsigned long long)info.skipped);
+	if (by_time && !in_span(c, path, &info))
+		return 0;
+	c->unmatched += info.unmatched;
 	if (!info.type[0])
 		return 0;       /* no samples and no sample types: adds nothing */
 	if (!c->info.type[0]) {
@@ -162,6 +360,30 @@ static int read_input(struct view_common *c, const char *path, struct profile *p
 		c->info.duration_nanos = end - c->info.time_nanos;
 	}
 	return 0;
+}
+
+/* Reads every input of paths[0..n) (files, directories) into p, samples
+ * selected by sel. 0 or 1. */
+static int read_inputs(struct view_common *c, const char *const *paths, size_t n,
+		       const struct label_match *sel, struct profile *p)
+{
+	struct inputs in = { 0 };
+	int status = 0;
+
+	c->outside = c->unmatched = 0;
+	c->lim.match = sel;
+	for (size_t i = 0; i < n && !status; i++)
+		status = expand_input(c, paths[i], &in);
+	for (size_t i = 0; i < in.n && !status; i++)
+		status = read_input(c, in.paths[i], p);
+	if (!status && c->outside)
+		fprintf(stderr, "kiln %s: %" PRIu64 " of %zu files outside --from/--until\n",
+			c->cmd, c->outside, in.n);
+	if (!status && sel)
+		fprintf(stderr, "kiln %s: %" PRIu64 " samples selected by the labels, %" PRIu64
+			" not\n", c->cmd, profile__total(p), c->unmatched);
+	inputs_release(&in);
+	return status;
 }
 
 /* "kiln CMD: a, b, c" from the input names, cut to fit. */
@@ -244,8 +466,8 @@ static int view_files(struct view_common *c, enum profile_format fmt, const char
 		fprintf(stderr, "kiln view: out of memory\n");
 		return 1;
 	}
-	for (size_t i = 0; i < n && !status; i++)
-		status = read_input(c, files[i], p);
+	status = setup_filters(c, "--match", c->match, c->nmatch, &c->sel) ? 2 :
+		 read_inputs(c, files, n, c->sel, p);
 	if (!status && fmt == PROFILE_FORMAT_PPROF && c->info.type[0] &&
 	    strcmp(c->info.type, "samples")) {
 		fprintf(stderr, "kiln view: pprof output holds sample counts, and the input's "
@@ -286,6 +508,7 @@ int view_main(int argc, char **argv)
 		fmt = o.format ? profile_format__parse(o.format) : PROFILE_FORMAT_NONE;
 		status = view_files(&o.c, fmt, files.items, files.n);
 	}
+	label_match__free(o.c.sel);
 	config__release_command(&view_command, &o, &files);
 	return status;
 }
@@ -341,6 +564,7 @@ static int diff_files(struct view_opts *o, const char *const *paths)
 {
 	struct view_common *c = &o->c;
 	struct regression_rule rule = { .points = -1 };
+	struct label_match *base_sel = NULL;
 	struct profile *base = NULL, *cur = NULL;
 	struct profile_diff *d = NULL;
 	bool html = o->format && !strcmp(o->format, "html");
@@ -380,7 +604,10 @@ static int diff_files(struct view_opts *o, const char *const *paths)
 		status = 2;
 		goto cleanup;
 	}
-	if (read_input(c, paths[0], base) || read_input(c, paths[1], cur)) {
+	if (setup_filters(c, "--match", c->match, c->nmatch, &c->sel) ||
+	    setup_filters(c, "--base-match", o->base_match, o->nbase_match, &base_sel) ||
+	    read_inputs(c, &paths[0], 1, o->nbase_match ? base_sel : c->sel, base) ||
+	    read_inputs(c, &paths[1], 1, c->sel, cur)) {
 		status = 2;
 		goto cleanup;
 	}
@@ -411,6 +638,7 @@ cleanup:
 	profile_diff__free(d);
 	profile__free(base);
 	profile__free(cur);
+	label_match__free(base_sel);
 	free(rule_text);
 	return status;
 }
@@ -430,6 +658,7 @@ int diff_main(int argc, char **argv)
 	} else {
 		status = diff_files(&o, files.items);
 	}
+	label_match__free(o.c.sel);
 	config__release_command(&diff_command, &o, &files);
 	return status;
 }

@@ -722,6 +722,65 @@ test_kube_fail_closed() {
 	fi
 }
 
+# Two pods of one namespace on this host (two cgroups shaped like
+# kubelet's, a workload in each), files mode, no server: the files carry
+# each pod's labels on their samples (go tool pprof -tags lists both pods),
+# `kiln view DIR --match pod=a` holds pod a's samples, exactly as many as
+# the files say pod a has, and `kiln diff DIR DIR --base-match pod=a
+# --match pod=b` compares the two.
+test_files_labels() {
+	local dir=$TMP/pods ua ub ca cb cga cgb pa pb tags a_tags a_view all_view problem
+	mkdir -p "$dir"
+	ca=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	cb=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	ua=$($PY -c 'import uuid; print(uuid.uuid4())')
+	ub=$($PY -c 'import uuid; print(uuid.uuid4())')
+	cga=$(pod_cgroup "$ua" "$ca") && cgb=$(pod_cgroup "$ub" "$cb") ||
+		{ fail files_labels "no cgroup v2 mount, or cannot create the pods' cgroups"; return; }
+	echo "{\"resourceVersion\": 100, \"pods\": [$(kube_pod web-a "$ua" "$ca" shop ''), $(kube_pod web-b "$ub" "$cb" shop '')]}" >"$TMP/pods.json"
+	echo "kube-token-$RANDOM" >"$TMP/kube-token"
+	start_kube_api pods "$TMP/pods.json" --token "$(cat "$TMP/kube-token")"
+	in_cgroup "$cga"
+	pa=$POD_PID
+	in_cgroup "$cgb"
+	pb=$POD_PID
+	start_agent pods --output-dir "$dir" --interval 1 --node-name kiln-e2e-node \
+		--kube-api "http://127.0.0.1:$APIPORT" --kube-token-file "$TMP/kube-token" \
+		--allow-insecure-credentials --include-namespace shop --tag region=test
+	wait_until "$GUARD" sh -c "[ \$(ls '$dir' | grep -c -- '-all\.folded\$') -ge 4 ]"
+	stop_agent
+	POD_PID="$pa $pb"
+	kill $pa $pb 2>/dev/null
+	wait $pa $pb 2>/dev/null
+	kill "$KUBE_PID" 2>/dev/null
+	wait "$KUBE_PID" 2>/dev/null
+	rmdir "$cga" "$(dirname "$cga")" "$cgb" "$(dirname "$cgb")" 2>/dev/null
+	problem=$(exit_problem pods)
+	# samples per pod, as go tool pprof reads the files' labels
+	tags=$(HOME=$TMP GOCACHE=$TMP/gocache go tool pprof -tags -sample_index=samples "$dir"/*.pb.gz 2>&1)
+	a_tags=$(awk '/^ pod:/ { on = 1; next } /^ [a-z_]+:/ { on = 0 } on && $NF == "web-a" { printf "%d\n", $1 }' <<<"$tags")
+	"$KILN" view "$dir" --match pod=web-a --match namespace=shop -o "$TMP/a.folded" 2>"$TMP/a.view.err"
+	"$KILN" view "$dir" -o "$TMP/all.folded" 2>"$TMP/all.view.err"
+	a_view=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/a.folded")
+	all_view=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/all.folded")
+	"$KILN" diff "$dir" "$dir" --base-match pod=web-a --match pod=web-b >"$TMP/ab.diff" 2>&1
+	if [ -n "$problem" ]; then
+		fail files_labels "$problem"
+	elif ! grep -q 'web-a' <<<"$tags" || ! grep -q 'web-b' <<<"$tags" || ! grep -q 'region' <<<"$tags"; then
+		fail files_labels "go tool pprof -tags does not list both pods and the tag: $(head -c 600 <<<"$tags")"
+	elif [ -z "$a_tags" ] || [ "$a_view" != "$a_tags" ]; then
+		fail files_labels "view --match pod=web-a has $a_view samples, the files' labels say $a_tags"
+	elif grep -qv '^cpu_ratio;' "$TMP/a.folded"; then
+		fail files_labels "view --match pod=web-a holds other stacks: $(grep -v '^cpu_ratio;' "$TMP/a.folded" | head -2)"
+	elif [ "$all_view" -le "$a_view" ]; then
+		fail files_labels "the unfiltered view ($all_view samples) is not larger than pod a's ($a_view)"
+	elif ! grep -q '^base [0-9]* samples, new [0-9]* samples' "$TMP/ab.diff"; then
+		fail files_labels "diff of the two pods: $(head -3 "$TMP/ab.diff")"
+	else
+		pass "files labels: go tool pprof -tags lists pods web-a, web-b and region; view DIR --match pod=web-a: $a_view of $all_view samples, as the labels say; diff pod a vs b: $(grep -m1 "^base" "$TMP/ab.diff")"
+	fi
+}
+
 # A big node list read in pages: 20 000 small pods sync with the agent's
 # peak RSS (VmHWM) bounded; the whole list in one piece took ~286 MB near
 # 64 MiB. The bound is generous (other tests share the host), but far
@@ -770,7 +829,7 @@ PY
 	fi
 }
 
-TESTS="test_push test_ingest test_files test_down_then_up test_503_then_ok test_429 test_400
+TESTS="test_push test_ingest test_files test_files_labels test_down_then_up test_503_then_ok test_429 test_400
 	test_slow_server test_queue_bound test_sigterm_flush test_auth test_basic_auth
 	test_metrics_health test_probes_slow_clients test_symbol_cache_ttl test_config test_kube_labels
 	test_kube_fail_closed test_kube_big_list"

@@ -11,6 +11,9 @@ enum frame_kind {
 	FRAME_ROOT = 0,         /* process name, the root of every stack */
 	FRAME_KERNEL,
 	FRAME_USER,
+	/* A label set (core/labels.h's text form as the name), before the
+	 * root: the labels of the stack's samples, not a frame to show. */
+	FRAME_LABELS,
 };
 
 struct frame {

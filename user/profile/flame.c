@@ -141,6 +141,10 @@ int flame__add(struct flame *fl, const struct profile *p, int col)
 	for (i = 0; i < p->nlocs && !err; i++) {
 		const struct location *l = &p->locs[i];
 
+		if (l->kind == FRAME_LABELS) {
+			func_of[i] = STACK_TREE_SKIP;
+			continue;
+		}
 		err = intern_func(fl, l->kind, strtab__get(&p->strings, l->name),
 				  l->mapping ? strtab__get(&p->strings,
 							   p->maps[l->mapping - 1].file) : "",

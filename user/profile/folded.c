@@ -80,6 +80,11 @@ static int folder_build(struct folder *fo, const struct profile *p)
 	if (!fo->loc_text)
 		return -ENOMEM;
 	for (i = 0; i < p->nlocs; i++) {
+		/* labels are no frame of the stack */
+		if (p->locs[i].kind == FRAME_LABELS) {
+			fo->loc_text[i] = STACK_TREE_SKIP;
+			continue;
+		}
 		err = frame_text(fo, p, &p->locs[i], &fo->loc_text[i]);
 		if (err)
 			return err;

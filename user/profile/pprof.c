@@ -14,8 +14,6 @@
 #include "profile.pb-c.h"
 #include "profile/profile_priv.h"
 
-/* Strings the encoder adds when the profile does not hold them already. */
-#define PPROF_EXTRA_STRINGS 4
 
 typedef Perftools__Profiles__ValueType pb_value_type;
 typedef Perftools__Profiles__Sample pb_sample;
@@ -23,6 +21,7 @@ typedef Perftools__Profiles__Mapping pb_mapping;
 typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
+typedef Perftools__Profiles__Label pb_label;
 
 struct pprof_msg {
 	Perftools__Profiles__Profile prof;
@@ -36,6 +35,10 @@ struct pprof_msg {
 	size_t nlines;
 	uint64_t *loc_ids;
 	int64_t *values;
+	pb_label *labels, **label_ptrs;
+	size_t nlabels;
+	struct strtab extra;    /* strings the profile does not hold */
+	struct labels set;      /* a FRAME_LABELS location's, parsed */
 };
 
 /* calloc that never returns NULL for an empty array. */
@@ -59,47 +62,52 @@ static void pprof_msg_release(struct pprof_msg *m)
 	free(m->sample_ptrs);
 	free(m->loc_ids);
 	free(m->values);
+	free(m->labels);
+	free(m->label_ptrs);
+	strtab__release(&m->extra);
+	labels__release(&m->set);
 }
 
-/* String table index of s: the profile's own, else one appended after
- * them (at most PPROF_EXTRA_STRINGS distinct ones). */
-static int64_t wire_string(struct pprof_msg *m, const struct profile *p,
-			   const char *s)
+/* String table index of s: the profile's own, else one of the strings
+ * added after them (m->extra: its id 0, "", is the profile's too). 0 or
+ * -ENOMEM. */
+static int wire_string(struct pprof_msg *m, const struct profile *p, const char *s,
+		       int64_t *id)
 {
-	uint32_t id = strtab__find(&p->strings, s);
-	size_t i;
+	uint32_t own = strtab__find(&p->strings, s), extra;
+	int err;
 
-	if (id != HASHMAP_NO_INDEX)
-		return id;
-	for (i = p->strings.len; i < m->prof.n_string_table; i++)
-		if (!strcmp(m->prof.string_table[i], s))
-			return i;
-	/* protobuf-c only reads through this non-const pointer */
-	m->prof.string_table[m->prof.n_string_table] = (char *)s;
-	return m->prof.n_string_table++;
+	if (own != HASHMAP_NO_INDEX) {
+		*id = own;
+		return 0;
+	}
+	err = strtab__intern(&m->extra, s, &extra);
+	*id = (int64_t)p->strings.len + extra - 1;
+	return err;
 }
 
+/* The string table: the profile's strings, then the added ones. */
 static int build_strings(struct pprof_msg *m, const struct profile *p)
 {
-	size_t i;
+	size_t i, n = p->strings.len + m->extra.len - 1;
 
-	m->prof.string_table = alloc_array(p->strings.len + PPROF_EXTRA_STRINGS,
-					   sizeof(char *));
+	m->prof.string_table = alloc_array(n, sizeof(char *));
 	if (!m->prof.string_table)
 		return -ENOMEM;
+	/* protobuf-c only reads through these non-const pointers */
 	for (i = 0; i < p->strings.len; i++)
 		m->prof.string_table[i] = (char *)strtab__get(&p->strings, i);
-	m->prof.n_string_table = p->strings.len;
+	for (i = 1; i < m->extra.len; i++)
+		m->prof.string_table[p->strings.len + i - 1] = (char *)strtab__get(&m->extra, i);
+	m->prof.n_string_table = n;
 	return 0;
 }
 
-static void set_value_type(pb_value_type *vt, struct pprof_msg *m,
-			   const struct profile *p, const char *type,
-			   const char *unit)
+static int set_value_type(pb_value_type *vt, struct pprof_msg *m, const struct profile *p,
+			  const char *type, const char *unit)
 {
 	perftools__profiles__value_type__init(vt);
-	vt->type = wire_string(m, p, type);
-	vt->unit = wire_string(m, p, unit);
+	return wire_string(m, p, type, &vt->type) ?: wire_string(m, p, unit, &vt->unit);
 }
 
 /* Mappings, with what their locations say of them: has_functions unless
@@ -212,21 +220,44 @@ static int64_t clamp_i64(uint64_t v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
+/* Whether tree node n holds a label set (core/labels.h's text form), the
+ * outermost node of its stacks. */
+static bool labels_node(const struct profile *p, uint32_t n)
+{
+	return p->locs[p->tree.nodes[n].key].kind == FRAME_LABELS;
+}
+
+/* Pairs of a label set's text form: half its separators. */
+static size_t text_pairs(const char *text)
+{
+	size_t n = 0;
+
+	for (; *text; text++)
+		n += *text == LABELS_TEXT_SEP;
+	return n / 2;
+}
+
 /* Counts the samples (tree nodes with samples of their own), the machine
- * frames on their paths, and the lines of the locations they make (each
- * made once, at the first node whose location starts a frame; seen marks
- * those, and is left zeroed). */
-static void count_samples(const struct profile *p, uint64_t *seen, size_t *nsamples,
-			  size_t *nids, size_t *nlines)
+ * frames on their paths, the lines of the locations they make (each made
+ * once, at the first node whose location starts a frame; seen marks
+ * those, and is left zeroed) and their labels (the label set's on their
+ * path, and each_labels more). */
+static void count_samples(const struct profile *p, uint64_t *seen, size_t each_labels,
+			  size_t *nsamples, size_t *nids, size_t *nlines, size_t *nlabels)
 {
 	const struct stack_node *nodes = p->tree.nodes;
 
-	*nsamples = *nids = *nlines = 0;
+	*nsamples = *nids = *nlines = *nlabels = 0;
 	for (size_t i = 0; i < p->tree.len; i++) {
 		if (!nodes[i].self)
 			continue;
 		++*nsamples;
+		*nlabels += each_labels;
 		for (uint32_t n = i, end; n != STACK_TREE_ROOT; n = nodes[end].parent) {
+			if (labels_node(p, n)) {
+				*nlabels += text_pairs(strtab__get(&p->strings, p->locs[nodes[n].key].name));
+				break;
+			}
 			end = frame_end(p, n);
 			++*nids;
 			if (seen[nodes[n].key])
@@ -242,14 +273,35 @@ static void count_samples(const struct profile *p, uint64_t *seen, size_t *nsamp
 	memset(seen, 0, p->nlocs * sizeof(*seen));
 }
 
+/* Appends set's pairs to dst's labels (room counted by count_samples). */
+static int add_labels(struct pprof_msg *m, const struct profile *p, pb_sample *dst,
+		      const struct labels *set)
+{
+	const char *name, *value;
+	size_t pos = 0;
+	int err = 0;
+
+	while (!err && labels__next(set, &pos, &name, &value)) {
+		pb_label *l = &m->labels[m->nlabels];
+
+		perftools__profiles__label__init(l);
+		err = wire_string(m, p, name, &l->key) ?: wire_string(m, p, value, &l->str);
+		m->label_ptrs[m->nlabels++] = l;
+		dst->n_label++;
+	}
+	return err;
+}
+
 /* One sample per tree node with samples of its own: the machine frames
  * from the node up to the root's child (leaf first), each the location of
  * the profile location that starts it, made at its first use; values
- * [count, count x period]. */
-static int build_samples(struct pprof_msg *m, const struct profile *p, uint64_t period)
+ * [count, count x period]; labels: those of the label set node on its
+ * path, then each (NULL: none). */
+static int build_samples(struct pprof_msg *m, const struct profile *p, uint64_t period,
+			 const struct labels *each)
 {
 	const struct stack_node *nodes = p->tree.nodes;
-	size_t nsamples, nids, nlines, s = 0, id = 0;
+	size_t nsamples, nids, nlines, nlabels, s = 0, id = 0;
 	struct hashmap funcs = { 0 };
 	uint64_t *loc_of = NULL;        /* profile location -> pprof location id */
 	int err = -ENOMEM;
@@ -257,7 +309,7 @@ static int build_samples(struct pprof_msg *m, const struct profile *p, uint64_t 
 	loc_of = alloc_array(p->nlocs, sizeof(*loc_of));
 	if (!loc_of)
 		return -ENOMEM;
-	count_samples(p, loc_of, &nsamples, &nids, &nlines);
+	count_samples(p, loc_of, each ? each->n : 0, &nsamples, &nids, &nlines, &nlabels);
 	m->samples = alloc_array(nsamples, sizeof(*m->samples));
 	m->sample_ptrs = alloc_array(nsamples, sizeof(*m->sample_ptrs));
 	m->loc_ids = alloc_array(nids, sizeof(*m->loc_ids));
@@ -268,14 +320,18 @@ static int build_samples(struct pprof_msg *m, const struct profile *p, uint64_t 
 	m->line_ptrs = alloc_array(nlines, sizeof(*m->line_ptrs));
 	m->funcs = alloc_array(nlines, sizeof(*m->funcs));
 	m->func_ptrs = alloc_array(nlines, sizeof(*m->func_ptrs));
+	m->labels = alloc_array(nlabels, sizeof(*m->labels));
+	m->label_ptrs = alloc_array(nlabels, sizeof(*m->label_ptrs));
 	if (!m->samples || !m->sample_ptrs || !m->loc_ids || !m->values || !m->locs ||
-	    !m->loc_ptrs || !m->lines || !m->line_ptrs || !m->funcs || !m->func_ptrs)
+	    !m->loc_ptrs || !m->lines || !m->line_ptrs || !m->funcs || !m->func_ptrs ||
+	    !m->labels || !m->label_ptrs)
 		goto out;
 	m->prof.location = m->loc_ptrs;
 	m->prof.function = m->func_ptrs;
 	err = 0;
 	for (size_t i = 0; i < p->tree.len && !err; i++) {
 		pb_sample *dst = &m->samples[s];
+		uint32_t set = STACK_TREE_ROOT;
 		uint64_t cpu;
 
 		if (!nodes[i].self)
@@ -285,6 +341,10 @@ static int build_samples(struct pprof_msg *m, const struct profile *p, uint64_t 
 		for (uint32_t n = i, end; n != STACK_TREE_ROOT && !err; n = nodes[end].parent) {
 			uint32_t key = nodes[n].key;
 
+			if (labels_node(p, n)) {
+				set = n;
+				break;
+			}
 			end = frame_end(p, n);
 			if (!loc_of[key]) {
 				err = add_location(m, p, &funcs, n, end);
@@ -293,6 +353,13 @@ static int build_samples(struct pprof_msg *m, const struct profile *p, uint64_t 
 			m->loc_ids[id++] = loc_of[key];
 		}
 		dst->n_location_id = &m->loc_ids[id] - dst->location_id;
+		dst->label = &m->label_ptrs[m->nlabels];
+		if (!err && set != STACK_TREE_ROOT)
+			err = labels__from_text(&m->set, strtab__get(&p->strings,
+								     p->locs[nodes[set].key].name)) ?:
+			      add_labels(m, p, dst, &m->set);
+		if (!err && each)
+			err = add_labels(m, p, dst, each);
 		if (__builtin_mul_overflow(nodes[i].self, period, &cpu))
 			cpu = UINT64_MAX;
 		dst->value = &m->values[2 * s];
@@ -360,18 +427,17 @@ int pprof__encode(const struct profile *p, const struct pprof_meta *meta,
 	if (!p || !meta || !out || !out_len)
 		return -EINVAL;
 	perftools__profiles__profile__init(&m.prof);
-	err = build_strings(&m, p);
-	if (err)
-		goto cleanup;
+	err = strtab__init(&m.extra);
 	/* a count first, then cpu time: go tool pprof offers both, Pyroscope
 	 * picks cpu/nanoseconds */
-	set_value_type(&m.types[0], &m, p, "samples", "count");
+	if (!err)
+		err = set_value_type(&m.types[0], &m, p, "samples", "count");
 	m.type_ptrs[0] = &m.types[0];
 	m.prof.sample_type = m.type_ptrs;
 	m.prof.n_sample_type = 1;
-	if (meta->period_ns) {
-		set_value_type(&m.types[1], &m, p, "cpu", "nanoseconds");
-		set_value_type(&m.period_type, &m, p, "cpu", "nanoseconds");
+	if (!err && meta->period_ns) {
+		err = set_value_type(&m.types[1], &m, p, "cpu", "nanoseconds") ?:
+		      set_value_type(&m.period_type, &m, p, "cpu", "nanoseconds");
 		m.type_ptrs[1] = &m.types[1];
 		m.prof.n_sample_type = 2;
 		m.prof.period_type = &m.period_type;
@@ -380,9 +446,12 @@ int pprof__encode(const struct profile *p, const struct pprof_meta *meta,
 	m.prof.time_nanos = meta->time_nanos;
 	m.prof.duration_nanos = meta->duration_nanos;
 
-	err = build_mappings(&m, p);
 	if (!err)
-		err = build_samples(&m, p, meta->period_ns);
+		err = build_mappings(&m, p);
+	if (!err)
+		err = build_samples(&m, p, meta->period_ns, meta->labels);
+	if (!err)
+		err = build_strings(&m, p);
 	if (err)
 		goto cleanup;
 

@@ -26,6 +26,7 @@ typedef Perftools__Profiles__Mapping pb_mapping;
 typedef Perftools__Profiles__Function pb_function;
 
 #define KERNEL_HALF (1ull << 63)        /* x86-64 and arm64 kernel addresses */
+#define LABELS_MAX 64                   /* string labels of one sample */
 #define NOT_MADE_UP UINT32_MAX
 
 struct pb_reader {
@@ -40,6 +41,8 @@ struct pb_reader {
 	struct strtab names;    /* names made up for locations without lines */
 	struct frame *stack;    /* one sample's frames */
 	size_t stack_cap;
+	struct labels set;      /* one sample's string labels */
+	char *set_text;         /* and their text form (LABELS_TEXT_MAX) */
 };
 
 static void pb_reader_release(struct pb_reader *r)
@@ -52,6 +55,8 @@ static void pb_reader_release(struct pb_reader *r)
 	free(r->made_up);
 	strtab__release(&r->names);
 	free(r->stack);
+	labels__release(&r->set);
+	free(r->set_text);
 }
 
 /* string_table[idx], or NULL (why set) when idx is out of range. */
@@ -276,6 +281,46 @@ static int build_locations(struct pb_reader *r)
 	return 0;
 }
 
+/* The sample's string labels (numeric ones are left out) as the
+ * FRAME_LABELS frame *f, *any set; f untouched when it has none. 0 or
+ * -errno (why set). */
+static int sample_labels(struct pb_reader *r, size_t s, struct frame *f, bool *any)
+{
+	const Perftools__Profiles__Sample *smp = r->pb->sample[s];
+	const char *names[LABELS_MAX], *values[LABELS_MAX];
+	size_t n = 0;
+	int err;
+
+	*any = false;
+	for (size_t i = 0; i < smp->n_label; i++) {
+		const Perftools__Profiles__Label *l = smp->label[i];
+
+		if (!l->str)
+			continue;
+		if (n == LABELS_MAX)
+			return read_fail(r->info, -EINVAL, "sample %zu has more than %d labels", s,
+					 LABELS_MAX);
+		names[n] = pb_string(r, l->key, "a label");
+		values[n] = pb_string(r, l->str, "a label");
+		if (!names[n] || !values[n])
+			return -EINVAL;
+		n += *names[n] != '\0';
+	}
+	if (!n)
+		return 0;
+	if (!r->set_text && !(r->set_text = malloc(LABELS_TEXT_MAX)))
+		return -ENOMEM;
+	err = labels__set_pairs(&r->set, names, values, n);
+	if (err)
+		return err;
+	if (labels__to_text(&r->set, r->set_text, LABELS_TEXT_MAX) < 0)
+		return read_fail(r->info, -EINVAL, "the labels of sample %zu take more than %u bytes",
+				 s, LABELS_TEXT_MAX);
+	*f = (struct frame){ .kind = FRAME_LABELS, .name = r->set_text };
+	*any = true;
+	return 0;
+}
+
 static int add_samples(struct pb_reader *r, int value, const struct read_limits *lim)
 {
 	const pb_profile *pb = r->pb;
@@ -283,6 +328,7 @@ static int add_samples(struct pb_reader *r, int value, const struct read_limits 
 
 	for (size_t s = 0; s < pb->n_sample; s++) {
 		const Perftools__Profiles__Sample *smp = pb->sample[s];
+		bool labeled;
 		size_t nf = 0;
 
 		if (smp->n_value != pb->n_sample_type)
@@ -292,6 +338,12 @@ static int add_samples(struct pb_reader *r, int value, const struct read_limits 
 			r->info->skipped++;
 			continue;
 		}
+		err = array_reserve(r->stack, r->stack_cap, 1);
+		if (!err)
+			err = sample_labels(r, s, &r->stack[0], &labeled);
+		if (err)
+			return err;
+		nf = labeled;
 		/* outermost location first */
 		for (size_t j = smp->n_location_id; j-- > 0;) {
 			uintptr_t loc = (uintptr_t)hashmap__get_u64(&r->locs, smp->location_id[j]);
@@ -310,7 +362,7 @@ static int add_samples(struct pb_reader *r, int value, const struct read_limits 
 			if (err)
 				return err;
 			memcpy(&r->stack[nf], &r->loc_frames[first], n * sizeof(*r->stack));
-			if (nf && r->stack[nf].kind == FRAME_ROOT)
+			if (nf > labeled && r->stack[nf].kind == FRAME_ROOT)
 				r->stack[nf].kind = FRAME_USER;
 			nf += n;
 		}

@@ -93,7 +93,7 @@ static int intern_location_in(struct profile *p, const struct frame *f, uint32_t
 	err = strtab__intern(&p->strings, f->name, &l.name);
 	if (err)
 		return err;
-	if (f->kind != FRAME_ROOT) {
+	if (f->kind != FRAME_ROOT && f->kind != FRAME_LABELS) {
 		l.addr = f->addr;
 		l.line = f->line;
 		l.inlined = f->inlined;
@@ -124,7 +124,7 @@ static int intern_location_in(struct profile *p, const struct frame *f, uint32_t
  * put for one profile__add call). Saves hashing two strings a frame. */
 static bool same_mapping(const struct frame *a, const struct frame *b)
 {
-	return a->kind != FRAME_ROOT && b->kind != FRAME_ROOT && a->map_file &&
+	return a->kind != FRAME_ROOT && b->kind != FRAME_ROOT && a->kind != FRAME_LABELS && a->map_file &&
 	       a->map_file == b->map_file && a->map_build_id == b->map_build_id &&
 	       a->map_start == b->map_start && a->map_limit == b->map_limit &&
 	       a->map_offset == b->map_offset;
@@ -136,7 +136,7 @@ static int intern_location(struct profile *p, const struct frame *f, uint32_t *i
 	uint32_t mapping = 0;
 	int err = 0;
 
-	if (f->kind != FRAME_ROOT && f->map_file)
+	if (f->kind != FRAME_ROOT && f->kind != FRAME_LABELS && f->map_file)
 		err = intern_mapping(p, f, &mapping);
 	return err ? err : intern_location_in(p, f, mapping, idx);
 }
@@ -188,6 +188,53 @@ int profile__add(struct profile *p, const struct frame *frames, size_t n,
 	}
 	stack_tree__count(&p->tree, node, count);
 	return 0;
+}
+
+/* The frame location l of p stands for; strings point into p. */
+static struct frame location_frame(const struct profile *p, const struct location *l)
+{
+	struct frame f = {
+		.kind = l->kind, .name = strtab__get(&p->strings, l->name), .addr = l->addr,
+		.file = l->file ? strtab__get(&p->strings, l->file) : NULL, .line = l->line,
+		.inlined = l->inlined, .unnamed = l->unnamed,
+	};
+
+	if (l->mapping) {
+		const struct mapping *m = &p->maps[l->mapping - 1];
+
+		f.map_file = strtab__get(&p->strings, m->file);
+		f.map_build_id = m->build_id ? strtab__get(&p->strings, m->build_id) : NULL;
+		f.map_start = m->start;
+		f.map_limit = m->limit;
+		f.map_offset = m->offset;
+	}
+	return f;
+}
+
+int profile__merge(struct profile *dst, const struct profile *src)
+{
+	const struct stack_node *nodes = src->tree.nodes;
+	struct frame *frames = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	for (size_t i = 1; i < src->tree.len && !err; i++) {
+		size_t depth = 0, k;
+
+		if (!nodes[i].self)
+			continue;
+		for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
+			depth++;
+		err = array_reserve(frames, cap, depth);
+		if (err)
+			break;
+		k = depth;
+		for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
+			frames[--k] = location_frame(src, &src->locs[nodes[n].key]);
+		err = profile__add(dst, frames, depth, nodes[i].self);
+	}
+	free(frames);
+	return err;
 }
 
 uint64_t profile__total(const struct profile *p)

@@ -10,8 +10,10 @@
 #include <stdio.h>
 
 #include "core/frame.h"
+#include "core/labels.h"
 
 struct profile;
+struct label_match;
 
 struct profile *profile__new(void);
 /* Adds count samples of one stack; frames[0] is the root (process name),
@@ -21,6 +23,9 @@ struct profile *profile__new(void);
  * -ENOMEM; on failure the profile stays usable and the stack uncounted. */
 int profile__add(struct profile *p, const struct frame *frames, size_t n,
 		 uint64_t count);
+/* Adds every stack of src to dst (which may not be src). 0 or -ENOMEM;
+ * on failure dst holds part of src. */
+int profile__merge(struct profile *dst, const struct profile *src);
 uint64_t profile__total(const struct profile *p);
 /* Nodes of the stack tree, the empty root included: what the size of
  * every encoding grows with. */
@@ -32,6 +37,9 @@ struct pprof_meta {
 	uint64_t period_ns;     /* 1e9 / frequency; 0: unknown (no cpu values) */
 	int64_t time_nanos;     /* start of the profiled span, unix ns */
 	int64_t duration_nanos;
+	/* String labels of every sample (a file of one label set's profile);
+	 * NULL: none. Stacks under a FRAME_LABELS frame carry its labels. */
+	const struct labels *labels;
 };
 
 /* Encodes p as a pprof Profile with sample types [samples/count,
@@ -116,6 +124,9 @@ int profile__write(const struct profile *p, enum profile_format fmt,
 struct read_limits {
 	size_t max_bytes;       /* the input, and a pprof after gunzip */
 	size_t max_nodes;       /* stack tree nodes of the profile read into */
+	/* Only samples whose labels these select (profile/label_match.h;
+	 * NULL: all); a stack without labels has none. */
+	const struct label_match *match;
 };
 
 /* What an input said about itself, and why it was refused. */
@@ -124,6 +135,7 @@ struct read_info {
 	uint64_t period_ns;     /* nanoseconds a sample stands for; 0: unknown */
 	int64_t time_nanos, duration_nanos;     /* 0: unknown */
 	uint64_t skipped;       /* samples dropped: value zero or negative */
+	uint64_t unmatched;     /* samples the labels of which lim->match refused */
 	char why[160];          /* on failure: one phrase, no file name */
 };
 

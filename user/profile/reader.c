@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "profile/label_match.h"
 #include "profile/reader.h"
 
 int read_fail(struct read_info *info, int err, const char *fmt, ...)
@@ -23,7 +24,23 @@ int read_add(struct profile *p, const struct frame *frames, size_t n,
 	     uint64_t count, const struct read_limits *lim,
 	     struct read_info *info)
 {
-	int err = profile__add(p, frames, n, count);
+	int err;
+
+	if (lim->match) {
+		struct labels set = { 0 };
+		bool hit;
+
+		err = n && frames[0].kind == FRAME_LABELS ? labels__from_text(&set, frames[0].name) : 0;
+		hit = !err && label_match__test(lim->match, &set);
+		labels__release(&set);
+		if (err == -ENOMEM)
+			return err;
+		if (!hit) {
+			info->unmatched += count;
+			return 0;
+		}
+	}
+	err = profile__add(p, frames, n, count);
 
 	if (err)
 		return read_fail(info, err, "cannot add a stack: %s", strerror(-err));

@@ -76,6 +76,10 @@ int stack_tree__graft(struct stack_tree *t, const struct stack_tree *src,
 	node_map[STACK_TREE_ROOT] = STACK_TREE_ROOT;
 	/* index order visits parents before their children */
 	for (i = 1; i < src->len; i++) {
+		if (key_map[nodes[i].key] == STACK_TREE_SKIP) {
+			node_map[i] = node_map[nodes[i].parent];
+			continue;
+		}
 		err = stack_tree__child(t, node_map[nodes[i].parent],
 					key_map[nodes[i].key], &node_map[i]);
 		if (err)

@@ -15,6 +15,7 @@
 #include "core/hashmap.h"
 
 #define STACK_TREE_ROOT 0       /* the empty stack; has no key */
+#define STACK_TREE_SKIP UINT32_MAX /* stack_tree__graft: a key left out */
 
 struct stack_node {
 	uint32_t parent;
@@ -36,7 +37,8 @@ int stack_tree__init(struct stack_tree *t);
 int stack_tree__child(struct stack_tree *t, uint32_t parent, uint32_t key,
 		      uint32_t *child);
 /* Adds every path of src to t with its keys translated: src's key k
- * becomes key_map[k]. node_map[i] receives t's node for src's node i, so
+ * becomes key_map[k], and a node whose key maps to STACK_TREE_SKIP is left
+ * out (its children join its parent). node_map[i] receives t's node for src's node i, so
  * the caller can move src's counts over; none are copied here. Paths that
  * meet under the new keys merge. 0 or -ENOMEM (t keeps what was added). */
 int stack_tree__graft(struct stack_tree *t, const struct stack_tree *src,
