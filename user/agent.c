@@ -210,7 +210,10 @@ static void export_interval(void *ctx, struct profile_set *set, uint64_t start_n
 	pthread_mutex_lock(&a->lock);
 	a->snap.stats.intervals++;
 	a->snap.stats.profiles_built += r.built;
-	a->snap.stats.encode_failures += r.failures;
+	a->snap.stats.encode_failures += r.failures - r.too_large;
+	a->snap.stats.profiles_too_large += r.too_large;
+	a->snap.stats.profiles_capped += r.capped;
+	a->snap.stats.samples_folded += r.samples_folded;
 	pthread_mutex_unlock(&a->lock);
 }
 
@@ -447,11 +450,13 @@ static int run(struct agent *a)
 		" label_sets_full=%" PRIu64 " out_of_memory=%" PRIu64 " samples=%" PRIu64
 		" intervals=%" PRIu64 " profiles=%" PRIu64
 		" sent=%" PRIu64 " rejected=%" PRIu64 " dropped_full=%" PRIu64
-		" dropped_shutdown=%" PRIu64 " encode_failed=%" PRIu64,
+		" dropped_shutdown=%" PRIu64 " dropped_old=%" PRIu64 " encode_failed=%" PRIu64
+		" too_large=%" PRIu64 " capped=%" PRIu64,
 		t->drained, t->filtered, t->label_sets_full, t->add_failures,
 		t->profiled, a->snap.stats.intervals, a->snap.stats.profiles_built,
 		ss.profiles_sent, ss.profiles_rejected, ss.profiles_dropped_full,
-		ss.profiles_dropped_shutdown, a->snap.stats.encode_failures);
+		ss.profiles_dropped_shutdown, ss.profiles_dropped_old, a->snap.stats.encode_failures,
+		a->snap.stats.profiles_too_large, a->snap.stats.profiles_capped);
 	return status;
 }
 

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The agent's exporters for one interval: one pprof per label set, then
  * written to files (and latest.html) and queued for the server (push: one
- * request for all; ingest: one request each). A file's pprof carries the
+ * request a series, as Pyroscope stores each series on its own and answers
+ * for the first that fails, so a resent request would store the others
+ * twice; ingest: one request each). A file's pprof carries the
  * set's labels on every sample (go tool pprof -tags, kiln view --match);
  * the server's does not: there they are the series' labels, and sample
  * labels would split the series. Runs on the loop thread; sending happens
  * on the sender's thread. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,11 @@
 #include "core/log.h"
 #include "export/pyroscope.h"
 #include "profile/profile.h"
+#include "symbolize/symbolizer.h"
+
+/* Pyroscope keeps 1000 frames of a stack, dropping the root side's
+ * opposite; kiln's stacks (and their label frame) never reach that. */
+_Static_assert(SYMBOLIZER_MAX_FRAMES + 1 <= 1000, "stacks longer than Pyroscope keeps");
 
 struct encoded {
 	struct profile_set_entry *e;
@@ -84,27 +92,78 @@ static int cmp_service(const void *x, const void *y)
 	return strcmp(a ? a : "", b ? b : "");
 }
 
-static void send_push(const struct agent_exporters *x, struct encoded *enc, size_t n)
+static void send_push(const struct agent_exporters *x, struct encoded *enc, size_t n,
+		      uint64_t start_ns)
 {
-	struct pyroscope_series *series = calloc(n, sizeof(*series));
-	uint8_t *body = NULL;
-	size_t len = 0;
-	char *url = NULL;
+	for (size_t i = 0; i < n; i++) {
+		struct pyroscope_series series = { &enc[i].e->labels, enc[i].pprof, enc[i].len };
+		uint8_t *body = NULL;
+		size_t len = 0;
+		char *url = NULL;
 
-	for (size_t i = 0; series && i < n; i++) {
-		series[i].labels = &enc[i].e->labels;
-		series[i].pprof = enc[i].pprof;
-		series[i].len = enc[i].len;
+		if (pyroscope__push_request(&series, 1, &body, &len) ||
+		    asprintf(&url, "%s%s", x->server, PYROSCOPE_PUSH_PATH) < 0) {
+			pr_error("push: cannot build the request: out of memory");
+			free(body);
+			continue;
+		}
+		sender__enqueue(x->sender, url, "application/proto", body, len, 1, start_ns);
 	}
-	if (!series || pyroscope__push_request(series, n, &body, &len) ||
-	    asprintf(&url, "%s%s", x->server, PYROSCOPE_PUSH_PATH) < 0) {
-		pr_error("push: cannot build the request for %zu profiles: out of memory", n);
-		free(series);
-		free(body);
-		return;
+}
+
+/* The server's pprof of e (gzipped into en): at most SERVER_MAX_STACKS
+ * stacks and, with its labels, SERVER_MAX_BYTES before compression;
+ * beyond either the lightest stacks are folded into "[other]", as few as
+ * a few tries of shrinking find. 0, -E2BIG (does not fit: counted),
+ * -ENOMEM. */
+static int encode_for_server(const struct pprof_meta *meta, struct profile_set_entry *e,
+			     struct encoded *en, struct agent_export_result *r)
+{
+	size_t stacks = profile__stacks(e->profile), keep = stacks, raw_len = 0;
+	const struct profile *cur = e->profile;
+	struct profile *capped = NULL;
+	uint64_t folded = 0;
+	uint8_t *raw = NULL;
+	int err = 0;
+
+	if (keep > SERVER_MAX_STACKS)
+		keep = SERVER_MAX_STACKS;
+	for (int tries = 0;; tries++) {
+		if (keep < stacks) {
+			profile__free(capped);
+			cur = capped = profile__top(e->profile, keep, &folded);
+			if (!capped) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		err = pprof__encode(cur, meta, false, &raw, &raw_len);
+		if (err || raw_len + e->labels.len <= SERVER_MAX_BYTES)
+			break;
+		free(raw);
+		raw = NULL;
+		if (tries == 4 || keep <= 1) {
+			err = -E2BIG;
+			break;
+		}
+		keep = (size_t)((double)keep * SERVER_MAX_BYTES / (raw_len + e->labels.len) * 0.9);
+		if (!keep)
+			keep = 1;
 	}
-	free(series);
-	sender__enqueue(x->sender, url, "application/proto", body, len, (uint32_t)n);
+	if (!err)
+		err = pprof__gzip(raw, raw_len, &en->pprof, &en->len);
+	if (!err && capped) {
+		r->capped++;
+		r->samples_folded += folded;
+	}
+	if (err == -E2BIG) {
+		r->too_large++;
+		pr_warn("push: a profile of %zu stacks does not fit %d bytes even with its lightest stacks folded: dropped",
+			stacks, SERVER_MAX_BYTES);
+	}
+	free(raw);
+	profile__free(capped);
+	return err;
 }
 
 static void send_ingest(const struct agent_exporters *x, struct encoded *enc, size_t n, uint64_t start_ns,
@@ -122,7 +181,7 @@ static void send_ingest(const struct agent_exporters *x, struct encoded *enc, si
 		}
 		/* The sender takes the body; the files exporter already wrote it. */
 		sender__enqueue(x->sender, url, "application/octet-stream", enc[i].pprof,
-				enc[i].len, 1);
+				enc[i].len, 1, start_ns);
 		enc[i].pprof = NULL;
 	}
 }
@@ -153,7 +212,7 @@ struct agent_export_result agent_export__interval(const struct agent_exporters *
 		if (!profile__total(e->profile))
 			continue;
 		labeled.labels = &e->labels;
-		if ((x->sender && pprof__encode(e->profile, &meta, true, &en->pprof, &en->len)) ||
+		if ((x->sender && encode_for_server(&meta, e, en, &r)) ||
 		    (x->files && pprof__encode(e->profile, &labeled, true, &en->file_pprof,
 					       &en->file_len))) {
 			free(en->pprof);
@@ -172,7 +231,7 @@ struct agent_export_result agent_export__interval(const struct agent_exporters *
 		if (x->ingest)
 			send_ingest(x, enc, built, start_ns, end_ns);
 		else
-			send_push(x, enc, built);
+			send_push(x, enc, built, start_ns);
 	}
 	for (size_t i = 0; i < built; i++) {
 		free(enc[i].pprof);

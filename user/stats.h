@@ -48,6 +48,7 @@ struct kiln_stats {
 	struct files_stats files;
 	struct sender_stats send;
 	uint64_t intervals, profiles_built, encode_failures;
+	uint64_t profiles_capped, samples_folded, profiles_too_large;
 	uint64_t queue_max_bytes;       /* 0 without a server */
 	/* The record run. */
 	double seconds, cpu_user_ms, cpu_sys_ms;

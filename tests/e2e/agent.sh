@@ -315,11 +315,11 @@ test_sigterm_flush() {
 	problem=$(exit_problem flush)
 	if [ -n "$problem" ]; then
 		fail sigterm_flush "$problem"
-	elif check flush 'len(D) == 1 and 1e9 < list(profiles())[0]["duration_nanos"] < 60e9' &&
+	elif check flush 'len(D) >= 1 and len(set(q["time_nanos"] for q in profiles())) == 1 and all(1e9 < q["duration_nanos"] < 60e9 for q in profiles())' &&
 		samples_conserved flush; then
-		pass "SIGTERM: the partial interval ($(value flush 'round(list(profiles())[0]["duration_nanos"]/1e9,1)') s) was pushed before exit"
+		pass "SIGTERM: the partial interval ($(value flush 'round(list(profiles())[0]["duration_nanos"]/1e9,1)') s, $(value flush 'len(D)') series, a request each) was pushed before exit"
 	else
-		fail sigterm_flush "delivered $(value flush 'len(D)') pushes"
+		fail sigterm_flush "delivered $(value flush 'len(D)') pushes of $(value flush 'len(set(q["time_nanos"] for q in profiles()))') intervals"
 	fi
 }
 

@@ -11,7 +11,8 @@ With --print, prints the value of EXPR as JSON and exits 0.
 Names available in EXPR:
   L           every log entry, in order
   A           push and ingest entries (attempts, whatever their status)
-  D           delivered entries (status 200, content accepted)
+  D           delivered entries (content stored: status 200, or a push
+              whose other series failed; profiles() skips those)
   e           the last entry of A
   body        bytes of --body FILE (b"" without it); js() parses it as JSON
   p(i, j)     profile summary j of series i of e (default 0, 0)
@@ -63,6 +64,8 @@ def main():
     def profiles(entries=None):
         for x in D if entries is None else entries:
             for s in x.get("series") or []:
+                if not s.get("stored", True):
+                    continue
                 for q in s.get("samples") or []:
                     yield q
 

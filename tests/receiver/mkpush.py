@@ -8,6 +8,7 @@ python3-protobuf and protobuf-compiler installed).
   mkpush.py --out push.bin [--label k=v ...] [--stack 'main;work;spin=30' ...]
             [--hz 97] [--age 0] [--no-gzip] [--json] [--pprof-only]
             [--id UUID] [--samples-per-series 1] [--raw-profile-bytes HEX]
+            [--more-series 'k=v,k=v' ...] [--filler-stacks N]
 
 Stacks are root-first, ';'-separated, with '=COUNT'; values are COUNT*period
 cpu nanoseconds (sample_type [samples/count, cpu/nanoseconds]). Labels are
@@ -93,6 +94,10 @@ def main():
     ap.add_argument("--pprof-only", action="store_true", help="write just the (gzipped) pprof")
     ap.add_argument("--id", help="RawSample ID (default: a random UUID)")
     ap.add_argument("--raw-profile-bytes", help="hex bytes to use as raw_profile instead")
+    ap.add_argument("--more-series", action="append", default=[], metavar="K=V,K=V",
+                    help="a further series with these labels and the same profile")
+    ap.add_argument("--filler-stacks", type=int, default=0,
+                    help="add N stacks with 200-byte function names (a big profile)")
     args = ap.parse_args()
 
     tmp, push_pb2, profile_pb2 = load_modules(args.proto_dir)
@@ -101,6 +106,8 @@ def main():
         for s in args.stack or ["main;work;spin=30", "main;work;idle=10", "main;other=5"]:
             st, _, n = s.rpartition("=")
             stacks.append((st.split(";"), int(n)))
+        for i in range(args.filler_stacks):
+            stacks.append((["main", "filler_%06d_" % i + "x" * 190], 1))
         now = time.time() - args.age
         prof = build_profile(profile_pb2, stacks, args.hz, int(now * 1e9), int(args.duration * 1e9))
         raw = prof.SerializeToString()
@@ -117,6 +124,12 @@ def main():
                 k, _, v = kv.partition("=")
                 s.labels.add(name=k, value=v)
             s.samples.add(raw_profile=raw, ID=args.id or str(uuid.uuid4()))
+            for more in args.more_series:
+                m = req.series.add()
+                for kv in more.split(","):
+                    k, _, v = kv.partition("=")
+                    m.labels.add(name=k, value=v)
+                m.samples.add(raw_profile=raw, ID=str(uuid.uuid4()))
             if args.json:
                 from google.protobuf import json_format
                 data = json_format.MessageToJson(req).encode()

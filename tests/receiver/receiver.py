@@ -50,6 +50,9 @@ DEFAULT_LIMITS = {
     "max_profile_samples": 16000,
     "max_stack_depth": 1000,                # deeper stacks are only noted
     "reject_older_than_s": 3600,
+    # the rate limiter's burst: a request whose label bytes and decompressed
+    # pprof bytes exceed it is refused with 429, whatever the rate
+    "burst_bytes": 2 * 1000 * 1000,
     "reject_newer_than_s": 600,
     "check_time": True,
     "strict_pprof": True,                   # ids, string indexes, value counts
@@ -988,7 +991,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 series, stacks = self.decode_ingest(entry, body, url, headers, limits)
         except RequestError as e:
             decode_error = e
-            series, stacks = None, []
+            series, stacks = getattr(e, "series", None), getattr(e, "stacks", [])
         if series is not None:
             entry["series"] = series
             entry["series_count"] = len(series)
@@ -1023,6 +1026,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             raise e
 
         if decode_error:
+            if stacks:
+                # a partial success: what was stored counts as delivered
+                stacks_list.extend(stacks)
+                entry["delivered"] = True
             raise decode_error
 
         with state.lock:
@@ -1074,17 +1081,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         series = []
         stacks = []
         first_error = None
+        burst = 0
         for i, s in enumerate(req.series):
             pairs = [(l.name, l.value) for l in s.labels]
             where = "series %d" % i
             out = {"labels": [list(p) for p in pairs], "service_name": dict(pairs).get("service_name"),
-                   "labels_map": dict(pairs), "samples": [], "error": None}
+                   "labels_map": dict(pairs), "samples": [], "error": None, "stored": False}
             series.append(out)
+            burst += sum(len(n) + len(v) for n, v in pairs)
+            series_stacks = []
             try:
                 validate_labels(pairs, limits, where)
             except RequestError as e:
                 out["error"] = e.message
-                first_error = first_error or e
             for j, raw in enumerate(s.samples):
                 w = "%s sample %d (ID %r)" % (where, j, raw.ID)
                 head = {"id": raw.ID, "id_is_uuid": valid_uuid(raw.ID)}
@@ -1093,15 +1102,30 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 except RequestError as e:
                     head.update(error=e.message, raw_size=len(raw.raw_profile), gzipped=is_gzip(raw.raw_profile))
                     out["samples"].append(head)
+                    out["error"] = out["error"] or e.message
                     first_error = first_error or e
                     continue
+                burst += summ["uncompressed_size"]
                 out["samples"].append(dict(head, error=None, **summ))
-                stacks.append((out["service_name"] or "", st))
-        if first_error:
-            # Keep what was decoded: the log shows what a rejected request held.
+                series_stacks.append((out["service_name"] or "", st))
+            if out["error"] is None:
+                # Pyroscope stores each series on its own
+                out["stored"] = True
+                stacks.extend(series_stacks)
+            elif first_error is None:
+                first_error = RequestError(400, out["error"])
+        entry["burst_bytes"] = burst
+        if burst > limits["burst_bytes"]:
+            for out in series:
+                out["stored"] = False
             entry["series"] = series
-            entry["series_count"] = len(series)
-            entry["profile_count"] = sum(len(x["samples"]) for x in series)
+            raise RequestError(429, "request of %d bytes (labels and decompressed profiles) is over the "
+                               "rate limit's burst of %d bytes" % (burst, limits["burst_bytes"]))
+        if first_error:
+            # The stored series count; the answer is the first failure's.
+            entry["partial"] = any(out["stored"] for out in series)
+            first_error.stacks = stacks
+            first_error.series = series
             raise first_error
         return series, stacks
 

@@ -306,6 +306,29 @@ else
 	fail keepalive "requests on one connection failed"
 fi
 
+# ---------------------------------------------------------------- Pyroscope's partial success, burst
+
+# Three series, the second without a service_name: the other two are stored,
+# the answer is the second's 400.
+mk --out "$TMP/three.bin" --more-series '__name__=process_cpu,service_name=' \
+	--more-series '__name__=process_cpu,service_name=third'
+push three "$TMP/three.bin"
+if [ "$code" = 400 ]; then
+	check partial "three series, one without service_name: 400, the other two stored" \
+		'e["partial"] and [s["stored"] for s in e["series"]] == [True, False, True] and e in D and len(list(profiles([e]))) == 2'
+else
+	fail partial "want 400, got $code: $(cat "$TMP/three.body")"
+fi
+# Labels and decompressed profile over the burst: 429, nothing stored.
+mk --out "$TMP/burst.bin" --filler-stacks 11000
+push burst "$TMP/burst.bin"
+if [ "$code" = 429 ]; then
+	check burst "a 2 MB request: 429 resource_exhausted, nothing stored" \
+		'e["burst_bytes"] > 2000000 and e not in D and js()["code"] == "resource_exhausted"'
+else
+	fail burst "want 429, got $code: $(head -c 300 "$TMP/burst.body")"
+fi
+
 # ---------------------------------------------------------------- still alive, shutdown
 
 if curl -sf "http://127.0.0.1:$PORT/_health" >/dev/null && kill -0 "$RPID"; then
@@ -328,4 +351,4 @@ else
 fi
 RPID=
 
-finish 52
+finish 54

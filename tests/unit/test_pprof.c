@@ -480,3 +480,36 @@ Test(pprof, go_tool_pprof_reads_source_lines, .timeout = 120)
 	cr_assert_not_null(strstr(text, "lib.so+0x1200"), "%s", text);
 	profile__free(p);
 }
+
+/* A profile cut to its heaviest stacks keeps every sample: the rest are
+ * one [other] stack. */
+Test(pprof, top_folds_the_lightest_stacks_into_other)
+{
+	struct profile *p = profile__new(), *top;
+	char name[16];
+	uint64_t folded = 0;
+	char *text;
+
+	cr_assert_not_null(p);
+	for (int i = 0; i < 5; i++) {
+		struct frame f[] = { { .kind = FRAME_ROOT, .name = "app" }, pp_user(name, 0x401000 + i) };
+
+		snprintf(name, sizeof(name), "f%d", i);
+		cr_assert_eq(profile__add(p, f, 2, (uint64_t)(i + 1) * 10), 0);
+	}
+	cr_assert_eq(profile__stacks(p), 5);
+	top = profile__top(p, 3, &folded);
+	cr_assert_not_null(top);
+	cr_assert_eq(profile__stacks(top), 3);
+	cr_assert_eq(profile__total(top), profile__total(p));
+	cr_assert_eq(folded, 10 + 20 + 30);
+	text = folded_text(top);
+	cr_assert_str_eq(text, "[other] 60\napp;f3 40\napp;f4 50\n");
+	free(text);
+	profile__free(top);
+	top = profile__top(p, 10, &folded);
+	cr_assert_eq(profile__stacks(top), 5);
+	cr_assert_eq(folded, 0);
+	profile__free(top);
+	profile__free(p);
+}

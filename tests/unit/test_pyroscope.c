@@ -77,11 +77,11 @@ Test(pyroscope_push, one_series_per_label_set_in_documented_order)
 	};
 	req = push_decode(s, 2);
 	cr_assert_eq(req->n_series, 2);
-	/* __name__ first, then the label set in its canonical (name) order,
-	 * every other __ label gone. */
+	/* __name__ and service_name first, then the label set in its
+	 * canonical (name) order, every other __ label gone. */
 	wire_text(req->series[0], text, sizeof(text));
-	cr_assert_str_eq(text, "__name__=process_cpu,namespace=shop,node=n1,pod=web-1,"
-			       "service_name=shop/web");
+	cr_assert_str_eq(text, "__name__=process_cpu,service_name=shop/web,namespace=shop,"
+			       "node=n1,pod=web-1");
 	wire_text(req->series[1], text, sizeof(text));
 	cr_assert_str_eq(text, "__name__=process_cpu,service_name=db,team=a,b");
 	for (size_t i = 0; i < 2; i++) {
@@ -111,8 +111,8 @@ Test(pyroscope_push, label_names_are_sanitized)
 	req = push_decode(&s, 1);
 	wire_text(req->series[0], text, sizeof(text));
 	/* Canonical order is by the original names; values untouched. */
-	cr_assert_str_eq(text, "__name__=process_cpu,_st=one,app_kubernetes_io_name=web,"
-			       "caf__=v,pod_template_hash=abc,service_name=svc");
+	cr_assert_str_eq(text, "__name__=process_cpu,service_name=svc,_st=one,"
+			       "app_kubernetes_io_name=web,caf__=v,pod_template_hash=abc");
 	push__v1__push_request__free_unpacked(req, NULL);
 	labels__release(&l);
 }
@@ -140,7 +140,9 @@ Test(pyroscope_push, sizes_and_bounds)
 	req = push_decode(&s, 1);
 	/* Pyroscope's bound: 30 labels a series, __name__ included. */
 	cr_assert_eq(req->series[0]->n_labels, 30);
-	cr_assert_str_eq(req->series[0]->labels[29]->name, "k28");
+	cr_assert_str_eq(req->series[0]->labels[1]->name, "service_name");
+	cr_assert_str_eq(req->series[0]->labels[1]->value, PYROSCOPE_UNKNOWN_SERVICE);
+	cr_assert_str_eq(req->series[0]->labels[29]->name, "k27");
 	cr_assert_eq(req->series[0]->samples[0]->raw_profile.len, 1u << 20);
 	cr_assert_eq(memcmp(req->series[0]->samples[0]->raw_profile.data, big, 1 << 20), 0);
 	push__v1__push_request__free_unpacked(req, NULL);
@@ -152,8 +154,8 @@ Test(pyroscope_push, sizes_and_bounds)
 	s.len = 3;
 	req = push_decode(&s, 1);
 	cr_assert_eq(req->series[0]->n_labels, 3);
-	cr_assert_eq(strlen(req->series[0]->labels[1]->name), 1024);
-	cr_assert_str_eq(req->series[0]->labels[1]->value, "v");
+	cr_assert_eq(strlen(req->series[0]->labels[2]->name), 1024);
+	cr_assert_str_eq(req->series[0]->labels[2]->value, "v");
 	push__v1__push_request__free_unpacked(req, NULL);
 
 	/* No series: an empty, valid request. */

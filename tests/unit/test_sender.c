@@ -13,9 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
+#include "core/clock.h"
 #include "export/sender.h"
 #include "unit_helpers.h"
 
@@ -26,22 +28,26 @@
 Test(sender_rules, which_answers_are_retried_dropped_or_delivered)
 {
 	static const long delivered[] = { 200, 201, 202, 204 };
-	/* Transient: the same request may succeed later (401/403: credentials
-	 * are re-read and may have rotated; 408/429: slow down; 5xx). */
-	static const long retried[] = { 401, 403, 408, 429, 500, 502, 503, 504, 599 };
-	/* The server will never take this request: drop and count. */
-	static const long refused[] = { 300, 301, 400, 404, 405, 409, 413, 415, 422 };
+	/* Transient: the same request may succeed later (408/429: slow down;
+	 * 5xx). */
+	static const long retried[] = { 408, 429, 500, 502, 503, 504, 599 };
+	/* The server will never take this request: drop and count (401/403
+	 * too, unless the credentials were rotated since). */
+	static const long refused[] = { 300, 301, 400, 401, 403, 404, 405, 409, 413, 415, 422 };
 
 	for (size_t i = 0; i < sizeof(delivered) / sizeof(*delivered); i++)
-		cr_assert_eq(sender__classify(0, delivered[i]), SENDER_DELIVERED, "%ld",
+		cr_assert_eq(sender__classify(0, delivered[i], false), SENDER_DELIVERED, "%ld",
 			     delivered[i]);
 	for (size_t i = 0; i < sizeof(retried) / sizeof(*retried); i++)
-		cr_assert_eq(sender__classify(0, retried[i]), SENDER_RETRY, "%ld", retried[i]);
+		cr_assert_eq(sender__classify(0, retried[i], false), SENDER_RETRY, "%ld", retried[i]);
 	for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++)
-		cr_assert_eq(sender__classify(0, refused[i]), SENDER_REFUSED, "%ld", refused[i]);
+		cr_assert_eq(sender__classify(0, refused[i], false), SENDER_REFUSED, "%ld",
+			     refused[i]);
+	cr_assert_eq(sender__classify(0, 401, true), SENDER_RETRY);
+	cr_assert_eq(sender__classify(0, 403, true), SENDER_RETRY);
 	/* No response at all (refused, reset, timed out): retried. */
-	cr_assert_eq(sender__classify(-111, 0), SENDER_RETRY);
-	cr_assert_eq(sender__classify(-110, 0), SENDER_RETRY);
+	cr_assert_eq(sender__classify(-111, 0, false), SENDER_RETRY);
+	cr_assert_eq(sender__classify(-110, 0, false), SENDER_RETRY);
 }
 
 Test(sender_rules, backoff_doubles_is_jittered_and_bounded)
@@ -240,7 +246,8 @@ static void send_text(struct sender *s, unsigned port, const char *text, uint32_
 	uint8_t *body = (uint8_t *)strdup(text);
 
 	cr_assert_not_null(body);
-	sender__enqueue(s, server_url(port), "application/proto", body, strlen(text), profiles);
+	sender__enqueue(s, server_url(port), "application/proto", body, strlen(text), profiles,
+			realtime_ns());
 }
 
 /* Conditions polled until true. */
@@ -319,7 +326,7 @@ Test(sender, transient_failures_are_retried_until_delivered)
 {
 	/* Two failures a request: the backoff restarts at 0.5-1 s after each
 	 * delivery, so the whole test waits a few seconds. */
-	static const long statuses[] = { 503, 429, 200, 500, 401, 200, 403, 408, 200 };
+	static const long statuses[] = { 503, 429, 200, 500, 502, 200, 504, 408, 200 };
 	static const char *const bodies[] = { "first", "second", "third" };
 	struct sender *s = sender_to_server(1 << 20);
 	struct sender_stats st;
@@ -432,4 +439,73 @@ Test(sender, shutdown_delivers_what_is_queued)
 	cr_assert_eq(st.profiles_dropped_shutdown, 0);
 	expect_bodies(2, (const char *const[]){ "one", "two" });
 	sender__free(s);
+}
+
+static bool delivered_and_old(void *ctx)
+{
+	struct until *u = ctx;
+	struct sender_stats st;
+
+	sender__stats(u->s, &st);
+	return st.queue_items == 0 && st.profiles_sent + st.profiles_dropped_old == u->want;
+}
+
+/* A request whose profiles began more than the server's hour ago (a long
+ * outage) is dropped unsent and counted: the server would refuse it. */
+Test(sender, old_profiles_are_dropped_unsent)
+{
+	struct sender *s = sender_to_server(1 << 20);
+	struct until u = { s, 5 };
+	struct sender_stats st;
+	uint8_t *old = (uint8_t *)strdup("old"), *fresh = (uint8_t *)strdup("fresh");
+
+	cr_assert(old && fresh);
+	sender__enqueue(s, server_url(srv.port), "application/proto", old, 3, 2,
+			realtime_ns() - 2 * 3600 * 1000000000ull);
+	sender__enqueue(s, server_url(srv.port), "application/proto", fresh, 5, 3, realtime_ns());
+	POLL_UNTIL(delivered_and_old(&u), "the queue did not settle");
+	sender__stats(s, &st);
+	cr_assert_eq(st.profiles_dropped_old, 2);
+	cr_assert_eq(st.profiles_sent, 3);
+	expect_bodies(1, (const char *const[]){ "fresh" });
+	sender__free(s);
+}
+
+/* 401/403 are not retried with the same credentials; a rotated token file
+ * is read and the request sent again at once. */
+Test(sender, auth_refusals_are_dropped_unless_the_token_rotated)
+{
+	static const long statuses[] = { 401, 401, 200 };
+	char dir[] = "/tmp/kiln-sender-XXXXXX", path[64];
+	struct http_client_opts o = http_opts;
+	struct sender_stats st;
+	struct sender *s;
+	struct until u;
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/token", dir);
+	f = fopen(path, "w");
+	cr_assert(f && fputs("first\n", f) >= 0 && !fclose(f));
+	o.bearer_token_file = path;
+	s = sender__new(&o, 1 << 20);
+	cr_assert_not_null(s);
+	u = (struct until){ s, 1 };
+	script(statuses, 3);
+	send_text(s, srv.port, "a", 1);
+	POLL_UNTIL(settled(&u), "the refusal was not settled");
+	sender__stats(s, &st);
+	cr_assert_eq(st.profiles_rejected, 1, "a 401 with the same token is dropped");
+	cr_assert_eq(st.retries, 0);
+	f = fopen(path, "w");
+	cr_assert(f && fputs("second\n", f) >= 0 && !fclose(f));
+	send_text(s, srv.port, "b", 1);
+	u.want = 2;
+	POLL_UNTIL(settled(&u), "the rotated request was not settled");
+	sender__stats(s, &st);
+	cr_assert_eq(st.profiles_sent, 1);
+	expect_bodies(3, (const char *const[]){ "a", "b", "b" });
+	sender__free(s);
+	unlink(path);
+	rmdir(dir);
 }

@@ -239,15 +239,34 @@ static int post_once(struct http_client *c, const char *url, const char *content
 	return err;
 }
 
+/* Whether two secrets (either may be NULL) differ. */
+static bool secret_differs(const char *a, const char *b)
+{
+	return (a == NULL) != (b == NULL) || (a && strcmp(a, b));
+}
+
 int http_client__post(struct http_client *c, const char *url, const char *content_type,
 		      const void *body, size_t len, struct http_result *res)
 {
 	int err = post_once(c, url, content_type, body, len, res);
+	char *token, *password;
+	bool changed;
 
-	/* Credentials may have rotated under us: read them again, once. */
-	if (!err && res->status == 401 && (c->token || c->password) &&
-	    http_client__reload(c) == 0)
+	/* Credentials may have rotated under us: read them again, and send
+	 * once more when they did. */
+	if (err || (res->status != 401 && res->status != 403) || !(c->token || c->password))
+		return err;
+	token = c->token ? strdup(c->token) : NULL;
+	password = c->password ? strdup(c->password) : NULL;
+	changed = (!c->token || token) && (!c->password || password) &&
+		  http_client__reload(c) == 0 &&
+		  (secret_differs(token, c->token) || secret_differs(password, c->password));
+	secret__free(token);
+	secret__free(password);
+	if (changed) {
 		err = post_once(c, url, content_type, body, len, res);
+		res->credentials_changed = true;
+	}
 	return err;
 }
 

@@ -28,6 +28,9 @@ struct http_result {
 	char error[256];                /* transport error, "" when none */
 	char message[512];              /* the server's error message, if any */
 	double retry_after;             /* seconds from Retry-After, 0 if none */
+	/* After a 401 or 403, the secret files held other credentials than
+	 * those sent: rotated (they were sent again once). */
+	bool credentials_changed;
 };
 
 struct http_client;

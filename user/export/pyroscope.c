@@ -29,16 +29,21 @@ void pyroscope__sanitize_name(char *name)
 		name[0] = '_';
 }
 
-/* The label set as sent: __name__ first, reserved names dropped. */
+/* The label set as sent: __name__ and service_name first (the server
+ * refuses a series without one: PYROSCOPE_UNKNOWN_SERVICE then), reserved
+ * names and empty values dropped (an empty value is no label to it). */
 static size_t wire_labels(const struct labels *l, struct wire_label *out)
 {
-	const char *name, *value;
-	size_t n = 1, pos = 0;
+	const char *name, *value, *service = labels__get(l, "service_name");
+	size_t n = 2, pos = 0;
 
 	snprintf(out[0].name, sizeof(out[0].name), "__name__");
 	out[0].value = PYROSCOPE_PROFILE_NAME;
+	snprintf(out[1].name, sizeof(out[1].name), "service_name");
+	out[1].value = service && *service ? service : PYROSCOPE_UNKNOWN_SERVICE;
 	while (n < MAX_WIRE_LABELS && labels__next(l, &pos, &name, &value)) {
-		if (strncmp(name, "__", 2) == 0 || !*name)
+		if (strncmp(name, "__", 2) == 0 || !*name || !*value ||
+		    !strcmp(name, "service_name"))
 			continue;
 		snprintf(out[n].name, sizeof(out[n].name), "%s", name);
 		pyroscope__sanitize_name(out[n].name);

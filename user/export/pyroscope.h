@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Pyroscope wire formats: the push API's PushRequest (protobuf-c) and the
  * legacy /ingest URL. Labels on the wire: `__name__ = process_cpu` first,
- * then the label set with every other `__` label stripped and names
- * sanitized to [a-zA-Z_][a-zA-Z0-9_]*. */
+ * then the label set with every other `__` label and every empty value
+ * stripped and names sanitized to [a-zA-Z_][a-zA-Z0-9_]*; a set without a
+ * service_name gets PYROSCOPE_UNKNOWN_SERVICE. */
 #ifndef KILN_EXPORT_PYROSCOPE_H
 #define KILN_EXPORT_PYROSCOPE_H
 
@@ -13,6 +14,8 @@
 
 #define PYROSCOPE_PUSH_PATH "/push.v1.PusherService/Push"
 #define PYROSCOPE_PROFILE_NAME "process_cpu"
+/* service_name of a label set without one (OpenTelemetry's word) */
+#define PYROSCOPE_UNKNOWN_SERVICE "unknown_service"
 
 /* One series of a push: a label set and its interval's pprof (gzipped). */
 struct pyroscope_series {

@@ -28,6 +28,7 @@ struct item {
 	uint8_t *body;
 	size_t len;
 	uint32_t profiles;
+	uint64_t begin_unix_ns;
 };
 
 struct sender {
@@ -70,7 +71,7 @@ static struct item *pop_head(struct sender *s)
 }
 
 void sender__enqueue(struct sender *s, char *url, const char *content_type, uint8_t *body,
-		     size_t len, uint32_t profiles)
+		     size_t len, uint32_t profiles, uint64_t begin_unix_ns)
 {
 	struct item *it = calloc(1, sizeof(*it));
 
@@ -87,6 +88,7 @@ void sender__enqueue(struct sender *s, char *url, const char *content_type, uint
 	it->body = body;
 	it->len = len;
 	it->profiles = profiles;
+	it->begin_unix_ns = begin_unix_ns;
 	pthread_mutex_lock(&s->lock);
 	/* Make room: drop the oldest requests not being sent right now. */
 	while (s->st.queue_bytes + len > s->max_bytes) {
@@ -130,12 +132,13 @@ static double backoff_seconds(unsigned failures, double retry_after)
 	return sender__backoff(failures, retry_after, backoff__random());
 }
 
-enum sender_verdict sender__classify(int err, long status)
+enum sender_verdict sender__classify(int err, long status, bool rotated)
 {
+	if (!err && (status == 401 || status == 403))
+		return rotated ? SENDER_RETRY : SENDER_REFUSED;
 	if (!err && status >= 200 && status < 300)
 		return SENDER_DELIVERED;
-	if (err || status == 401 || status == 403 || status == 408 || status == 429 ||
-	    status >= 500)
+	if (err || status == 408 || status == 429 || status >= 500)
 		return SENDER_RETRY;
 	return SENDER_REFUSED;
 }
@@ -155,7 +158,7 @@ static void wait_locked(struct sender *s, double seconds)
 
 static void outcome(struct sender *s, struct item *it, int err, const struct http_result *res)
 {
-	enum sender_verdict v = sender__classify(err, res->status);
+	enum sender_verdict v = sender__classify(err, res->status, res->credentials_changed);
 
 	if (v == SENDER_DELIVERED) {
 		struct timespec now;
@@ -220,6 +223,15 @@ static void *run(void *arg)
 			continue;
 		}
 		it = s->head;
+		if (it->begin_unix_ns && realtime_ns() - it->begin_unix_ns > SENDER_MAX_AGE_NS) {
+			/* the server would refuse it: drop it unsent */
+			if (!s->st.profiles_dropped_old)
+				pr_warn("sender: profiles older than %llu minutes dropped unsent (the server refuses them); further ones are counted only",
+					SENDER_MAX_AGE_NS / 60000000000ull);
+			s->st.profiles_dropped_old += it->profiles;
+			item_free(pop_head(s));
+			continue;
+		}
 		s->head_in_flight = true;
 		pthread_mutex_unlock(&s->lock);
 		if (__atomic_exchange_n(&s->reload, 0, __ATOMIC_RELAXED))

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Delivery: a bounded FIFO of requests and one thread that sends them in
  * order, so a slow or absent server never blocks sampling or draining.
- * Connection errors, timeouts, 401/403, 408, 429 and 5xx are retried (the
- * head of the queue, exponential backoff 1 s to 30 s with jitter, or the
- * server's Retry-After); other 4xx (400, 413, 422: the server will never
- * take it) are dropped, counted and logged once. Beyond max_bytes queued
- * the oldest waiting request is dropped and counted. */
+ * Connection errors, timeouts, 408, 429 and 5xx are retried (the head of
+ * the queue, exponential backoff 1 s to 30 s with jitter, or the server's
+ * Retry-After); 401 and 403 only while the secret files keep changing (a
+ * rotation); other 4xx (400, 413, 422: the server will never take it) are
+ * dropped, counted and logged once. A request whose profiles began more
+ * than SENDER_MAX_AGE_NS ago is dropped, counted, before it is sent again:
+ * the server refuses them. Beyond max_bytes queued the oldest waiting
+ * request is dropped and counted. */
 #ifndef KILN_EXPORT_SENDER_H
 #define KILN_EXPORT_SENDER_H
 
@@ -15,12 +18,17 @@
 
 #include "export/http_client.h"
 
+/* Pyroscope refuses profiles that began more than an hour ago; a few
+ * minutes are kept for the time on the wire and a server's clock. */
+#define SENDER_MAX_AGE_NS (55ull * 60 * 1000000000)
+
 struct sender_stats {
 	uint64_t requests_sent, attempts_failed, retries;
 	uint64_t profiles_sent, bytes_sent;
 	uint64_t profiles_rejected;     /* 4xx: the server refused them */
 	uint64_t profiles_dropped_full; /* queue bound */
 	uint64_t profiles_dropped_shutdown;
+	uint64_t profiles_dropped_old;  /* older than SENDER_MAX_AGE_NS */
 	uint64_t queue_bytes, queue_items;
 	uint64_t last_success_unix_ns;  /* 0: never */
 	long last_status;               /* of the last attempt; 0: transport error */
@@ -31,9 +39,10 @@ struct sender;
 /* Starts the sending thread. NULL + errno (logged). */
 struct sender *sender__new(const struct http_client_opts *http, uint64_t max_bytes);
 /* Queues one request; takes ownership of url and body (malloc'd), even on
- * failure. profiles is what it carries, for the counters. */
+ * failure. profiles is what it carries, for the counters; begin_unix_ns
+ * when they begin (CLOCK_REALTIME), for their age. */
 void sender__enqueue(struct sender *s, char *url, const char *content_type, uint8_t *body,
-		     size_t len, uint32_t profiles);
+		     size_t len, uint32_t profiles, uint64_t begin_unix_ns);
 /* Asks the thread to re-read the secret files before its next request. */
 void sender__reload(struct sender *s);
 void sender__stats(struct sender *s, struct sender_stats *out);
@@ -50,8 +59,9 @@ enum sender_verdict {
 };
 
 /* The decision after one attempt: err is http_client__post's (-errno: no
- * HTTP response), status the response's. */
-enum sender_verdict sender__classify(int err, long status);
+ * HTTP response), status the response's, rotated whether the credentials
+ * changed since it was sent (http_result.credentials_changed). */
+enum sender_verdict sender__classify(int err, long status, bool rotated);
 /* Seconds to wait after the failures-th failure in a row (>= 1): doubling
  * from 1 s to 30 s, jittered by r (uniform 32-bit) over the upper half;
  * the server's Retry-After (> 0) instead when given, at most 30 s. */

@@ -377,8 +377,7 @@ out:
 }
 
 /* gzip (RFC 1952) of in[0..len) into a malloc'd *out. 0 or -errno. */
-static int gzip_compress(const uint8_t *in, size_t len, uint8_t **out,
-			 size_t *out_len)
+int pprof__gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
 {
 	z_stream zs = { 0 };
 	uLong bound;
@@ -463,7 +462,7 @@ int pprof__encode(const struct profile *p, const struct pprof_meta *meta,
 	}
 	perftools__profiles__profile__pack(&m.prof, raw);
 	if (gzip) {
-		err = gzip_compress(raw, len, out, out_len);
+		err = pprof__gzip(raw, len, out, out_len);
 	} else {
 		*out = raw;
 		*out_len = len;

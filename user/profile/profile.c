@@ -211,30 +211,96 @@ static struct frame location_frame(const struct profile *p, const struct locatio
 	return f;
 }
 
-int profile__merge(struct profile *dst, const struct profile *src)
+/* Adds the stack of src's node i to dst, count times; frames is scratch
+ * (*cap entries). 0 or -ENOMEM. */
+static int add_stack_of(struct profile *dst, const struct profile *src, uint32_t i,
+			uint64_t count, struct frame **frames, size_t *cap)
 {
 	const struct stack_node *nodes = src->tree.nodes;
+	size_t depth = 0, k;
+	int err;
+
+	for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
+		depth++;
+	err = array_reserve(*frames, *cap, depth);
+	if (err)
+		return err;
+	k = depth;
+	for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
+		(*frames)[--k] = location_frame(src, &src->locs[nodes[n].key]);
+	return profile__add(dst, *frames, depth, count);
+}
+
+int profile__merge(struct profile *dst, const struct profile *src)
+{
 	struct frame *frames = NULL;
 	size_t cap = 0;
 	int err = 0;
 
-	for (size_t i = 1; i < src->tree.len && !err; i++) {
-		size_t depth = 0, k;
-
-		if (!nodes[i].self)
-			continue;
-		for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
-			depth++;
-		err = array_reserve(frames, cap, depth);
-		if (err)
-			break;
-		k = depth;
-		for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
-			frames[--k] = location_frame(src, &src->locs[nodes[n].key]);
-		err = profile__add(dst, frames, depth, nodes[i].self);
-	}
+	for (uint32_t i = 1; i < src->tree.len && !err; i++)
+		if (src->tree.nodes[i].self)
+			err = add_stack_of(dst, src, i, src->tree.nodes[i].self, &frames, &cap);
 	free(frames);
 	return err;
+}
+
+size_t profile__stacks(const struct profile *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 1; i < p->tree.len; i++)
+		n += p->tree.nodes[i].self != 0;
+	return n;
+}
+
+/* Larger counts first, then tree order: deterministic. */
+static int heavier_first(const void *a, const void *b, void *ctx)
+{
+	const struct stack_node *nodes = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (nodes[x].self != nodes[y].self)
+		return nodes[x].self > nodes[y].self ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+struct profile *profile__top(const struct profile *p, size_t keep, uint64_t *folded)
+{
+	const struct stack_node *nodes = p->tree.nodes;
+	size_t n = profile__stacks(p), k = 0, cap = 0;
+	uint32_t *order = calloc(n ? n : 1, sizeof(*order));
+	struct profile *out = profile__new();
+	struct frame *frames = NULL;
+	uint64_t rest = 0;
+	int err = order && out ? 0 : -ENOMEM;
+
+	for (uint32_t i = 1; !err && i < p->tree.len; i++)
+		if (nodes[i].self)
+			order[k++] = i;
+	if (!err)
+		qsort_r(order, n, sizeof(*order), heavier_first, (void *)nodes);
+	if (n > keep && keep)
+		keep--;         /* room for [other] */
+	for (size_t i = 0; !err && i < n; i++) {
+		if (i < keep)
+			err = add_stack_of(out, p, order[i], nodes[order[i]].self, &frames, &cap);
+		else
+			rest += nodes[order[i]].self;
+	}
+	if (!err && rest) {
+		struct frame other = { .kind = FRAME_ROOT, .name = "[other]" };
+
+		err = profile__add(out, &other, 1, rest);
+	}
+	free(frames);
+	free(order);
+	if (err) {
+		profile__free(out);
+		errno = -err;
+		return NULL;
+	}
+	*folded = rest;
+	return out;
 }
 
 uint64_t profile__total(const struct profile *p)

@@ -26,6 +26,12 @@ int profile__add(struct profile *p, const struct frame *frames, size_t n,
 /* Adds every stack of src to dst (which may not be src). 0 or -ENOMEM;
  * on failure dst holds part of src. */
 int profile__merge(struct profile *dst, const struct profile *src);
+/* Distinct stacks: what a pprof's sample count is. */
+size_t profile__stacks(const struct profile *p);
+/* A copy of p with at most keep stacks: the heaviest keep - 1, and the
+ * samples of the others in one "[other]" stack (a root frame of its own);
+ * *folded gets those samples. NULL + errno. */
+struct profile *profile__top(const struct profile *p, size_t keep, uint64_t *folded);
 uint64_t profile__total(const struct profile *p);
 /* Nodes of the stack tree, the empty root included: what the size of
  * every encoding grows with. */
@@ -51,6 +57,9 @@ struct pprof_meta {
  * samples/count. *out is malloc'd. 0 or -errno. */
 int pprof__encode(const struct profile *p, const struct pprof_meta *meta,
 		  bool gzip, uint8_t **out, size_t *out_len);
+/* gzip (RFC 1952) of in[0..len), at the speed the encoder uses. *out is
+ * malloc'd. 0 or -errno. */
+int pprof__gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len);
 /* Writes folded stacks, one line per distinct stack of names:
  * "comm;outer;...;leaf count", kernel frames suffixed "_[k]", ';' in a name
  * written as ':' and control characters as spaces; lines sorted bytewise.
