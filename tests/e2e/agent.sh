@@ -324,7 +324,7 @@ test_sigterm_flush() {
 }
 
 test_auth() {
-	local secret=s3cr3t-$RANDOM$RANDOM problem
+	local secret=s3cr3t-$RANDOM$RANDOM problem rejected retries
 	echo "$secret" >"$TMP/token"
 	start_receiver auth 0 --require-auth "Bearer $secret" --require-header X-Scope-OrgID=tenant-1 \
 		--require-header X-Extra=yes
@@ -337,6 +337,12 @@ test_auth() {
 	echo "$secret" >"$TMP/token"
 	control "$RPORT" "{\"require_auth\":{\"authorization\":\"Bearer $secret\"}}"
 	await auth 'D[-1]["headers"]["authorization"].endswith("-rotated")'
+	# the server wants a token the file does not hold: refused, dropped,
+	# counted, never retried with the same credentials
+	control "$RPORT" '{"require_auth":{"authorization":"Bearer not-in-the-file"}}'
+	wait_metric '^kiln_profiles_dropped_total\{reason="rejected"\} [1-9]'
+	rejected=$(metric '^kiln_profiles_dropped_total\{reason="rejected"\} ')
+	retries=$(metric '^kiln_push_retries_total ')
 	stop_agent
 	stop_receiver
 	"$KILN" agent --help >"$TMP/help.txt" 2>&1
@@ -349,8 +355,10 @@ test_auth() {
 		fail auth "the rotated token was not used after a 401"
 	elif grep -q "s3cr3t" "$TMP/auth.err" "$TMP/help.txt"; then
 		fail auth "a secret appears in the logs or --help"
+	elif [ "$retries" != 0 ]; then
+		fail auth "401 with the same token was retried $retries times"
 	else
-		pass "auth: bearer token, X-Scope-OrgID and --header sent; token re-read after 401; never logged"
+		pass "auth: bearer token, X-Scope-OrgID and --header sent; token re-read after 401 and sent again once rotated; with the same token $rejected profiles dropped, 0 retries; never logged"
 	fi
 }
 
