@@ -284,6 +284,11 @@ static int expand_input(struct view_common *c, const char *path, struct inputs *
 		err = inputs_add(c, in, asprintf(&full, "%s/%s", path, de->d_name) < 0 ? NULL : full);
 	}
 	closedir(d);
+	if (!err && in->n == first) {
+		fprintf(stderr, "kiln %s: %s: a directory without profile files (.pb.gz, .pprof, .folded, .txt)\n",
+			c->cmd, path);
+		return 1;
+	}
 	qsort(in->paths + first, in->n - first, sizeof(*in->paths), name_cmp);
 	return err ? 1 : 0;
 }

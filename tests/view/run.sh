@@ -150,7 +150,7 @@ test_bad_input() {
 		"$KILN" view garbage.bin -o out.html && n=$((n + 1))
 	expect missing 1 '^kiln view: nope\.pb\.gz: cannot read: No such file or directory$' \
 		"$KILN" view new.folded nope.pb.gz -o out.html && n=$((n + 1))
-	expect directory 1 '^kiln view: adir: cannot read: Is a directory$' \
+	expect directory 1 '^kiln view: adir: a directory without profile files \(\.pb\.gz, \.pprof, \.folded, \.txt\)$' \
 		"$KILN" view adir -o out.html && n=$((n + 1))
 	expect too_big 1 '^kiln view: wide\.folded: larger than 1024 bytes \(--max-input\)$' \
 		"$KILN" view --max-input 1K wide.folded -o out.html && n=$((n + 1))
