@@ -15,7 +15,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 test_ratio() {
 	local out=$TMP/ratio.pb.gz top three one
-	if ! "$KILN" record -q -d 5 -o "$out" -- "$WORKLOADS/cpu_ratio" 5 2>"$TMP/ratio.err"; then
+	if ! "$KILN" record -q -o "$out" -- "$WORKLOADS/cpu_ratio" 3 2>"$TMP/ratio.err"; then
 		fail ratio "kiln record failed: $(tail -1 "$TMP/ratio.err")"; return
 	fi
 	if ! go tool pprof -raw "$out" >"$TMP/ratio.raw" 2>&1; then
@@ -55,7 +55,7 @@ test_kernel_frames() {
 # libc) left the mappings and kiln cut the stack.
 test_short_lived() {
 	local out=$TMP/burst.folded counts total named
-	"$KILN" record -q -o "$out" -- sh -c "for i in \$(seq 20); do $WORKLOADS/cpu_ratio 0.3 & done; wait" \
+	"$KILN" record -q -o "$out" -- sh -c "for i in \$(seq 20); do $WORKLOADS/cpu_ratio 0.015 & done; wait" \
 		2>"$TMP/burst.err" || { fail short_lived "kiln record failed: $(tail -1 "$TMP/burst.err")"; return; }
 	counts=$(awk '/^cpu_ratio;/ {
 		n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";"); u = 1

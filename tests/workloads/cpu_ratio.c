@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Burns CPU in two functions, 3:1: each round calls hot_three() with
  * probability 3/4, else hot_one(), both doing the same work. The choice is
- * random so the rounds cannot alias with the sampling period. Runs for
- * argv[1] seconds (default 5) on one thread per online CPU, so a profile
- * of a few seconds has enough samples for a tight share estimate. */
+ * random so the rounds cannot alias with the sampling period. One thread
+ * per online CPU, so a profile of a few seconds has enough samples for a
+ * tight share estimate, each burning argv[1] seconds (default 5) of its
+ * own CPU time: on a loaded host it runs longer and still gets as many
+ * samples. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,11 +14,12 @@
 
 static volatile unsigned long sink;
 
-static double now(void)
+/* CPU seconds of the calling thread. */
+static double cpu_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -36,13 +39,13 @@ __attribute__((noinline)) void hot_one(void)
 	spin(200000);
 }
 
-static double end_time;
+static double seconds;
 
 static void *burn(void *arg)
 {
 	uint64_t x = ((uint64_t)time(NULL) + (uintptr_t)arg) * 2654435761u | 1;
 
-	while (now() < end_time) {
+	while (cpu_now() < seconds) {
 		for (int i = 0; i < 16; i++) {
 			x ^= x << 13;
 			x ^= x >> 7;
@@ -61,7 +64,7 @@ int main(int argc, char **argv)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	pthread_t t[256];
 
-	end_time = now() + (argc > 1 ? atof(argv[1]) : 5.0);
+	seconds = argc > 1 ? atof(argv[1]) : 5.0;
 	if (n < 1 || n > 256)
 		n = n < 1 ? 1 : 256;
 	for (long i = 1; i < n; i++)
