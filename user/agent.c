@@ -55,6 +55,7 @@ struct agent_opts {
 	uint64_t output_max_bytes;
 	unsigned output_mode;
 	uint64_t queue_max_bytes;
+	uint64_t push_max_stacks, push_max_bytes;
 	double shutdown_timeout;
 	const char *metrics_addr;
 	const char *health_addr;
@@ -101,6 +102,10 @@ static const struct config_option agent_options[] = {
 			   "whole-request timeout"),
 	CONFIG_ROW_SIZE(A, queue_max_bytes, "queue-max-bytes", "SIZE", "64M", 1 << 16, 1ull << 40,
 			"profiles waiting for the server; beyond it the oldest is dropped"),
+	CONFIG_ROW_U64(A, push_max_stacks, "push-max-stacks", 0, "N", "16000", 1, 16000,
+		       "stacks of a profile for the server (Pyroscope's limit: 16000); the lightest beyond it are folded into [other]"),
+	CONFIG_ROW_SIZE(A, push_max_bytes, "push-max-bytes", "SIZE", "1900000", 4096, 4000000,
+			"a profile for the server with its labels, before compression (under Pyroscope's 2 MB burst); beyond it the lightest stacks are folded into [other]"),
 	CONFIG_ROW_SECONDS(A, shutdown_timeout, "shutdown-timeout", 0, "SECONDS", "5", 0, 300,
 			   "on SIGTERM, time to deliver what is queued"),
 	CONFIG_ROW_STRING(A, metrics_addr, "metrics-addr", 0, "HOST:PORT", "127.0.0.1:4041",
@@ -364,6 +369,8 @@ static int setup(struct agent *a)
 	if (preflight__check())
 		return 2;
 	a->x.frequency = a->o.pipe.sampler.frequency;
+	a->x.max_stacks = a->o.push_max_stacks;
+	a->x.max_bytes = a->o.push_max_bytes;
 	a->o.pipe.metadata.kube_allow_insecure = a->o.allow_insecure_credentials;
 	a->pipe = pipeline__open(&a->o.pipe);
 	if (!a->pipe)

@@ -111,13 +111,14 @@ static void send_push(const struct agent_exporters *x, struct encoded *enc, size
 	}
 }
 
-/* The server's pprof of e (gzipped into en): at most SERVER_MAX_STACKS
- * stacks and, with its labels, SERVER_MAX_BYTES before compression;
+/* The server's pprof of e (gzipped into en): at most x->max_stacks stacks
+ * and, with its labels, x->max_bytes before compression;
  * beyond either the lightest stacks are folded into "[other]", as few as
  * a few tries of shrinking find. 0, -E2BIG (does not fit: counted),
  * -ENOMEM. */
-static int encode_for_server(const struct pprof_meta *meta, struct profile_set_entry *e,
-			     struct encoded *en, struct agent_export_result *r)
+static int encode_for_server(const struct agent_exporters *x, const struct pprof_meta *meta,
+			     struct profile_set_entry *e, struct encoded *en,
+			     struct agent_export_result *r)
 {
 	size_t stacks = profile__stacks(e->profile), keep = stacks, raw_len = 0;
 	const struct profile *cur = e->profile;
@@ -126,8 +127,8 @@ static int encode_for_server(const struct pprof_meta *meta, struct profile_set_e
 	uint8_t *raw = NULL;
 	int err = 0;
 
-	if (keep > SERVER_MAX_STACKS)
-		keep = SERVER_MAX_STACKS;
+	if (keep > x->max_stacks)
+		keep = x->max_stacks;
 	for (int tries = 0;; tries++) {
 		if (keep < stacks) {
 			profile__free(capped);
@@ -138,7 +139,7 @@ static int encode_for_server(const struct pprof_meta *meta, struct profile_set_e
 			}
 		}
 		err = pprof__encode(cur, meta, false, &raw, &raw_len);
-		if (err || raw_len + e->labels.len <= SERVER_MAX_BYTES)
+		if (err || raw_len + e->labels.len <= x->max_bytes)
 			break;
 		free(raw);
 		raw = NULL;
@@ -146,7 +147,7 @@ static int encode_for_server(const struct pprof_meta *meta, struct profile_set_e
 			err = -E2BIG;
 			break;
 		}
-		keep = (size_t)((double)keep * SERVER_MAX_BYTES / (raw_len + e->labels.len) * 0.9);
+		keep = (size_t)((double)keep * x->max_bytes / (raw_len + e->labels.len) * 0.9);
 		if (!keep)
 			keep = 1;
 	}
@@ -158,8 +159,8 @@ static int encode_for_server(const struct pprof_meta *meta, struct profile_set_e
 	}
 	if (err == -E2BIG) {
 		r->too_large++;
-		pr_warn("push: a profile of %zu stacks does not fit %d bytes even with its lightest stacks folded: dropped",
-			stacks, SERVER_MAX_BYTES);
+		pr_warn("push: a profile of %zu stacks does not fit %" PRIu64 " bytes even with its lightest stacks folded: dropped",
+			stacks, x->max_bytes);
 	}
 	free(raw);
 	profile__free(capped);
@@ -212,7 +213,7 @@ struct agent_export_result agent_export__interval(const struct agent_exporters *
 		if (!profile__total(e->profile))
 			continue;
 		labeled.labels = &e->labels;
-		if ((x->sender && encode_for_server(&meta, e, en, &r)) ||
+		if ((x->sender && encode_for_server(x, &meta, e, en, &r)) ||
 		    (x->files && pprof__encode(e->profile, &labeled, true, &en->file_pprof,
 					       &en->file_len))) {
 			free(en->pprof);

@@ -18,18 +18,18 @@ struct agent_exporters {
 	const char *server;             /* without a trailing '/' */
 	bool ingest;                    /* legacy /ingest instead of push */
 	unsigned frequency;             /* Hz, for the period and sampleRate */
+	/* What a profile for the server may hold (--push-max-stacks,
+	 * --push-max-bytes): Pyroscope refuses a profile of more than 16 000
+	 * samples, and any request whose labels and decompressed pprof pass its
+	 * rate limiter's 2 MB burst (pyroscope.md). */
+	uint64_t max_stacks, max_bytes;
 };
 
-/* What a profile for the server may hold: Pyroscope refuses a profile of
- * more than 16 000 samples, and any request whose labels and decompressed
- * pprof pass its rate limiter's 2 MB burst (pyroscope.md). */
-#define SERVER_MAX_STACKS 16000
-#define SERVER_MAX_BYTES 1900000
 
 struct agent_export_result {
 	size_t built;                   /* profiles encoded and exported */
 	uint64_t failures;              /* profiles that could not be encoded */
-	/* Profiles for the server cut to fit SERVER_MAX_*: their lightest
+	/* Profiles for the server cut to fit max_stacks/max_bytes: their lightest
 	 * stacks folded into one "[other]" stack (samples counted), or, when
 	 * even that does not fit, dropped (counted in failures too). */
 	uint64_t capped, samples_folded, too_large;

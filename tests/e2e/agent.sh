@@ -323,6 +323,39 @@ test_sigterm_flush() {
 	fi
 }
 
+# More distinct stacks in one interval than the server takes: scale_gen
+# runs 100 000 distinct call chains, sampled at 999 Hz, against
+# --push-max-stacks 1000 and --push-max-bytes 100K (the defaults are
+# Pyroscope's 16 000 and 1.9 MB, which the receiver enforces; lowered here
+# so that any host's sample rate passes them within seconds). What
+# reaches the receiver is within them, its lightest stacks folded into
+# [other], every sample delivered and counted.
+test_push_caps() {
+	local problem capped folded
+	start_receiver caps
+	start_workload "$WORKLOADS/scale_gen" 100000 1 120
+	start_agent caps --server "http://127.0.0.1:$RPORT" --interval 3 -F 999 \
+		--push-max-stacks 1000 --push-max-bytes 100K
+	await caps 'any("[other]" in (q.get("function_names") or []) for q in profiles())'
+	capped=$(metric '^kiln_profiles_capped_total ')
+	folded=$(metric '^kiln_samples_folded_total ')
+	stop_agent
+	stop_receiver
+	kill "$WL_PID" 2>/dev/null
+	problem=$(exit_problem caps)
+	if [ -n "$problem" ]; then
+		fail push_caps "$problem"
+	elif ! check caps 'all(x["status"] == 200 for x in A) and all(q["num_samples"] <= 1000 and q["uncompressed_size"] <= 100 * 1024 for q in profiles())'; then
+		fail push_caps "refused or over the bounds: $(value caps '[(x["status"], [(q.get("num_samples"), q.get("uncompressed_size")) for q in profiles([x])]) for x in A]')"
+	elif ! check caps 'any("[other]" in (q.get("function_names") or []) for q in profiles())'; then
+		fail push_caps "no [other] stack in the capped profiles"
+	elif ! samples_conserved caps; then
+		fail push_caps "samples lost: profiled $(field caps samples), delivered $(value caps 'sum(x["value_sums"][0] for x in profiles())')"
+	else
+		pass "push caps: $capped profiles cut to 1000 stacks and 100K ($folded samples folded into [other]), all accepted, every sample delivered"
+	fi
+}
+
 test_auth() {
 	local secret=s3cr3t-$RANDOM$RANDOM problem rejected retries
 	echo "$secret" >"$TMP/token"
@@ -837,7 +870,7 @@ PY
 	fi
 }
 
-TESTS="test_push test_ingest test_files test_files_labels test_down_then_up test_503_then_ok test_429 test_400
+TESTS="test_push test_push_caps test_ingest test_files test_files_labels test_down_then_up test_503_then_ok test_429 test_400
 	test_slow_server test_queue_bound test_sigterm_flush test_auth test_basic_auth
 	test_metrics_health test_probes_slow_clients test_symbol_cache_ttl test_config test_kube_labels
 	test_kube_fail_closed test_kube_big_list"
