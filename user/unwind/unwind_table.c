@@ -1114,8 +1114,10 @@ static int build(struct builder *b, struct unwind_table *t, int fd, const char *
 			char id[2 * ELF_BUILD_ID_MAX + 1] = "";
 
 			elf__read_build_id(b->elf, b->name, id, sizeof(id));
+			b->info->debug_lookup = UNWIND_DEBUG_NOT_FOUND;
 			if (debug_file__find(b->elf, b->debuglink, fd, id, root, path,
 					     accept_debug_file, b)) {
+				b->info->debug_lookup = UNWIND_DEBUG_FOUND;
 				err = walk_debug_frame(b, b->dbg_elf, "the debug file");
 				if (!err)
 					b->info->debug_source = "debug-file";
@@ -1255,6 +1257,60 @@ struct unwind_table *unwind_table__build_mem(const void *image, size_t size, con
 	t = build_table(elf, -1, NULL, NULL, name, lim);
 	elf_end(elf);
 	return t;
+}
+
+struct unwind_table *unwind_table__adopt(struct kiln_unwind_row *rows, size_t nrows,
+					 struct kiln_unwind_rule *rules, size_t nrules,
+					 const struct unwind_table_info *info)
+{
+	struct unwind_table *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		free(rows);
+		free(rules);
+		errno = ENOMEM;
+		return NULL;
+	}
+	t->rows = rows;
+	t->nrows = nrows;
+	t->rules = rules;
+	t->nrules = nrules;
+	t->info = *info;
+	t->info.rows = nrows;
+	t->info.rules = nrules;
+	t->info.bytes = sizeof(*t) + nrows * sizeof(*rows) + nrules * sizeof(*rules);
+	return t;
+}
+
+/* The first candidate with .debug_frame ends the search. */
+static bool has_debug_frame(Elf *elf, int fd, const char *file, void *ctx)
+{
+	bool found = find_debug_frame(elf) != NULL;
+
+	(void)file;
+	(void)ctx;
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+bool unwind_table__debug_file_found(int fd, const char *root, const char *path)
+{
+	const char *name = path ? path : "(unwind fd)";
+	struct unwind_table_info info = { 0 };
+	struct builder b = { .lim = &unwind_default_limits, .name = name, .info = &info,
+			     .dbg_fd = -1 };
+	char id[2 * ELF_BUILD_ID_MAX + 1] = "";
+	bool found;
+
+	b.elf = elf__begin_fd(fd, name);
+	if (!b.elf)
+		return false;
+	scan_sections(&b);
+	elf__read_build_id(b.elf, name, id, sizeof(id));
+	found = debug_file__find(b.elf, b.debuglink, fd, id, root, path, has_debug_frame, NULL);
+	elf_end(b.elf);
+	return found;
 }
 
 const struct kiln_unwind_row *unwind_table__rows(const struct unwind_table *t, size_t *n)
