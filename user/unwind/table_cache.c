@@ -420,19 +420,23 @@ struct table_cache *table_cache__open(const char *dir, uint64_t max_bytes, bool 
 	}
 	c->dirfd = -1;
 	c->max_bytes = max_bytes;
-	err = make_dir(dir);
-	/* The path's directories trusted (core/file.h), and the last one
-	 * kiln's alone: a cache file is never read from a place another
+	/* The last directory kiln's alone, and the ones on its path trusted
+	 * (core/file.h): a cache file is never read from a place another
 	 * user could write. */
-	fd = err ? err : file__open_dir(dir);
-	if (fd < 0)
-		why = strerror(-fd);
-	else if (fstat(fd, &st))
-		why = strerror(errno);
+	err = make_dir(dir);
+	fd = -1;
+	if (err || lstat(dir, &st))
+		why = strerror(err ? -err : errno);
+	else if (!S_ISDIR(st.st_mode))
+		why = "not a directory";
 	else if (st.st_uid != geteuid())
 		why = "not owned by kiln's user";
 	else if (st.st_mode & 077)
 		why = "open to other users (chmod 700)";
+	else if ((fd = file__open_dir(dir)) < 0)
+		why = strerror(-fd);
+	else if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077))
+		why = "changed while opened";
 	if (why) {
 		/* Kept, unusable, for its count. */
 		refuse(c, TABLE_CACHE_DIR);
