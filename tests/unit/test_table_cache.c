@@ -342,17 +342,29 @@ Test(table_cache, directory_get_put_and_bad_files)
 	rm_rf(d);
 }
 
-Test(table_cache, directory_open_to_others_is_refused)
+Test(table_cache, directory_of_another_user_is_refused)
 {
-	char d[128];
+	char d[128], dir[160];
 	struct table_cache_stats st;
 	struct table_cache *c;
 	struct unwind_table *t = build(LIBC);
+	struct stat sb;
 	int fd = open_file(LIBC);
 
 	temp_dir(d, sizeof(d), "tcache");
+	/* kiln's own but open to others (an emptyDir): closed, then used. */
 	cr_assert_eq(chmod(d, 0777), 0);
 	c = table_cache__open(d, 64 << 20, true);
+	cr_assert_not_null(c);
+	cr_assert_str_eq(table_cache__dir(c), d);
+	cr_assert_eq(stat(d, &sb), 0);
+	cr_assert_eq(sb.st_mode & 0777, 0700);
+	table_cache__close(c);
+	/* Another user's: not used, counted; a symlink to kiln's: not followed. */
+	snprintf(dir, sizeof(dir), "%s/other", d);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	cr_assert_eq(chown(dir, 65534, 65534), 0);
+	c = table_cache__open(dir, 64 << 20, true);
 	cr_assert_not_null(c);
 	cr_assert_null(table_cache__dir(c));
 	table_cache__put(c, fd, t);
@@ -360,6 +372,11 @@ Test(table_cache, directory_open_to_others_is_refused)
 	table_cache__stats(c, &st);
 	cr_assert_eq(st.refused[TABLE_CACHE_DIR], 1);
 	cr_assert_eq(st.writes + st.hits + st.misses, 0);
+	table_cache__close(c);
+	snprintf(dir, sizeof(dir), "%s/link", d);
+	cr_assert_eq(symlink(d, dir), 0);
+	c = table_cache__open(dir, 64 << 20, true);
+	cr_assert_null(table_cache__dir(c));
 	table_cache__close(c);
 	close(fd);
 	unwind_table__free(t);

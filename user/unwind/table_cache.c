@@ -424,18 +424,23 @@ struct table_cache *table_cache__open(const char *dir, uint64_t max_bytes, bool 
 	 * (core/file.h): a cache file is never read from a place another
 	 * user could write. */
 	err = make_dir(dir);
-	fd = -1;
-	if (err || lstat(dir, &st))
-		why = strerror(err ? -err : errno);
-	else if (!S_ISDIR(st.st_mode))
-		why = "not a directory";
+	fd = err ? err : open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st))
+		why = strerror(fd < 0 && err ? -err : errno);
 	else if (st.st_uid != geteuid())
 		why = "not owned by kiln's user";
+	else if ((st.st_mode & 077) && fchmod(fd, 0700))
+		why = "open to other users, and chmod 700 failed";
 	else if (st.st_mode & 077)
-		why = "open to other users (chmod 700)";
-	else if ((fd = file__open_dir(dir)) < 0)
+		/* kiln's own (an emptyDir is made 0777): closed now; a file
+		 * another user put there meanwhile is not kiln's, never read. */
+		pr_info("unwind cache %s: was open to other users: now 0700", dir);
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+	if (!why && (fd = file__open_dir(dir)) < 0)
 		why = strerror(-fd);
-	else if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077))
+	else if (!why && (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)))
 		why = "changed while opened";
 	if (why) {
 		/* Kept, unusable, for its count. */
