@@ -14,8 +14,8 @@
 #include "fuzz.h"
 #include "unwind/table_cache.h"
 
-#define HEADER      296         /* table_cache.c's struct header */
-#define OFF_KEYLEN  20
+#define HEADER 296 /* table_cache.c's struct header */
+#define OFF_KEYLEN 20
 #define OFF_BUILDER 24
 
 static uint8_t builder[8];
@@ -61,9 +61,9 @@ static void check(const uint8_t *data, size_t size, const char *key)
 	FUZZ_CHECK(rows[n - 1].rule == (KILN_UNWIND_CMD | KILN_CMD_INVALID));
 	for (size_t i = 0; i < n; i++) {
 		FUZZ_CHECK(!i || rows[i].pc_off > rows[i - 1].pc_off);
-		FUZZ_CHECK((rows[i].rule & KILN_UNWIND_CMD) ? (rows[i].rule & ~KILN_UNWIND_CMD) <=
-								      KILN_CMD_FP_SWITCH
-							    : rows[i].rule < nrules);
+		FUZZ_CHECK((rows[i].rule & KILN_UNWIND_CMD) ?
+				   (rows[i].rule & ~KILN_UNWIND_CMD) <= KILN_CMD_FP_SWITCH :
+				   rows[i].rule < nrules);
 	}
 	FUZZ_CHECK(table_cache__encode(t, key, &buf, &len) == 0);
 	FUZZ_CHECK(table_cache__decode(buf, len, key, NULL, &back) == 0);

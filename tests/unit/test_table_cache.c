@@ -22,16 +22,16 @@
 #include "unwind/unwind_table.h"
 
 #define PYTHON "/usr/bin/python3.11"
-#define LIBC   "/lib/x86_64-linux-gnu/libc.so.6"
-#define KEY    "f:1:2:3:4.000000005 b:abcdef"
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#define KEY "f:1:2:3:4.000000005 b:abcdef"
 
 /* Field offsets in the header (table_cache.c's struct header). */
-#define OFF_FORMAT  8
-#define OFF_KEYLEN  20
+#define OFF_FORMAT 8
+#define OFF_KEYLEN 20
 #define OFF_BUILDER 24
-#define OFF_NROWS   32
-#define OFF_NRULES  36
-#define HEADER      296
+#define OFF_NROWS 32
+#define OFF_NRULES 36
+#define HEADER 296
 
 /* Removes dir and everything under it. */
 static void rm_rf(const char *dir)
@@ -63,7 +63,8 @@ static struct unwind_table *build(const char *path)
 static void same_table(const struct unwind_table *a, const struct unwind_table *b)
 {
 	size_t na, nb, ra, rb;
-	const struct kiln_unwind_row *x = unwind_table__rows(a, &na), *y = unwind_table__rows(b, &nb);
+	const struct kiln_unwind_row *x = unwind_table__rows(a, &na),
+				     *y = unwind_table__rows(b, &nb);
 	const struct kiln_unwind_rule *p = unwind_table__rules(a, &ra),
 				      *q = unwind_table__rules(b, &rb);
 	struct unwind_table_info ia, ib;
@@ -286,7 +287,7 @@ Test(table_cache, directory_get_put_and_bad_files)
 	int fd = open_file(PYTHON), w;
 
 	temp_dir(d, sizeof(d), "tcache");
-	snprintf(dir, sizeof(dir), "%s/sub/kiln", d);      /* parent made too */
+	snprintf(dir, sizeof(dir), "%s/sub/kiln", d); /* parent made too */
 	c = table_cache__open(dir, 64 << 20, false);
 	cr_assert_not_null(c);
 	cr_assert_str_eq(table_cache__dir(c), dir);
@@ -384,8 +385,8 @@ Test(table_cache, directory_of_another_user_is_refused)
 }
 
 /* Small binaries of the host, for tables of a few KB each. */
-static const char *const small[] = { "/bin/true", "/bin/echo", "/bin/cat", "/bin/head",
-				     "/bin/wc", "/bin/tail", "/bin/date", "/bin/dd" };
+static const char *const small[] = { "/bin/true", "/bin/echo", "/bin/cat",  "/bin/head",
+				     "/bin/wc",	  "/bin/tail", "/bin/date", "/bin/dd" };
 #define NSMALL (sizeof(small) / sizeof(small[0]))
 
 static uint64_t file_size(const struct unwind_table *t)
@@ -395,7 +396,7 @@ static uint64_t file_size(const struct unwind_table *t)
 
 	cr_assert_eq(table_cache__encode(t, KEY, &buf, &len), 0);
 	free(buf);
-	return len + 64;        /* a longer key than KEY */
+	return len + 64; /* a longer key than KEY */
 }
 
 Test(table_cache, eviction_keeps_the_bound_least_recently_used_first)
@@ -437,8 +438,8 @@ Test(table_cache, eviction_keeps_the_bound_least_recently_used_first)
 	cr_assert_leq(st.bytes, 4 * largest);
 	{
 		struct unwind_table *second = table_cache__get(c, fd[1], "", small[1], NULL);
-		struct unwind_table *last = table_cache__get(c, fd[NSMALL - 1], "", small[NSMALL - 1],
-							     NULL);
+		struct unwind_table *last =
+			table_cache__get(c, fd[NSMALL - 1], "", small[NSMALL - 1], NULL);
 
 		cr_assert_null(second, "the least recently used table was kept");
 		cr_assert_not_null(last, "the newest table was evicted");
@@ -476,16 +477,17 @@ Test(table_cache, stale_once_a_debug_file_appears)
 	temp_dir(d, sizeof(d), "tcache");
 	snprintf(root, sizeof(root), "%s/root", d);
 	snprintf(so, sizeof(so), "%s/lib/libx.so", root);
-	snprintf(cmd, sizeof(cmd),
-		 "set -e; cd %s; mkdir -p root/lib; "
-		 "echo 'long a(long x) { return x * 3 + 1; }' > a.c; "
-		 "echo 'long b(long x) { long s = 0; for (long i = 0; i < x; i++) s += i; return s; }' > b.c; "
-		 "gcc -O2 -fPIC -c a.c -o a.o; "
-		 "gcc -O2 -g -fPIC -fno-asynchronous-unwind-tables -fno-exceptions -c b.c -o b.o; "
-		 "gcc -shared -Wl,--build-id -o full.so a.o b.o; "
-		 "objcopy --only-keep-debug full.so x.debug; "
-		 "strip --strip-debug full.so -o %s",
-		 d, so);
+	snprintf(
+		cmd, sizeof(cmd),
+		"set -e; cd %s; mkdir -p root/lib; "
+		"echo 'long a(long x) { return x * 3 + 1; }' > a.c; "
+		"echo 'long b(long x) { long s = 0; for (long i = 0; i < x; i++) s += i; return s; }' > b.c; "
+		"gcc -O2 -fPIC -c a.c -o a.o; "
+		"gcc -O2 -g -fPIC -fno-asynchronous-unwind-tables -fno-exceptions -c b.c -o b.o; "
+		"gcc -shared -Wl,--build-id -o full.so a.o b.o; "
+		"objcopy --only-keep-debug full.so x.debug; "
+		"strip --strip-debug full.so -o %s",
+		d, so);
 	cr_assert_eq(system(cmd), 0);
 	fd = open_file(so);
 	cr_assert_eq(elf__build_id(fd, id, sizeof(id)), 0);
@@ -500,8 +502,10 @@ Test(table_cache, stale_once_a_debug_file_appears)
 	cr_assert_not_null(again);
 	unwind_table__free(again);
 	/* The debug file appears under the root, by build id. */
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/usr/lib/debug/.build-id/%.2s && cp %s/x.debug %s/usr/lib/debug/.build-id/%.2s/%s.debug",
-		 root, id, d, root, id, id + 2);
+	snprintf(
+		cmd, sizeof(cmd),
+		"mkdir -p %s/usr/lib/debug/.build-id/%.2s && cp %s/x.debug %s/usr/lib/debug/.build-id/%.2s/%s.debug",
+		root, id, d, root, id, id + 2);
 	cr_assert_eq(system(cmd), 0);
 	cr_assert_null(table_cache__get(c, fd, root, "/lib/libx.so", NULL));
 	table_cache__stats(c, &st);

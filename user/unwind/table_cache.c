@@ -33,7 +33,7 @@
 #endif
 
 #define MAGIC "KILNUWT\n"
-#define FORMAT 1u                       /* this layout */
+#define FORMAT 1u /* this layout */
 #define SUFFIX ".uwt"
 #define TMP_STALE_NS (600ull * 1000000000ull) /* a temporary file older than this is a crash's */
 
@@ -53,10 +53,10 @@ static const char *const go_sources[] = { "", "section", "symbol", "scan" };
 
 struct header {
 	char magic[8];
-	uint32_t format;                /* FORMAT */
-	uint32_t row_size, rule_size;   /* of this build's structs */
-	uint32_t key_len;               /* key bytes after the header, no NUL */
-	uint64_t builder;               /* builder_version() */
+	uint32_t format; /* FORMAT */
+	uint32_t row_size, rule_size; /* of this build's structs */
+	uint32_t key_len; /* key bytes after the header, no NUL */
+	uint64_t builder; /* builder_version() */
 	uint32_t nrows, nrules;
 	uint64_t base;
 	uint32_t nsegs;
@@ -69,6 +69,11 @@ struct header {
 	uint64_t unsupported[8];
 };
 _Static_assert(sizeof(struct header) == 296, "cache header layout");
+/* The figures of a build kept as they are (struct unwind_table_info). */
+#define INFO_COUNTS(X)                                                                      \
+	X(fdes_eh)                                                                          \
+	X(fdes_debug) X(go_funcs) X(cfi_bytes) X(work) X(build_ns) X(stop_rows) X(plt_rows) \
+		X(signal_rows) X(invalid_rows)
 _Static_assert(UNWIND_UNSUP_COUNT <= 8, "header holds the unsupported counts");
 
 struct table_cache {
@@ -110,13 +115,12 @@ int table_cache__key(int fd, char *key, size_t len)
 	if (elf__build_id(fd, id, sizeof(id)))
 		id[0] = '\0';
 	snprintf(key, len, "f:%llu:%llu:%lld:%lld.%09ld b:%s", (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino, (long long)st.st_size,
-		 (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, id);
+		 (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+		 st.st_mtim.tv_nsec, id);
 	return 0;
 }
 
-int table_cache__encode(const struct unwind_table *t, const char *key, uint8_t **buf,
-			size_t *len)
+int table_cache__encode(const struct unwind_table *t, const char *key, uint8_t **buf, size_t *len)
 {
 	size_t nrows, nrules, klen = strlen(key), n;
 	const struct kiln_unwind_row *rows = unwind_table__rows(t, &nrows);
@@ -144,16 +148,9 @@ int table_cache__encode(const struct unwind_table *t, const char *key, uint8_t *
 	h.debug_source = (uint8_t)index_of(in.debug_source, debug_sources, 3);
 	h.go_source = (uint8_t)index_of(in.go_source, go_sources, 4);
 	h.debug_lookup = (uint8_t)in.debug_lookup;
-	h.fdes_eh = in.fdes_eh;
-	h.fdes_debug = in.fdes_debug;
-	h.go_funcs = in.go_funcs;
-	h.cfi_bytes = in.cfi_bytes;
-	h.work = in.work;
-	h.build_ns = in.build_ns;
-	h.stop_rows = in.stop_rows;
-	h.plt_rows = in.plt_rows;
-	h.signal_rows = in.signal_rows;
-	h.invalid_rows = in.invalid_rows;
+#define TO_HEADER(f) h.f = in.f;
+	INFO_COUNTS(TO_HEADER)
+#undef TO_HEADER
 	for (int i = 0; i < UNWIND_UNSUP_COUNT; i++)
 		h.unsupported[i] = in.unsupported[i];
 	n = sizeof(h) + klen + nrows * sizeof(*rows) + nrules * sizeof(*rules) + sizeof(crc);
@@ -165,7 +162,8 @@ int table_cache__encode(const struct unwind_table *t, const char *key, uint8_t *
 	if (nrows)
 		memcpy(p + sizeof(h) + klen, rows, nrows * sizeof(*rows));
 	if (nrules)
-		memcpy(p + sizeof(h) + klen + nrows * sizeof(*rows), rules, nrules * sizeof(*rules));
+		memcpy(p + sizeof(h) + klen + nrows * sizeof(*rows), rules,
+		       nrules * sizeof(*rules));
 	crc = (uint32_t)crc32_z(crc32_z(0, NULL, 0), p, n - sizeof(crc));
 	memcpy(p + n - sizeof(crc), &crc, sizeof(crc));
 	*buf = p;
@@ -190,8 +188,8 @@ static bool rows_valid(const struct kiln_unwind_row *rows, size_t nrows,
 
 		if (i && rows[i].pc_off <= rows[i - 1].pc_off)
 			return false;
-		if (rule & KILN_UNWIND_CMD ? (rule & ~KILN_UNWIND_CMD) > KILN_CMD_FP_SWITCH
-					   : rule >= nrules)
+		if (rule & KILN_UNWIND_CMD ? (rule & ~KILN_UNWIND_CMD) > KILN_CMD_FP_SWITCH :
+					     rule >= nrules)
 			return false;
 	}
 	return nrows && rows[nrows - 1].rule == (KILN_UNWIND_CMD | KILN_CMD_INVALID);
@@ -221,8 +219,8 @@ int table_cache__decode(const uint8_t *buf, size_t len, const char *key,
 	/* Every count against its bound and the size before a byte is
 	 * allocated; the sizes cannot overflow below these bounds. */
 	if (h.key_len > TABLE_CACHE_KEY_MAX || h.nrows > UNWIND_ROWS_MAX ||
-	    h.nrules > UNWIND_RULES_MAX || h.nsegs > UNWIND_SEGMENTS_MAX ||
-	    h.debug_source >= 3 || h.go_source >= 4 || h.debug_lookup > UNWIND_DEBUG_FOUND)
+	    h.nrules > UNWIND_RULES_MAX || h.nsegs > UNWIND_SEGMENTS_MAX || h.debug_source >= 3 ||
+	    h.go_source >= 4 || h.debug_lookup > UNWIND_DEBUG_FOUND)
 		return -EBADMSG;
 	rows_bytes = (size_t)h.nrows * sizeof(*rows);
 	rules_bytes = (size_t)h.nrules * sizeof(*rules);
@@ -261,16 +259,9 @@ int table_cache__decode(const uint8_t *buf, size_t len, const char *key,
 	in.debug_source = debug_sources[h.debug_source];
 	in.go_source = h.go_source ? go_sources[h.go_source] : NULL;
 	in.debug_lookup = h.debug_lookup;
-	in.fdes_eh = h.fdes_eh;
-	in.fdes_debug = h.fdes_debug;
-	in.go_funcs = h.go_funcs;
-	in.cfi_bytes = h.cfi_bytes;
-	in.work = h.work;
-	in.build_ns = h.build_ns;
-	in.stop_rows = h.stop_rows;
-	in.plt_rows = h.plt_rows;
-	in.signal_rows = h.signal_rows;
-	in.invalid_rows = h.invalid_rows;
+#define FROM_HEADER(f) in.f = h.f;
+	INFO_COUNTS(FROM_HEADER)
+#undef FROM_HEADER
 	for (int i = 0; i < UNWIND_UNSUP_COUNT; i++)
 		in.unsupported[i] = h.unsupported[i];
 	*out = unwind_table__adopt(rows, h.nrows, rules, h.nrules, &in);
@@ -566,7 +557,7 @@ struct unwind_table *table_cache__get(struct table_cache *c, int fd, const char 
 	case -EAGAIN:
 		refuse(c, TABLE_CACHE_STALE);
 		break;
-	default:                /* not there, another key, over lim: a miss */
+	default: /* not there, another key, over lim: a miss */
 		break;
 	}
 	if (err == -EPERM || err == -EBADMSG || err == -ESTALE || err == -EAGAIN) {

@@ -36,34 +36,35 @@
 #include "unwind/unwind_table.h"
 
 #define TABLE_CACHE_BYTES_DEFAULT (256ull << 20)
-#define TABLE_CACHE_FILES_MAX     65536u        /* files looked at when evicting */
-#define TABLE_CACHE_KEY_MAX       256u          /* bytes of a key */
+#define TABLE_CACHE_FILES_MAX 65536u /* files looked at when evicting */
+#define TABLE_CACHE_KEY_MAX 256u /* bytes of a key */
 /* The largest cache file read: a table of the most rows and rules a build
  * keeps (unwind_table.h), its header and key. */
-#define TABLE_CACHE_FILE_MAX \
-	(4096u + TABLE_CACHE_KEY_MAX + (uint64_t)UNWIND_ROWS_MAX * sizeof(struct kiln_unwind_row) + \
+#define TABLE_CACHE_FILE_MAX                                          \
+	(4096u + TABLE_CACHE_KEY_MAX +                                \
+	 (uint64_t)UNWIND_ROWS_MAX * sizeof(struct kiln_unwind_row) + \
 	 (uint64_t)UNWIND_RULES_MAX * sizeof(struct kiln_unwind_rule))
 
 /* Why a cache file was not used or not written, or the directory not
  * used. Label values: table_cache_refusal_names. */
 enum table_cache_refusal {
-	TABLE_CACHE_DIR = 0,            /* the directory: not creatable, not kiln's, or open to others */
-	TABLE_CACHE_NOT_OURS,           /* a cache file not regular, a link, another uid's, over the cap */
-	TABLE_CACHE_CORRUPT,            /* bad magic, size, counts, checksum or rows: deleted */
-	TABLE_CACHE_VERSION,            /* written by another format or table builder: deleted */
-	TABLE_CACHE_STALE,              /* a debug file appeared since it was built: deleted */
-	TABLE_CACHE_DEBUG_FILE,         /* not written: built with a separate debug file */
-	TABLE_CACHE_TOO_LARGE,          /* not written: over a quarter of the directory's bound */
-	TABLE_CACHE_WRITE,              /* not written: an I/O error (full disk, read-only) */
+	TABLE_CACHE_DIR = 0, /* the directory: not creatable, not kiln's, or open to others */
+	TABLE_CACHE_NOT_OURS, /* a cache file not regular, a link, another uid's, over the cap */
+	TABLE_CACHE_CORRUPT, /* bad magic, size, counts, checksum or rows: deleted */
+	TABLE_CACHE_VERSION, /* written by another format or table builder: deleted */
+	TABLE_CACHE_STALE, /* a debug file appeared since it was built: deleted */
+	TABLE_CACHE_DEBUG_FILE, /* not written: built with a separate debug file */
+	TABLE_CACHE_TOO_LARGE, /* not written: over a quarter of the directory's bound */
+	TABLE_CACHE_WRITE, /* not written: an I/O error (full disk, read-only) */
 	TABLE_CACHE_REFUSAL_COUNT
 };
 extern const char *const table_cache_refusal_names[TABLE_CACHE_REFUSAL_COUNT];
 
 struct table_cache_stats {
-	uint64_t hits, misses;          /* lookups: a table loaded, or none usable */
-	uint64_t writes, write_bytes;   /* tables written */
-	uint64_t evictions;             /* files deleted to keep the bound */
-	uint64_t bytes;                 /* the directory's cache files now (as last counted) */
+	uint64_t hits, misses; /* lookups: a table loaded, or none usable */
+	uint64_t writes, write_bytes; /* tables written */
+	uint64_t evictions; /* files deleted to keep the bound */
+	uint64_t bytes; /* the directory's cache files now (as last counted) */
 	uint64_t refused[TABLE_CACHE_REFUSAL_COUNT];
 };
 
@@ -98,8 +99,7 @@ void table_cache__close(struct table_cache *c);
 int table_cache__key(int fd, char *key, size_t len);
 /* The bytes of t's cache file under key, malloc'd into *buf, *len. 0 or
  * -ENOMEM. */
-int table_cache__encode(const struct unwind_table *t, const char *key, uint8_t **buf,
-			size_t *len);
+int table_cache__encode(const struct unwind_table *t, const char *key, uint8_t **buf, size_t *len);
 /* The table in buf[0, len) if it is a valid cache file of key within lim:
  * 0, or -ENOENT (another key: a hash collision, not corruption),
  * -ESTALE (another format or builder version), -EBADMSG (anything else
