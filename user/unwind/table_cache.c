@@ -354,7 +354,8 @@ static void scan(struct table_cache *c, bool evict)
 		}
 		e[n].atime = st.st_atim;
 		e[n].bytes = (uint64_t)st.st_size;
-		snprintf(e[n].name, sizeof(e[n].name), "%s", d->d_name);
+		/* cache_name: 16 hex digits and SUFFIX, its NUL too */
+		memcpy(e[n].name, d->d_name, 16 + sizeof(SUFFIX));
 		n++;
 	}
 	closedir(dir);
