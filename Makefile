@@ -232,6 +232,14 @@ $(OUT)/user/%.o: user/%.c $(SKELS) $(PROTO_C)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
+# A cached unwind table is stale once the builder changes: the cache stores
+# this fingerprint of its sources (user/unwind/table_cache.c).
+UNWIND_BUILDER_SRCS := VERSION include/kiln/unwind.h user/unwind/unwind_table.c \
+	user/unwind/go_frames.c user/core/gopclntab.c user/core/debug_file.c
+$(OUT)/user/unwind/table_cache.o: $(UNWIND_BUILDER_SRCS)
+$(OUT)/user/unwind/table_cache.o: CFLAGS += -DKILN_UNWIND_BUILDER=0x$(shell cat \
+	$(UNWIND_BUILDER_SRCS) | sha256sum | cut -c1-16)ull
+
 $(OUT)/tests/%.o: tests/%.c $(SKELS) $(PROTO_C)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)

@@ -75,7 +75,9 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	deferred__init(&p->held, PIPELINE_WAIT_BYTES);
 	proc_table__observe(p->procs, &(struct proc_observer){ on_mapped, on_ended, p });
 	if (p->sampler && opts->sampler.unwind_rows) {
-		p->uw = unwinder__new(p->sampler);
+		struct unwinder_opts uo = { opts->unwind_cache, opts->unwind_cache_bytes };
+
+		p->uw = unwinder__new(p->sampler, &uo);
 		if (!p->uw) {
 			pr_error("out of memory");
 			return -ENOMEM;

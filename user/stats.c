@@ -102,6 +102,10 @@ static bool bpf_stats_on(const void *snap)
 	LABELED("kiln_unwind_mappings_without_table_total", "reason", NAME, \
 		"unwinder.without_table." NAME, unwinder.fallback[I], "mappings", \
 		"executable mappings written for the BPF walker without a table (walked by frame pointers), by reason")
+#define CACHE_REFUSED(I, NAME) \
+	LABELED("kiln_unwind_cache_refused_total", "reason", NAME, \
+		"unwinder.cache.refused." NAME, unwinder.cache.refused[I], "files", \
+		"unwind cache files not used (deleted) or not written, or its directory not used, by reason")
 #define OUTPUT_REFUSED(I, NAME) \
 	LABELED("kiln_output_refused_total", "reason", NAME, "output_refused." NAME, \
 		output_refused[I], "refusals", \
@@ -390,6 +394,29 @@ static const struct counter stats_rows[] = {
 	FALLBACK(UNWINDER_FB_RULES_FULL, "rules_full"),
 	FALLBACK(UNWINDER_FB_SEGMENT, "segment"),
 	FALLBACK(UNWINDER_FB_TOO_MANY, "too_many_mappings"),
+	COUNTER("kiln_unwind_cache_hits_total", "unwinder.cache.hits", unwinder.cache.hits,
+		"tables", "unwind tables loaded from the disk cache (--unwind-cache) instead of built"),
+	COUNTER("kiln_unwind_cache_misses_total", "unwinder.cache.misses", unwinder.cache.misses,
+		"tables", "unwind tables looked for in the disk cache and built instead"),
+	COUNTER("kiln_unwind_cache_writes_total", "unwinder.cache.writes", unwinder.cache.writes,
+		"tables", "unwind tables written to the disk cache"),
+	COUNTER("kiln_unwind_cache_written_bytes_total", "unwinder.cache.write_bytes",
+		unwinder.cache.write_bytes, "bytes", "bytes of unwind tables written to the disk cache"),
+	COUNTER("kiln_unwind_cache_evictions_total", "unwinder.cache.evictions",
+		unwinder.cache.evictions, "files",
+		"disk cache files deleted to keep --unwind-cache-size (least recently used)"),
+	GAUGE("kiln_unwind_cache_bytes", "unwinder.cache.bytes", unwinder.cache.bytes, "bytes",
+	      "bytes of the disk cache's files (counted at start and after each eviction pass)"),
+	NANOS("kiln_unwind_cache_load_seconds_total", METRICS_COUNTER, "unwinder.cache.load_ns",
+	      unwinder.cache_ns, "time spent loading unwind tables from the disk cache"),
+	CACHE_REFUSED(TABLE_CACHE_DIR, "dir"),
+	CACHE_REFUSED(TABLE_CACHE_NOT_OURS, "not_ours"),
+	CACHE_REFUSED(TABLE_CACHE_CORRUPT, "corrupt"),
+	CACHE_REFUSED(TABLE_CACHE_VERSION, "version"),
+	CACHE_REFUSED(TABLE_CACHE_STALE, "stale"),
+	CACHE_REFUSED(TABLE_CACHE_DEBUG_FILE, "debug_file"),
+	CACHE_REFUSED(TABLE_CACHE_TOO_LARGE, "too_large"),
+	CACHE_REFUSED(TABLE_CACHE_WRITE, "write_error"),
 	UNWIND_REFUSED(UNWIND_REFUSED_NOT_ELF, "not_elf"),
 	UNWIND_REFUSED(UNWIND_REFUSED_ARCH, "arch"),
 	UNWIND_REFUSED(UNWIND_REFUSED_NO_CFI, "no_cfi"),

@@ -16,7 +16,11 @@
  * cost of building it, CPU from getrusage around the build, peak RSS of
  * the whole process:
  *   rows=58511 rules=333 bytes=472284 fdes=... cfi_bytes=... build_ms=25.1
- *   cpu_ms=24.0 max_rss_kb=9120 file=/usr/bin/python3.11 */
+ *   cpu_ms=24.0 max_rss_kb=9120 file=/usr/bin/python3.11
+ *
+ * --cache DIR: the table is looked up in the on-disk cache at DIR first
+ * and stored there when built (unwind/table_cache.h), as the unwinder
+ * does; --summary then says cached=1 when it was loaded from there. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -28,6 +32,7 @@
 
 #include "core/elf.h"
 #include "core/safe_open.h"
+#include "unwind/table_cache.h"
 #include "unwind/unwind_table.h"
 #include "unwind_cmd.h"
 
@@ -59,14 +64,17 @@ static double cpu_ms(const struct rusage *ru)
 /* The --summary line; ru0 and ru1: getrusage just before and after the
  * build. ru_maxrss is the process's peak, in KiB. */
 static void print_summary(const char *file, const struct unwind_table_info *in,
-			  const struct rusage *ru0, const struct rusage *ru1)
+			  const struct rusage *ru0, const struct rusage *ru1, int cached)
 {
 	printf("rows=%zu rules=%zu bytes=%zu fdes=%zu go_funcs=%zu cfi_bytes=%" PRIu64
-	       " invalid_rows=%zu build_ms=%.1f cpu_ms=%.1f max_rss_kb=%ld file=%s\n",
+	       " invalid_rows=%zu build_ms=%.1f cpu_ms=%.1f max_rss_kb=%ld",
 	       in->rows, in->rules, in->bytes, in->fdes_eh + in->fdes_debug, in->go_funcs,
 	       in->cfi_bytes,
 	       in->invalid_rows, (double)in->build_ns / 1e6, cpu_ms(ru1) - cpu_ms(ru0),
-	       ru1->ru_maxrss, file);
+	       ru1->ru_maxrss);
+	if (cached >= 0)
+		printf(" cached=%d", cached);
+	printf(" file=%s\n", file);
 }
 
 int unwind_table_main(int argc, char **argv)
@@ -75,20 +83,40 @@ int unwind_table_main(int argc, char **argv)
 	struct unwind_table *t;
 	struct unwind_table_info in;
 	struct rusage ru0, ru1;
+	struct table_cache *cache = NULL;
+	const char *cache_dir = NULL;
 	bool summary = false;
 	char buf[64];
+	int cached = -1;
 	size_t n;
 	int fd;
 
-	if (argc > 1 && strcmp(argv[1], "--summary") == 0) {
-		summary = true;
+	while (argc > 1 && argv[1][0] == '-') {
+		if (strcmp(argv[1], "--summary") == 0) {
+			summary = true;
+		} else if (strcmp(argv[1], "--cache") == 0 && argc > 2) {
+			cache_dir = argv[2];
+			argc--;
+			argv++;
+		} else {
+			break;
+		}
 		argc--;
 		argv++;
 	}
 	if (argc < 2 || argv[1][0] == '-' || (summary && argc > 2)) {
-		fprintf(stderr, "usage: kiln unwind-table FILE [PC...]\n"
-				"       kiln unwind-table --summary FILE\n");
+		fprintf(stderr, "usage: kiln unwind-table [--cache DIR] FILE [PC...]\n"
+				"       kiln unwind-table [--cache DIR] --summary FILE\n");
 		return 2;
+	}
+	if (cache_dir) {
+		cache = table_cache__open(cache_dir, TABLE_CACHE_BYTES_DEFAULT, false);
+		if (!cache || !table_cache__dir(cache)) {
+			fprintf(stderr, "kiln: %s: cannot be used as an unwind table cache\n",
+				cache_dir);
+			table_cache__close(cache);
+			return 1;
+		}
 	}
 	getrusage(RUSAGE_SELF, &ru0);
 	fd = safe_open__in("", argv[1], ELF_FILE_MAX, NULL);
@@ -96,8 +124,15 @@ int unwind_table_main(int argc, char **argv)
 		fprintf(stderr, "kiln: %s: %s\n", argv[1], strerror(-fd));
 		return 1;
 	}
-	t = unwind_table__build(fd, "", argv[1], NULL);
+	t = table_cache__get(cache, fd, "", argv[1], NULL);
+	if (cache)
+		cached = t != NULL;
+	if (!t) {
+		t = unwind_table__build(fd, "", argv[1], NULL);
+		table_cache__put(cache, fd, t);
+	}
 	close(fd);
+	table_cache__close(cache);
 	getrusage(RUSAGE_SELF, &ru1);
 	if (!t) {
 		fprintf(stderr, "kiln: %s: no unwind table: %s\n", argv[1], strerror(errno));
@@ -105,7 +140,7 @@ int unwind_table_main(int argc, char **argv)
 	}
 	unwind_table__info(t, &in);
 	if (summary) {
-		print_summary(argv[1], &in, &ru0, &ru1);
+		print_summary(argv[1], &in, &ru0, &ru1, cached);
 		unwind_table__free(t);
 		return 0;
 	}

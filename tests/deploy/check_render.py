@@ -142,6 +142,18 @@ def check_daemonset(ds, v, opts, help_flags):
     tmp = mounts.get("/tmp")
     if not tmp or "emptyDir" not in volumes.get(tmp["name"], {}):
         problem("DaemonSet: /tmp is not an emptyDir")
+    # The unwind table cache: an emptyDir at the agent's default
+    # --unwind-cache, twice --unwind-cache-size; none when that is 0.
+    size = str(v["agent"]["unwindCacheSize"])
+    cache = mounts.get("/var/cache/kiln")
+    if size == "0":
+        if cache:
+            problem("DaemonSet: an unwind cache volume with agent.unwindCacheSize 0")
+    else:
+        want = f"{int(size[:-1]) * 2}{size[-1]}i"
+        got = volumes.get(cache["name"], {}).get("emptyDir", {}).get("sizeLimit") if cache else None
+        if got != want:
+            problem(f"DaemonSet: /var/cache/kiln emptyDir of {got}, want {want}")
     for vol in volumes.values():
         if "hostPath" in vol and vol["hostPath"]["path"] != "/sys/fs/cgroup" and vol not in v["extraVolumes"]:
             problem(f"DaemonSet: unexpected hostPath {vol['hostPath']['path']}")
@@ -180,6 +192,7 @@ def check_daemonset(ds, v, opts, help_flags):
         "--frequency": [str(v["agent"]["frequency"])],
         "--interval": [str(v["agent"]["interval"])],
         "--unwind-memory": [str(v["agent"]["unwindMemory"])],
+        "--unwind-cache-size": [str(v["agent"]["unwindCacheSize"])],
         "--metrics-addr": [f"0.0.0.0:{v['metrics']['port']}"],
         "--health-addr": [f"0.0.0.0:{v['metrics']['healthPort']}"],
         "--log-level": [v["agent"]["logLevel"]],

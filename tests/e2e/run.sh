@@ -154,6 +154,44 @@ test_unwind_nofp() {
 	fi
 }
 
+# Unwind tables cached on disk (--unwind-cache): the first record of the
+# -fomit-frame-pointer chain builds and writes its files' tables, the
+# second loads them all from the cache (hits, nothing built) and its
+# stacks are as whole: the chain from _start in >= 80 % of the samples
+# both times.
+test_unwind_cache() {
+	local cache=$TMP/uwcache i all chain s summary=""
+	for i in 1 2; do
+		"$KILN" record -q -o "$TMP/cache$i.folded" --stats "$TMP/cache$i.json" \
+			--unwind-cache "$cache" -- "$WORKLOADS/nofp_chain" 3 2>"$TMP/cache$i.err" ||
+			{ fail unwind_cache "kiln record $i failed: $(tail -1 "$TMP/cache$i.err")"; return; }
+		all=$(folded_count "$TMP/cache$i.folded" '^nofp_chain;')
+		chain=$(folded_count "$TMP/cache$i.folded" '^nofp_chain;_start;__libc_start_main[^;]*;__libc_start_call_main;main;level_one;level_two;level_three;spin_nofp( |;)')
+		if [ "$all" -lt 100 ] || [ $((chain * 100)) -lt $((all * 80)) ]; then
+			fail unwind_cache "record $i: $chain of $all samples with the whole chain from _start"
+			return
+		fi
+		s=$(python3 -c 'import json, sys
+u = json.load(open(sys.argv[1]))["unwinder"]
+print(u["cache.hits"], u["cache.misses"], u["cache.writes"],
+      sum(v for k, v in u.items() if k.startswith("cache.refused.")))' "$TMP/cache$i.json")
+		summary="$summary record $i: $chain/$all whole, cache hits/misses/writes/refused $s;"
+		# shellcheck disable=SC2086
+		set -- $s
+		if [ "$i" = 1 ] && { [ "$1" != 0 ] || [ "$3" -lt 2 ] || [ "$3" != "$2" ] || [ "$4" != 0 ]; }; then
+			fail unwind_cache "a fresh cache:$summary"
+			return
+		fi
+		if [ "$i" = 2 ] && { [ "$1" -lt 2 ] || [ "$2" != 0 ] || [ "$3" != 0 ] || [ "$4" != 0 ]; }; then
+			fail unwind_cache "the second record built tables again:$summary"
+			return
+		fi
+	done
+	grep -q "^kiln: unwind table cache $cache: [0-9]* tables loaded" "$TMP/cache2.err" ||
+		{ fail unwind_cache "record's unwind line lacks the cache: $(grep 'unwind' "$TMP/cache2.err" | head -2)"; return; }
+	pass "unwind tables cached on disk:$summary"
+}
+
 # kiln profiled by kiln (issue 14: its own stacks reach main): kiln view
 # drawing a big folded file, three times. kiln is built with gcc -O2 and
 # links Debian's libc, neither with frame pointers; main tail-calls the
@@ -317,7 +355,7 @@ test_html() {
 }
 
 TESTS="test_cli test_ratio test_kernel_frames test_short_lived test_pid_filter test_conservation
-	test_html test_unwind_nofp test_unwind_self test_jit_namespace test_jit_node test_jit_jdk"
+	test_html test_unwind_nofp test_unwind_cache test_unwind_self test_jit_namespace test_jit_node test_jit_jdk"
 # all tests, or those named on the command line (e.g. test_jit_node)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" -ne 0 ]; then

@@ -11,6 +11,7 @@
 #ifndef KILN_UNWIND_UNWIND_TABLE_H
 #define KILN_UNWIND_UNWIND_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,6 +76,14 @@ struct unwind_stats {
 
 #define UNWIND_SEGMENTS_MAX 4
 
+/* Whether a build looked for a separate debug file: what else than the
+ * file itself its table depends on (the on-disk cache, table_cache.h). */
+enum unwind_debug_lookup {
+	UNWIND_DEBUG_NO_LOOKUP = 0,     /* none made: own .debug_frame, Go, an image */
+	UNWIND_DEBUG_NOT_FOUND,         /* made; no debug file with .debug_frame */
+	UNWIND_DEBUG_FOUND,             /* made; one found (used, or over its bound) */
+};
+
 /* What one build found (unwind_table__info). */
 struct unwind_table_info {
 	uint64_t base;                  /* vaddr of the first PT_LOAD: pc_off 0 */
@@ -88,6 +97,7 @@ struct unwind_table_info {
 	uint64_t cfi_bytes, work, build_ns;
 	uint64_t unsupported[UNWIND_UNSUP_COUNT];
 	const char *debug_source;       /* "none", "file" (own .debug_frame), "debug-file" */
+	int debug_lookup;               /* enum unwind_debug_lookup */
 	size_t go_funcs;                /* Go functions given rows from the Go function table */
 	const char *go_source;          /* where that table was found (go_image), or NULL */
 };
@@ -110,6 +120,20 @@ int unwind_table__layout(int fd, const void *image, size_t size, const char *nam
 /* The same for an image in memory (no debug file); name for logs. */
 struct unwind_table *unwind_table__build_mem(const void *image, size_t size, const char *name,
 					     const struct unwind_limits *lim);
+
+/* A table from its parts (the on-disk cache's reader), which it takes
+ * over: rows and rules malloc'd (rules may be NULL when nrules is 0),
+ * freed with the table, also when this fails (NULL, ENOMEM). Nothing is
+ * checked or counted here: the caller has checked them (sorted rows, rule
+ * indices below nrules, the last row INVALID). info's rows, rules and
+ * bytes are set from the parts. */
+struct unwind_table *unwind_table__adopt(struct kiln_unwind_row *rows, size_t nrows,
+					 struct kiln_unwind_rule *rules, size_t nrules,
+					 const struct unwind_table_info *info);
+/* Whether a debug file with .debug_frame would be found now for the ELF
+ * file at fd (root and path as in unwind_table__build): a table built when
+ * none was (UNWIND_DEBUG_NOT_FOUND) is stale once one is. */
+bool unwind_table__debug_file_found(int fd, const char *root, const char *path);
 
 const struct kiln_unwind_row *unwind_table__rows(const struct unwind_table *t, size_t *n);
 const struct kiln_unwind_rule *unwind_table__rules(const struct unwind_table *t, size_t *n);

@@ -30,6 +30,7 @@
 #include "core/hashmap.h"
 #include "core/log.h"
 #include "core/safe_open.h"
+#include "unwind/table_cache.h"
 #include "unwind/unwind_table.h"
 #include "unwind/unwinder.h"
 
@@ -92,6 +93,7 @@ struct build_job {
 	char *root, *path;
 	struct unwind_table *t;         /* result, NULL: none */
 	uint64_t ns;
+	bool cached;                    /* t came from the disk cache */
 };
 
 /* A FIFO of jobs. */
@@ -127,6 +129,7 @@ struct unwinder {
 	/* The builder's bounds: a table larger than the whole row budget
 	 * is refused while it is built, before it costs its full memory. */
 	struct unwind_limits limits;
+	struct table_cache *cache;      /* NULL: none; the builder's alone */
 	struct unwinder_stats st;
 };
 
@@ -145,8 +148,10 @@ static bool rule_eq(const void *ctx, const void *val, const void *key)
 
 static void *builder(void *arg);
 
-struct unwinder *unwinder__new(struct sampler *s)
+struct unwinder *unwinder__new(struct sampler *s, const struct unwinder_opts *o)
 {
+	char dir[4096];
+
 	struct unwinder *u;
 
 	u = calloc(1, sizeof(*u));
@@ -175,6 +180,13 @@ struct unwinder *unwinder__new(struct sampler *s)
 	u->limits = unwind_default_limits;
 	if (u->limits.max_rows > u->m.rows_cap)
 		u->limits.max_rows = u->m.rows_cap;
+	if (o && o->cache_bytes) {
+		const char *d = o->cache_dir;
+
+		if (!d && table_cache__default_dir(dir, sizeof(dir)) == 0)
+			d = dir;
+		u->cache = table_cache__open(d, o->cache_bytes, !o->cache_dir);
+	}
 	u->todo.tail = &u->todo.head;
 	u->done.tail = &u->done.head;
 	pthread_mutex_init(&u->mu, NULL);
@@ -422,7 +434,12 @@ static void *builder(void *arg)
 		pthread_mutex_unlock(&u->mu);
 		start = monotonic_ns();
 		if (j->fd >= 0) {
-			j->t = unwind_table__build(j->fd, j->root, j->path, &u->limits);
+			j->t = table_cache__get(u->cache, j->fd, j->root, j->path, &u->limits);
+			j->cached = j->t != NULL;
+			if (!j->t) {
+				j->t = unwind_table__build(j->fd, j->root, j->path, &u->limits);
+				table_cache__put(u->cache, j->fd, j->t);
+			}
 		} else {
 			size_t size;
 			const void *image = own_vdso(&size);
@@ -501,8 +518,14 @@ static void jobs_collect(struct unwinder *u)
 
 		next = j->next;
 		u->jobs--;
-		u->st.build_ns += j->ns;
-		pr_debug("unwind: %s: built in %.1f ms", j->path ? j->path : "[vdso]", j->ns / 1e6);
+		if (j->cached) {
+			u->st.cached++;
+			u->st.cache_ns += j->ns;
+		} else {
+			u->st.build_ns += j->ns;
+		}
+		pr_debug("unwind: %s: %s in %.1f ms", j->path ? j->path : "[vdso]",
+			 j->cached ? "loaded from the disk cache" : "built", j->ns / 1e6);
 		e->why = j->t ? exe_load(u, e, j->t) : UNWINDER_FB_NO_TABLE;
 		if (e->state != EXE_LOADED) {
 			e->state = EXE_NO_TABLE;
@@ -809,6 +832,8 @@ void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out)
 {
 	*out = u->st;
 	out->rules = u->nrules;
+	table_cache__stats(u->cache, &out->cache);
+	out->cache_dir = table_cache__dir(u->cache);
 }
 
 static void free_exe(uint64_t hash, void *val, void *ctx)
@@ -851,5 +876,6 @@ void unwinder__free(struct unwinder *u)
 	free(u->free);
 	free(u->free_slots);
 	free(u->rules);
+	table_cache__close(u->cache);
 	free(u);
 }

@@ -16,6 +16,7 @@
 
 #include "proc/proc.h"
 #include "sampler/sampler.h"
+#include "unwind/table_cache.h"
 
 /* Why an executable mapping was left to frame pointers. Label values:
  * unwinder_fallback_names. */
@@ -41,14 +42,26 @@ struct unwinder_stats {
 	uint64_t queue_full;            /* snapshots not queued for tables (queue full) */
 	uint64_t rules;                 /* distinct rules in unwind_rules */
 	uint64_t build_ns;              /* spent building tables, since start */
+	uint64_t cached, cache_ns;      /* tables loaded from the disk cache, the time it took */
+	struct table_cache_stats cache;
+	const char *cache_dir;          /* NULL: no disk cache (valid while the unwinder is) */
 	uint64_t fallback[UNWINDER_FB_COUNT]; /* mappings, as written */
 	uint64_t maps_bytes;            /* kernel memory of the walker's maps */
 };
 
 struct unwinder;
 
-/* NULL (nothing to do) when the sampler was opened without unwind rows. */
-struct unwinder *unwinder__new(struct sampler *s);
+struct unwinder_opts {
+	/* Tables cached on disk (table_cache.h): the directory, NULL for the
+	 * default (table_cache__default_dir), "none" or "" for no cache;
+	 * cache_bytes 0: no cache. */
+	const char *cache_dir;
+	uint64_t cache_bytes;
+};
+
+/* NULL (nothing to do) when the sampler was opened without unwind rows.
+ * o NULL: no disk cache. */
+struct unwinder *unwinder__new(struct sampler *s, const struct unwinder_opts *o);
 /* Queues the tables nearly every process needs (the C library, the
  * dynamic loader, the vDSO: kiln's own), so a new process's first samples
  * wait for its own files only. */
