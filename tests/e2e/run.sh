@@ -115,8 +115,9 @@ EOF
 
 test_pid_filter() {
 	local out=$TMP/pid.folded wl others
-	"$WORKLOADS/cpu_ratio" 4 & wl=$!
-	"$KILN" record -q -d 2 -p $wl -o "$out" 2>"$TMP/pid.err" || { fail pid_filter "kiln record failed"; wait $wl; return; }
+	# until the process ends: 2 CPU seconds a thread, however loaded the host
+	"$WORKLOADS/cpu_ratio" 2 & wl=$!
+	"$KILN" record -q -p $wl -o "$out" 2>"$TMP/pid.err" || { fail pid_filter "kiln record failed"; wait $wl; return; }
 	wait $wl
 	others=$(grep -vcE '^cpu_ratio;' "$out")
 	if [ "$(folded_count "$out" '^cpu_ratio;')" -ge 100 ] && [ "$others" -eq 0 ]; then
