@@ -124,7 +124,7 @@ Test(proc_table, snapshot_survives_exit_until_drained, .init = fake_proc, .fini 
 	cr_assert_null(proc_snapshot__find(s, 0x55d0c0a00fff));
 	/* The files do not exist here: no descriptor, but a cache key. */
 	cr_assert_eq(s->maps[0].bin->fd, -1);
-	cr_assert_str_eq(s->maps[0].bin->key, "i:2049:1234");
+	cr_assert_str_eq(s->maps[0].bin->key, "i:2049:1234:r0");
 	cr_assert_str_eq(s->maps[1].bin->path, "/tmp/lib with space.so");
 
 	ev = event(KILN_EVENT_EXIT, 4242, 7);
@@ -178,25 +178,29 @@ Test(proc_table, snapshot_read_after_exec_is_discarded, .init = fake_proc, .fini
 	proc_table__free(t);
 }
 
-/* The first process to map a file was gone before kiln could open it: the
- * next process mapping the same file opens it for everyone, instead of
- * leaving the shared binary unnamed. */
+/* The first process to map a file could not open it (gone, or the file
+ * not there yet): the next process of that root mapping the same file
+ * opens it for all of them, instead of leaving the shared binary
+ * unnamed. */
 Test(proc_table, binary_opened_by_a_later_process, .init = fake_proc, .fini = remove_proc)
 {
 	struct proc_table *t = proc_table__new(root, 16, 1 << 16);
 	struct kiln_event ev = event(KILN_EVENT_NEW, 4242, 7);
 	struct proc_snapshot *s;
-	char cmd[256];
+	char cmd[512];
 
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/rootfs && ln -s %s/rootfs %s/4242/root", root, root,
+		 root);
+	cr_assert_eq(system(cmd), 0);
 	proc_table__on_event(t, &ev);
 	s = proc_table__get(t, 7);
 	cr_assert_eq(s->maps[0].bin->fd, -1);
-	cr_assert_str_eq(s->maps[0].bin->key, "i:2049:1234");
+	cr_assert_eq(strncmp(s->maps[0].bin->key, "i:2049:1234:r", 13), 0, "%s", s->maps[0].bin->key);
 
 	fake_process("4243",
 		     "4243 (app) R 1 4243 4243 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 0 778 1000 10\n");
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/4243/root/usr/bin && echo app > %s/4243/root/usr/bin/app",
-		 root, root);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/rootfs/usr/bin && echo app > %s/rootfs/usr/bin/app && "
+		 "ln -s %s/rootfs %s/4243/root", root, root, root, root);
 	cr_assert_eq(system(cmd), 0);
 	ev = event(KILN_EVENT_NEW, 4243, 8);
 	proc_table__on_event(t, &ev);
@@ -368,4 +372,34 @@ Test(parse, values_and_bounds)
 	cr_assert_eq(parse_duration("10ms", 0, 604800, &d), -EINVAL);
 	cr_assert_eq(parse_duration("m", 0, 604800, &d), -EINVAL);
 	cr_assert_eq(parse_duration("-1m", 0, 604800, &d), -EINVAL);
+}
+
+/* A file mapped in two roots is two binaries, each with its root's debug
+ * files: a container cannot plant a debug file that names or unwinds the
+ * frames of another root's processes. Processes of one root share one. */
+Test(proc_table, a_binary_per_root, .init = fake_proc, .fini = remove_proc)
+{
+	static const char *const pids[] = { "500", "501", "502" };
+	char dir[128], link[160];
+	struct proc_table *t;
+	struct proc_snapshot *a, *b, *c;
+
+	for (size_t i = 0; i < 3; i++) {
+		fake_process(pids[i], "1 (app) R 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 888 1 1\n");
+		/* 500 and 501 share one root, 502 has its own */
+		snprintf(dir, sizeof(dir), "%s/rootfs-%s", root, i == 2 ? "b" : "a");
+		mkdir(dir, 0755);
+		snprintf(link, sizeof(link), "%s/%s/root", root, pids[i]);
+		cr_assert_eq(symlink(dir, link), 0);
+	}
+	t = proc_table__new(root, 16, 1 << 16);
+	a = take(t, 500, 1);
+	b = take(t, 501, 2);
+	c = take(t, 502, 3);
+	cr_assert_not_null(a->maps[0].bin);
+	cr_assert_eq(a->maps[0].bin, b->maps[0].bin, "one root: one binary");
+	cr_assert_neq(a->maps[0].bin, c->maps[0].bin, "two roots: two binaries");
+	cr_assert_str_neq(a->maps[0].bin->key, c->maps[0].bin->key);
+	cr_assert_not_null(strstr(c->maps[0].bin->key, ":r"));
+	proc_table__free(t);
 }

@@ -28,7 +28,8 @@ struct proc_table {
 	size_t mappings;                 /* executable mappings of all snapshots */
 	bool warned_cap;                 /* the first cap hit is a warning */
 	struct hashmap snapshots;        /* instance -> proc_snapshot */
-	struct hashmap binaries;         /* mix(dev, ino) -> binary */
+	struct hashmap binaries;         /* mix(dev, ino, root) -> binary */
+	uint64_t host_root;              /* root_id of pid 1's root (or kiln's) */
 	uint64_t drains;
 	struct proc_stats stats;
 	struct proc_observer obs;
@@ -220,6 +221,19 @@ const struct proc_mapping *proc_snapshot__find(const struct proc_snapshot *s, ui
 	return NULL;
 }
 
+/* What pid's root directory is (device and inode, mixed; 0 when it cannot
+ * be read): processes of one root share a binary, with its debug files. */
+static uint64_t root_id(const struct proc_table *t, pid_t pid)
+{
+	char path[4200];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/%d/root", t->proc_root, pid);
+	if (stat(path, &sb) && (pid != 1 || stat("/", &sb)))
+		return 0;
+	return ((uint64_t)sb.st_dev * 0x9e3779b97f4a7c15ull) ^ (uint64_t)sb.st_ino;
+}
+
 struct proc_table *proc_table__new(const char *proc_root, size_t max_processes,
 				   size_t max_mappings)
 {
@@ -234,12 +248,13 @@ struct proc_table *proc_table__new(const char *proc_root, size_t max_processes,
 	}
 	t->max_processes = max_processes;
 	t->max_mappings = max_mappings;
+	t->host_root = root_id(t, 1);
 	return t;
 }
 
-static uint64_t binary_slot(uint64_t dev, uint64_t ino)
+static uint64_t binary_slot(uint64_t dev, uint64_t ino, uint64_t root)
 {
-	uint64_t k = (dev * 0xff51afd7ed558ccdull) ^ ino;
+	uint64_t k = (dev * 0xff51afd7ed558ccdull) ^ ino ^ (root * 0xc4ceb9fe1a85ec53ull);
 
 	return k ? k : 1;
 }
@@ -248,8 +263,8 @@ static void binary_put(struct proc_table *t, struct binary *b)
 {
 	if (!b || --b->refs)
 		return;
-	if (hashmap__get_u64(&t->binaries, binary_slot(b->dev, b->ino)) == b)
-		hashmap__del_u64(&t->binaries, binary_slot(b->dev, b->ino));
+	if (hashmap__get_u64(&t->binaries, binary_slot(b->dev, b->ino, b->root_id)) == b)
+		hashmap__del_u64(&t->binaries, binary_slot(b->dev, b->ino, b->root_id));
 	if (b->fd >= 0)
 		close(b->fd);
 	free(b->path);
@@ -299,17 +314,24 @@ static void binary_open(struct binary *b, struct proc_table *t, pid_t pid,
 		binary__key(&sb, b->key, sizeof(b->key));
 	else
 		snprintf(b->key, sizeof(b->key), "i:%" PRIu64 ":%" PRIu64, b->dev, b->ino);
+	/* A table built with a debug file found inside this root is this
+	 * root's: another root's processes never share it. */
+	if (b->root_id != t->host_root)
+		snprintf(b->key + strlen(b->key), sizeof(b->key) - strlen(b->key), ":r%" PRIx64,
+			 b->root_id);
 }
 
+
 static struct binary *binary_get(struct proc_table *t, pid_t pid,
-				 const struct proc_mapping *m, uint64_t dev, uint64_t ino)
+				 const struct proc_mapping *m, uint64_t dev, uint64_t ino,
+				 uint64_t root)
 {
-	uint64_t slot = binary_slot(dev, ino);
+	uint64_t slot = binary_slot(dev, ino, root);
 	struct binary *b = hashmap__get_u64(&t->binaries, slot);
 	char path[4200];
 	size_t plen;
 
-	if (b && b->dev == dev && b->ino == ino) {
+	if (b && b->dev == dev && b->ino == ino && b->root_id == root) {
 		b->refs++;
 		/* The process that mapped it first may have been gone before we
 		 * could open it: this one, alive now, may do better. Otherwise
@@ -328,6 +350,7 @@ static struct binary *binary_get(struct proc_table *t, pid_t pid,
 		return NULL;
 	b->dev = dev;
 	b->ino = ino;
+	b->root_id = root;
 	b->refs = 1;
 	plen = strlen(m->name);
 	/* " (deleted)" is the kernel's marker, not part of the name. */
@@ -419,7 +442,7 @@ static int snapshot_read_maps(struct proc_table *t, struct proc_snapshot *s)
 {
 	size_t others = t->mappings - s->nmaps, room, dropped = 0;
 	struct proc_mapping *maps;
-	uint64_t *devs, *inos;
+	uint64_t *devs, *inos, root;
 	char path[128], *text;
 	size_t len;
 	int n;
@@ -442,9 +465,10 @@ static int snapshot_read_maps(struct proc_table *t, struct proc_snapshot *s)
 		free(inos);
 		return -ESRCH;
 	}
+	root = n ? root_id(t, s->pid) : 0;
 	for (int i = 0; i < n; i++)
 		if (inos[i] && maps[i].name[0] == '/')
-			maps[i].bin = binary_get(t, s->pid, &maps[i], devs[i], inos[i]);
+			maps[i].bin = binary_get(t, s->pid, &maps[i], devs[i], inos[i], root);
 	free(devs);
 	free(inos);
 	snapshot_release_maps(t, s);

@@ -18,9 +18,14 @@
  * can be (re)loaded even after every process mapping it has exited. */
 struct binary {
 	uint64_t dev, ino;
+	/* The root directory of the processes that share it (debug files are
+	 * looked up inside it): one binary per file and root, so a debug file
+	 * planted in a container cannot name or unwind another root's frames. */
+	uint64_t root_id;
 	/* Symbol cache key, what the opened file is (never what it claims):
 	 * "f:<dev>:<ino>:<size>:<mtime>" from fstat, "i:<dev>:<ino>" from maps
-	 * when it could not be opened (nothing is loaded then). */
+	 * when it could not be opened (nothing is loaded then), ":r<root>"
+	 * after it outside the host's root. */
 	char key[96];
 	char build_id[72];      /* hex, "" when the file has none */
 	char *path;             /* as the first process mapping it sees it */
