@@ -139,6 +139,7 @@ test_bad_input() {
 	printf '\x08\x96\x01\xff\xff\xff\xff\x0f' >garbage.bin
 	: >empty.folded
 	mkdir -p adir
+	printf 'app;main 3\nnot a profile\n' >adir/b.folded
 	python3 -c 'print("\n".join("p;f%d;g%d 1" % (i, i) for i in range(200)))' >wide.folded
 	expect truncated_gzip 1 '^kiln view: cut\.pb\.gz: not a pprof or folded profile \(truncated gzip data\)$' \
 		"$KILN" view cut.pb.gz -o out.html && n=$((n + 1))
@@ -150,7 +151,7 @@ test_bad_input() {
 		"$KILN" view garbage.bin -o out.html && n=$((n + 1))
 	expect missing 1 '^kiln view: nope\.pb\.gz: cannot read: No such file or directory$' \
 		"$KILN" view new.folded nope.pb.gz -o out.html && n=$((n + 1))
-	expect directory 1 '^kiln view: adir: cannot read: Is a directory$' \
+	expect directory 1 '^kiln view: adir/b\.folded: not a pprof or folded profile \(line 2: no sample count at the end\)$' \
 		"$KILN" view adir -o out.html && n=$((n + 1))
 	expect too_big 1 '^kiln view: wide\.folded: larger than 1024 bytes \(--max-input\)$' \
 		"$KILN" view --max-input 1K wide.folded -o out.html && n=$((n + 1))
@@ -160,7 +161,7 @@ test_bad_input() {
 		"$KILN" diff base.folded junk.folded && n=$((n + 1))
 	expect diff_empty 2 '^kiln diff: empty\.folded: no samples to compare$' \
 		"$KILN" diff empty.folded base.folded && n=$((n + 1))
-	[ $n -eq 10 ] && pass "bad input: truncated pprof and gzip, junk lines, garbage, missing, directory, limits: one line each, no output"
+	[ $n -eq 10 ] && pass "bad input: truncated pprof and gzip, junk lines, garbage, missing, a bad file in a directory, limits: one line each, no output"
 }
 
 test_empty() {
