@@ -111,6 +111,32 @@ test_diff_html() {
 	pass "diff -o diff.html writes the diff page"
 }
 
+test_folded_labels() {
+	local tags out
+	# the labels as prefix frames, one needing escapes; a stack without any
+	cat >pods.folded <<'X'
+app;main;idle 2
+{namespace=shop,pod=web-a};app;main;work;hot 60
+{namespace=shop,pod=web-a};app;main;parse 15
+{namespace=shop,pod=web-b\x2c1};app;main;work;cold 20
+{namespace=shop,pod=web-b\x2c1};app;main;work;hot 5
+X
+	"$KILN" view pods.folded -o pods.pb.gz 2>err || { fail folded_labels "to pprof: $(head -1 err)"; return; }
+	tags=$(go tool pprof -tags pods.pb.gz 2>&1) || { fail folded_labels "go tool pprof -tags: $(head -1 <<<"$tags")"; return; }
+	grep -Eq '^ +75(\.0)? \(75(\.00)?%\): web-a$' <<<"$tags" && grep -Eq '^ +25(\.0)? \(25(\.00)?%\): web-b,1$' <<<"$tags" ||
+		{ fail folded_labels "pprof -tags lacks the pods: $tags"; return; }
+	"$KILN" view pods.pb.gz --folded-labels -o back.folded 2>err &&
+		sort pods.folded | cmp -s - back.folded ||
+		{ fail folded_labels "folded -> pprof -> --folded-labels changed: $(diff <(sort pods.folded) back.folded | head -3)"; return; }
+	out=$("$KILN" view back.folded --match pod=web-b,1 --format folded 2>/dev/null)
+	[ "$out" = "$(printf 'app;main;work;cold 20\napp;main;work;hot 5')" ] ||
+		{ fail folded_labels "--match pod=web-b,1 on the folded file: $out"; return; }
+	"$KILN" view pods.pb.gz -o plain.folded 2>/dev/null && ! grep -q '{' plain.folded &&
+		[ "$(wc -l <plain.folded)" -eq 4 ] ||
+		{ fail folded_labels "the default folded output carries labels: $(cat plain.folded)"; return; }
+	pass "folded labels: {k=v,...} prefix -> pprof sample labels (go tool pprof -tags) -> --folded-labels is lossless, --match reads it, off by default"
+}
+
 # expect NAME STATUS PATTERN COMMAND...: exit status STATUS, one line on
 # stderr matching PATTERN, nothing on stdout, no output file left behind.
 expect() {
@@ -193,6 +219,6 @@ test_usage() {
 }
 
 TESTS="test_html test_convert test_merge test_go_pprof test_diff_text test_regression
-	test_diff_html test_bad_input test_empty test_usage"
+	test_diff_html test_folded_labels test_bad_input test_empty test_usage"
 run_tests $TESTS
 finish "$(wc -w <<<"$TESTS")"
