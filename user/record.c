@@ -52,6 +52,7 @@ struct record_opts {
 	const char *stats_path;
 	uint64_t debuginfod_wait_ns;    /* at the end, for the lookups under way */
 	const char *group_by;           /* NULL: one profile */
+	bool folded_labels;             /* --folded-labels */
 	bool quiet;
 	unsigned verbose;
 	const char *config;
@@ -92,6 +93,8 @@ static const struct config_option record_options[] = {
 	CONFIG_ROW_CHOICE(R, format_name, "format", "FMT", NULL, "pprof|folded|html",
 			  "pprof, folded or html, whatever the extension"),
 	OPTIONS_OUTPUT(R),
+	CONFIG_ROW_BOOL(R, folded_labels, "folded-labels", 0,
+			"folded output: each stack's labels as a first frame {name=value,...} (kiln view reads them back; off for FlameGraph)"),
 	CONFIG_ROW_STRING(R, group_by, "group-by", 0, "LABEL", NULL,
 			  "one output per value of LABEL (service_name, namespace, pod, container, systemd_unit, ...): FILE.<value>.<ext>"),
 	OPTIONS_LIMITS(R),
@@ -229,13 +232,15 @@ struct output {
 	const struct pprof_meta *meta;
 	const struct html_meta *hmeta;
 	enum profile_format format;
+	bool folded_labels;
 };
 
 static int fill_output(FILE *f, void *ctx)
 {
 	const struct output *out = ctx;
 
-	return profile__write(out->profile, out->format, out->meta, out->hmeta, f);
+	return profile__write(out->profile, out->format, out->meta, out->hmeta,
+			     out->folded_labels, f);
 }
 
 /* --group-by: "cpu.pb.gz" + value "web" -> "cpu.web.pb.gz" (value made
@@ -270,7 +275,7 @@ static int write_outputs(struct record *r, uint64_t start_unix_ns, uint64_t dura
 	struct html_meta hmeta = {
 		.time_nanos = meta.time_nanos, .duration_nanos = meta.duration_nanos,
 	};
-	struct output out = { NULL, &meta, &hmeta, r->o.format };
+	struct output out = { NULL, &meta, &hmeta, r->o.format, r->o.folded_labels };
 	const char *kind = profile_format__name(r->o.format);
 	char title[320], host[256] = "";
 	size_t n = profile_set__count(r->profiles);

@@ -46,6 +46,7 @@ struct view_common {
 struct view_opts {
 	struct view_common c;
 	const char *format;
+	bool folded_labels;             /* view: --folded-labels */
 	uint64_t top;                   /* diff */
 	const char *fail_on;            /* diff: --fail-on-regression */
 	const char **base_match;        /* diff: --base-match */
@@ -82,6 +83,8 @@ static const struct config_option view_options[] = {
 			  "where to write (default: standard output); the format follows the extension: .html .htm, .pb.gz .pprof, .folded .txt"),
 	CONFIG_ROW_CHOICE(struct view_opts, format, "format", "FMT", NULL, "html|pprof|folded",
 			  "html, pprof or folded, whatever the extension (default on standard output: html)"),
+	CONFIG_ROW_BOOL(struct view_opts, folded_labels, "folded-labels", 0,
+			"folded output: each stack's labels as a first frame {name=value,...} (read back by kiln view; off for FlameGraph)"),
 	VIEW_COMMON_ROWS,
 };
 
@@ -446,8 +449,8 @@ static struct html_meta html_meta_of(const struct view_common *c)
 
 /* kiln view once its options are read: merge files[0..n) into one
  * output. The exit status. */
-static int view_files(struct view_common *c, enum profile_format fmt, const char **files,
-		      size_t n)
+static int view_files(struct view_common *c, enum profile_format fmt, bool folded_labels,
+		      const char **files, size_t n)
 {
 	struct profile *p;
 	struct pprof_meta pmeta;
@@ -487,7 +490,7 @@ static int view_files(struct view_common *c, enum profile_format fmt, const char
 			.duration_nanos = c->info.duration_nanos,
 		};
 		hmeta = html_meta_of(c);
-		err = profile__write(p, fmt, &pmeta, &hmeta, f);
+		err = profile__write(p, fmt, &pmeta, &hmeta, folded_labels, f);
 		status = close_output(c, f, err);
 	} else if (!status) {
 		status = 1;
@@ -511,7 +514,7 @@ int view_main(int argc, char **argv)
 		status = 2;
 	} else {
 		fmt = o.format ? profile_format__parse(o.format) : PROFILE_FORMAT_NONE;
-		status = view_files(&o.c, fmt, files.items, files.n);
+		status = view_files(&o.c, fmt, o.folded_labels, files.items, files.n);
 	}
 	label_match__free(o.c.sel);
 	config__release_command(&view_command, &o, &files);

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Opens kiln's HTML pages in headless Chromium and checks what is drawn.
 
-Usage: check.py OUT_DIR DIFF_TEXT SMALL.html DIFF.html EMPTY.html BIG.html SIZED.html...
+Usage: check.py OUT_DIR DIFF_TEXT SMALL.html DIFF.html EMPTY.html PODS.html BIG.html SIZED.html...
 
 SMALL is new.folded of run.sh, DIFF its diff against base.folded (whose
-text form is DIFF_TEXT), BIG a page of 100 000 nodes, and the SIZED pages
+text form is DIFF_TEXT), PODS a profile of two pods with labels (75 and 25
+samples), BIG a page of 100 000 nodes, and the SIZED pages
 the same program at growing node counts, to check the file grows linearly.
 The page exposes window.kiln (state, drawn frames); clicks, typing and
 hovering go through the DevTools protocol as real input events, and colours
@@ -21,7 +22,7 @@ import time
 from cdp import Browser, CDPError
 
 passed = failed = 0
-EXPECTED = 15  # results main() must report, the one on the count aside
+EXPECTED = 21  # results main() must report, the one on the count aside
 
 
 def result(ok, name, detail):
@@ -198,6 +199,8 @@ def small_page(b, out, path):
     check("sandwich", sandwich)
     check("orientation", icicle)
     check("table_sort", table)
+    result(b.eval("document.getElementById('labels').hidden") is True, "no_label_panel",
+           "a profile without labels shows no label panel")
     b.screenshot(os.path.join(out, "small.png"))
     problems = p.problems()
     result(not problems, "small_clean", "; ".join(problems) or
@@ -245,6 +248,91 @@ def empty_page(b, out, path):
     problems = p.problems()
     result(shown and total == 0 and not problems, "empty_page",
            "'holds no samples' shown: %s, total %s, problems: %s" % (shown, total, problems or "none"))
+
+
+def pods_page(b, out, path):
+    """web-a: hot 60, parse 15; web-b: cold 20, hot 5; both namespace=shop."""
+    p = Page(b, path)
+
+    def values():
+        """The panel's rows as shown: {label: [(value, share text, box)]}."""
+        return b.eval("""(() => {
+            const out = {};
+            for (const li of document.querySelectorAll('#label-list li[data-label]')) {
+              const r = li.getBoundingClientRect();
+              (out[li.dataset.label] = out[li.dataset.label] || []).push([li.dataset.value,
+                li.querySelector('.share').textContent, li.className,
+                r.left + r.width / 2, r.top + r.height / 2]);
+            }
+            return out;
+        })()""")
+
+    def click_value(label, value):
+        row = next(r for r in values()[label] if r[0] == value)
+        b.click(row[3], row[4])
+
+    def panel():
+        shown = b.eval("!document.getElementById('labels').hidden")
+        rows = values()
+        same = b.eval("(document.querySelector('#label-list .same') || {}).innerText || ''")
+        pods = [(v, share) for v, share, *_ in rows.get("pod", [])]
+        ok = (shown and pods == [("web-a", "75.00%"), ("web-b", "25.00%")] and
+              "namespace" not in rows and "namespace=shop" in same)
+        b.screenshot(os.path.join(out, "pods.png"))
+        return ok, "panel shown: %s; pod values %s; single-valued: %r" % (shown, pods, same)
+
+    def filtered():
+        click_value("pod", "web-b")
+        st = p.state()
+        w = st["width"]
+        root, hot = p.frame("all"), p.frame("hot")
+        status = b.eval("document.getElementById('label-filter').innerText")
+        on = [r[0] for r in values()["pod"] if " on" in r[2]]
+        ok = (st["filter"] == "pod=web-b" and st["zoomTotal"] == 25 and st["total"] == 25 and
+              near(root["w"], w, 0.5) and near(hot["w"], w * 5 / 25, 1.0) and not p.frames("parse") and
+              st["tableRows"] == 5 and on == ["web-b"] and "Show all" in status)
+        b.screenshot(os.path.join(out, "pods-web-b.png"))
+        return ok, "clicked web-b: filter %r, flame graph total %s (want 25 of 100), hot %.1f of %d px " \
+            "(want %.1f), parse drawn: %s, table rows %d, marked %s; %r" % (
+                st["filter"], st["zoomTotal"], hot["w"], w, w * 5 / 25, bool(p.frames("parse")),
+                st["tableRows"], on, status)
+
+    def compared():
+        click_value("pod", "web-a")
+        st = p.state()
+        px = {n: tuple(p.pixel(p.frame(n))) for n in ("hot", "parse", "work", "main")}
+        r, g, bl = px["hot"]            # 20% of web-b, 80% of web-a: grew
+        red = r > 150 and g < 110 and bl < 110
+        r, g, bl = px["work"]           # 100% -> 80%: shrank
+        blue = bl > r + 20
+        r, g, bl = px["main"]           # 100% in both
+        grey = abs(r - bl) < 12 and r > 180
+        roles = sorted((r[0], r[2].split()[-1]) for r in values()["pod"])
+        row = b.eval("Array.from(document.querySelectorAll('#functions tbody tr'))"
+                     ".map((r) => r.innerText.split('\\t')).find((c) => c[0] === 'hot')")
+        ok = (st["diff"] and st["filter"] == "pod=web-b \u2192 pod=web-a" and st["total"] == 75 and
+              st["baseTotal"] == 25 and red and blue and grey and not p.frames("cold") and
+              roles == [("web-a", "new"), ("web-b", "base")] and row[-1] == "+60.00")
+        b.screenshot(os.path.join(out, "pods-diff.png"))
+        return ok, "then web-a: diff %s (%r), base %s new %s; hot %s, work %s, main %s; " \
+            "marked %s; hot's Total \u0394 %s (want +60.00)" % (
+                st["diff"], st["filter"], st["baseTotal"], st["total"], px["hot"], px["work"],
+                px["main"], roles, row[-1] if row else None)
+
+    def show_all():
+        b.eval("document.getElementById('label-all').click()")
+        st = p.state()
+        ok = (st["filter"] is None and not st["diff"] and st["zoomTotal"] == 100 and
+              p.frames("parse") and p.frames("cold") and st["tableRows"] == 6)
+        return ok, "Show all: filter %r, diff %s, total %s, table rows %d" % (
+            st["filter"], st["diff"], st["zoomTotal"], st["tableRows"])
+
+    check("labels_panel", panel)
+    check("label_filter", filtered)
+    check("label_diff", compared)
+    check("label_show_all", show_all)
+    problems = p.problems()
+    result(not problems, "labels_clean", "; ".join(problems) or "no script errors, no requests")
 
 
 def big_page(b, out, path):
@@ -307,15 +395,16 @@ def sizes(paths):
 
 
 def main():
-    out, diff_text_path, small, diff, empty, big = sys.argv[1:7]
+    out, diff_text_path, small, diff, empty, pods, big = sys.argv[1:8]
     with open(diff_text_path) as f:
         diff_text = f.read()
-    sizes(sys.argv[7:])
+    sizes(sys.argv[8:])
     b = Browser()
     try:
         small_page(b, out, small)
         diff_page(b, out, diff, diff_text)
         empty_page(b, out, empty)
+        pods_page(b, out, pods)
         big_page(b, out, big)
     finally:
         b.close()

@@ -41,6 +41,16 @@ app;main;work;cold 60
 app;main;parse 40
 X
 : >empty.folded
+# two pods of one namespace: the labels as folded prefix frames, turned
+# into pprof sample labels by kiln view, and the page made from that pprof
+cat >pods.folded <<'X'
+{namespace=shop,pod=web-a};app;main;work;hot 60
+{namespace=shop,pod=web-a};app;main;parse 15
+{namespace=shop,pod=web-b};app;main;work;cold 20
+{namespace=shop,pod=web-b};app;main;work;hot 5
+X
+"$KILN" view pods.folded -o pods.pb.gz 2>/dev/null && "$KILN" view -t "kiln browser test: pods" pods.pb.gz -o pods.html 2>/dev/null ||
+	{ echo "FAIL setup: kiln view pods.folded"; echo "0 passed, 1 failed"; exit 1; }
 for f in small empty; do
 	"$KILN" view -t "kiln browser test: $f" $f.folded -o $f.html 2>/dev/null ||
 		{ echo "FAIL setup: kiln view $f.folded"; echo "0 passed, 1 failed"; exit 1; }
@@ -54,4 +64,4 @@ for n in 25000 50000 100000 200000; do
 	sized+=("$TMP/big$n.html")
 done
 
-python3 -B "$HERE/check.py" "$OUT_DIR" diff.txt small.html diff.html empty.html big100000.html "${sized[@]}"
+python3 -B "$HERE/check.py" "$OUT_DIR" diff.txt small.html diff.html empty.html pods.html big100000.html "${sized[@]}"

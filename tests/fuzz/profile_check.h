@@ -38,7 +38,7 @@ static char *folded_of(const struct profile *p, size_t *len)
 	FILE *f = open_memstream(&text, len);
 
 	FUZZ_CHECK(f);
-	FUZZ_CHECK(folded__write(p, f) == 0);
+	FUZZ_CHECK(folded__write(p, false, f) == 0);
 	FUZZ_CHECK(fclose(f) == 0);
 	return text;
 }

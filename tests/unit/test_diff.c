@@ -218,6 +218,49 @@ Test(html, diff_page_has_both_columns_on_one_tree)
 	free(page);
 }
 
+Test(html, label_sets_sparse_by_node_in_page_order)
+{
+	char *page = page_of(NULL, "{pod=a};app;main;hot 3\n{pod=b};app;main;cold 1\napp;main 2\n");
+	char *plain = page_of(NULL, "app;main;hot 3\n");
+	char *diff = page_of("{pod=a};app;main;hot 3\n", "{pod=b};app;main;hot 3\n");
+
+	/* all; app; main; cold; hot: the label sets merge in the tree */
+	cr_assert_not_null(strstr(page, "\"depth\":[0,1,2,3,3]"), "%s", page);
+	cr_assert_not_null(strstr(page, "\"strings\":[\"\",\"all\",\"app\",\"main\",\"hot\",\"cold\",\"pod\",\"a\",\"b\"]"), "%s", page);
+	/* set 0 is the stacks without labels: main (2); pod=a: hot (4);
+	 * pod=b: cold (3); a node is its distance from the set's last one */
+	cr_assert_not_null(strstr(page, "\"labels\":{\"sets\":[[],[6,7],[6,8]],\n"
+				  "\"start\":[0,1,2,3],\n\"node\":[2,4,3],\n\"self\":[2,3,1]}"),
+			   "%s", page);
+	cr_assert_null(strstr(plain, "\"labels\":"), "no labels, no label data");
+	cr_assert_null(strstr(diff, "\"labels\":"), "a diff page has no label panel");
+	free(page);
+	free(plain);
+	free(diff);
+}
+
+Test(html, one_pair_per_set_and_node)
+{
+	/* hot at two addresses is one function: one (node, self) pair */
+	struct frame f[] = {
+		{ .kind = FRAME_LABELS, .name = "pod\x1f" "a\x1f" }, { .kind = FRAME_ROOT, .name = "app" },
+		{ .kind = FRAME_USER, .name = "hot", .addr = 0x1000 },
+	};
+	struct profile *p = profile__new();
+	char *page = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&page, &len);
+
+	cr_assert_eq(profile__add(p, f, 3, 2), 0);
+	f[2].addr = 0x2000;
+	cr_assert_eq(profile__add(p, f, 3, 5), 0);
+	cr_assert_eq(html__write(p, NULL, out), 0);
+	fclose(out);
+	cr_assert_not_null(strstr(page, "\"start\":[0,0,1],\n\"node\":[2],\n\"self\":[7]}"), "%s", page);
+	free(page);
+	profile__free(p);
+}
+
 Test(html, empty_profile_is_an_honest_empty_page)
 {
 	char *page = page_of(NULL, "");

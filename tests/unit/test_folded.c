@@ -123,7 +123,7 @@ Test(folded, write_error_reported)
 	cr_assert_not_null(p);
 	cr_assert_not_null(ro);
 	fo_add(p, 1, 1, k, names, 0);
-	cr_assert_eq(folded__write(p, ro), -EIO);
+	cr_assert_eq(folded__write(p, false, ro), -EIO);
 	fclose(ro);
 	profile__free(p);
 }

@@ -76,12 +76,26 @@ Test(labels, selectors)
 
 /* Two label sets' stacks in one profile (as record keeps them), and a
  * file's labels for every sample (as the agent writes them). */
+/* Adds count samples of the stack f[1..n) under the labels names=values
+ * (f[0] becomes their FRAME_LABELS frame). */
+static void add_labeled(struct profile *p, const char *const *names, const char *const *values,
+			struct frame *f, size_t n, uint64_t count)
+{
+	struct labels l = { 0 };
+	char text[256];
+
+	set_of(&l, names, values, 2);
+	cr_assert_gt(labels__to_text(&l, text, sizeof(text)), 0);
+	f[0] = (struct frame){ .kind = FRAME_LABELS, .name = text };
+	cr_assert_eq(profile__add(p, f, n, count), 0);
+	labels__release(&l);
+}
+
 Test(labels, sample_labels_through_pprof_and_match)
 {
 	const char *names[] = { "namespace", "pod" };
 	const char *a[] = { "shop", "a" }, *b[] = { "shop", "b" };
-	struct labels la = { 0 }, lb = { 0 }, tag = { 0 };
-	char ta[64], tb[64];
+	struct labels tag = { 0 };
 	struct frame f[] = {
 		{ .kind = FRAME_LABELS }, { .kind = FRAME_ROOT, .name = "app" },
 		{ .kind = FRAME_USER, .name = "main", .addr = 0x401000 },
@@ -97,14 +111,8 @@ Test(labels, sample_labels_through_pprof_and_match)
 	size_t len;
 	char *text, why[160];
 
-	set_of(&la, names, a, 2);
-	set_of(&lb, names, b, 2);
-	cr_assert_gt(labels__to_text(&la, ta, sizeof(ta)), 0);
-	cr_assert_gt(labels__to_text(&lb, tb, sizeof(tb)), 0);
-	f[0].name = ta;
-	cr_assert_eq(profile__add(p, f, 4, 3), 0);
-	f[0].name = tb;
-	cr_assert_eq(profile__add(p, f, 4, 1), 0);
+	add_labeled(p, names, a, f, 4, 3);
+	add_labeled(p, names, b, f, 4, 1);
 	text = folded_text(p);
 	cr_assert_str_eq(text, "app;main;work 4\n", "labels are no frame of a folded stack");
 	free(text);
@@ -150,10 +158,87 @@ Test(labels, sample_labels_through_pprof_and_match)
 		free(out);
 	}
 	label_match__free(m);
-	labels__release(&la);
-	labels__release(&lb);
 	labels__release(&tag);
 	profile__free(p);
 	profile__free(back);
 	profile__free(only_a);
+}
+
+/* Folded text of p with its labels, as --folded-labels writes it. */
+static char *labeled_text(const struct profile *p)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_not_null(f);
+	cr_assert_eq(folded__write(p, true, f), 0);
+	fclose(f);
+	return text;
+}
+
+Test(labels, folded_prefix_escapes_and_reads_back)
+{
+	const char *names[] = { "namespace", "pod" };
+	const char *odd[] = { "shop", "w;e,b=a{}\\\n" }, *plain[] = { "shop", "web-b" };
+	char why[160];
+	struct frame f[] = {
+		{ .kind = FRAME_LABELS }, { .kind = FRAME_ROOT, .name = "app" },
+		{ .kind = FRAME_USER, .name = "main", .addr = 0x401000 },
+	};
+	struct profile *p = profile__new(), *back = profile__new(), *only = profile__new();
+	struct read_limits lim = test_limits;
+	struct label_match *m = NULL;
+	struct read_info info;
+	char *text, *again;
+
+	add_labeled(p, names, odd, f, 3, 3);
+	add_labeled(p, names, plain, f, 3, 1);
+	cr_assert_eq(profile__add(p, f + 1, 2, 2), 0);  /* no labels: no prefix */
+	text = labeled_text(p);
+	cr_assert_str_eq(text,
+			 "app;main 2\n"
+			 "{namespace=shop,pod=w\\x3be\\x2cb\\x3da\\x7b\\x7d\\x5c\\x0a};app;main 3\n"
+			 "{namespace=shop,pod=web-b};app;main 1\n");
+	again = folded_text(p);
+	cr_assert_str_eq(again, "app;main 6\n", "off by default: FlameGraph's format");
+	free(again);
+
+	/* read back: the same labels, so the same text, and --match selects */
+	read_text(back, text);
+	again = labeled_text(back);
+	cr_assert_str_eq(again, text);
+	free(again);
+	cr_assert_eq(label_match__add(&m, "pod=web-b", why, sizeof(why)), 0);
+	lim.match = m;
+	cr_assert_eq(profile__read(only, (const uint8_t *)text, strlen(text), &lim, &info), 0,
+		     "%s", info.why);
+	cr_assert_eq(profile__total(only), 1);
+	cr_assert_eq(info.unmatched, 5);
+	free(text);
+	label_match__free(m);
+	profile__free(p);
+	profile__free(back);
+	profile__free(only);
+}
+
+Test(labels, folded_prefix_that_is_no_label_set_is_a_frame)
+{
+	/* not "{name=value,...}", a bad or NUL escape, or the only frame:
+	 * an ordinary frame; "{}" is no labels; nameless labels are skipped */
+	struct profile *p = profile_of("{bad};app 1\n{a=\\q};app 2\n{a=\\x00};app 3\n{a=\\x4};app 4\n"
+				       "{pod=a} 5\n{};app;x 6\n{=x,pod=b};app;y 7\n{pod=};app;z 8\n");
+	char *text = labeled_text(p);
+
+	cr_assert_str_eq(text,
+			 "app;x 6\n"
+			 "{a=\\q};app 2\n"
+			 "{a=\\x00};app 3\n"
+			 "{a=\\x4};app 4\n"
+			 "{bad};app 1\n"
+			 "{pod=a} 5\n"
+			 "{pod=b};app;y 7\n"
+			 "{pod=};app;z 8\n");
+	free(text);
+	profile__free(p);
 }

@@ -31,7 +31,7 @@ char *folded_text(const struct profile *p)
 	FILE *f = open_memstream(&text, &len);
 
 	cr_assert_not_null(f);
-	cr_assert_eq(folded__write(p, f), 0);
+	cr_assert_eq(folded__write(p, false, f), 0);
 	cr_assert_eq(fclose(f), 0);
 	return text;
 }

@@ -111,6 +111,32 @@ test_diff_html() {
 	pass "diff -o diff.html writes the diff page"
 }
 
+test_folded_labels() {
+	local tags out
+	# the labels as prefix frames, one needing escapes; a stack without any
+	cat >pods.folded <<'X'
+app;main;idle 2
+{namespace=shop,pod=web-a};app;main;work;hot 60
+{namespace=shop,pod=web-a};app;main;parse 15
+{namespace=shop,pod=web-b\x2c1};app;main;work;cold 20
+{namespace=shop,pod=web-b\x2c1};app;main;work;hot 5
+X
+	"$KILN" view pods.folded -o pods.pb.gz 2>err || { fail folded_labels "to pprof: $(head -1 err)"; return; }
+	tags=$(go tool pprof -tags pods.pb.gz 2>&1) || { fail folded_labels "go tool pprof -tags: $(head -1 <<<"$tags")"; return; }
+	grep -Eq '^ +75(\.0)? \(75(\.00)?%\): web-a$' <<<"$tags" && grep -Eq '^ +25(\.0)? \(25(\.00)?%\): web-b,1$' <<<"$tags" ||
+		{ fail folded_labels "pprof -tags lacks the pods: $tags"; return; }
+	"$KILN" view pods.pb.gz --folded-labels -o back.folded 2>err &&
+		sort pods.folded | cmp -s - back.folded ||
+		{ fail folded_labels "folded -> pprof -> --folded-labels changed: $(diff <(sort pods.folded) back.folded | head -3)"; return; }
+	out=$("$KILN" view back.folded --match pod=web-b,1 --format folded 2>/dev/null)
+	[ "$out" = "$(printf 'app;main;work;cold 20\napp;main;work;hot 5')" ] ||
+		{ fail folded_labels "--match pod=web-b,1 on the folded file: $out"; return; }
+	"$KILN" view pods.pb.gz -o plain.folded 2>/dev/null && ! grep -q '{' plain.folded &&
+		[ "$(wc -l <plain.folded)" -eq 4 ] ||
+		{ fail folded_labels "the default folded output carries labels: $(cat plain.folded)"; return; }
+	pass "folded labels: {k=v,...} prefix -> pprof sample labels (go tool pprof -tags) -> --folded-labels is lossless, --match reads it, off by default"
+}
+
 # expect NAME STATUS PATTERN COMMAND...: exit status STATUS, one line on
 # stderr matching PATTERN, nothing on stdout, no output file left behind.
 expect() {
@@ -139,6 +165,7 @@ test_bad_input() {
 	printf '\x08\x96\x01\xff\xff\xff\xff\x0f' >garbage.bin
 	: >empty.folded
 	mkdir -p adir
+	printf 'app;main 3\nnot a profile\n' >adir/b.folded
 	python3 -c 'print("\n".join("p;f%d;g%d 1" % (i, i) for i in range(200)))' >wide.folded
 	expect truncated_gzip 1 '^kiln view: cut\.pb\.gz: not a pprof or folded profile \(truncated gzip data\)$' \
 		"$KILN" view cut.pb.gz -o out.html && n=$((n + 1))
@@ -150,8 +177,11 @@ test_bad_input() {
 		"$KILN" view garbage.bin -o out.html && n=$((n + 1))
 	expect missing 1 '^kiln view: nope\.pb\.gz: cannot read: No such file or directory$' \
 		"$KILN" view new.folded nope.pb.gz -o out.html && n=$((n + 1))
-	expect directory 1 '^kiln view: adir: a directory without profile files \(\.pb\.gz, \.pprof, \.folded, \.txt\)$' \
+	expect directory 1 '^kiln view: adir/b\.folded: not a pprof or folded profile \(line 2: no sample count at the end\)$' \
 		"$KILN" view adir -o out.html && n=$((n + 1))
+	mkdir -p emptydir
+	expect empty_dir 1 '^kiln view: emptydir: a directory without profile files \(\.pb\.gz, \.pprof, \.folded, \.txt\)$' \
+		"$KILN" view emptydir -o out.html && n=$((n + 1))
 	expect too_big 1 '^kiln view: wide\.folded: larger than 1024 bytes \(--max-input\)$' \
 		"$KILN" view --max-input 1K wide.folded -o out.html && n=$((n + 1))
 	expect too_many_nodes 1 '^kiln view: wide\.folded: more than 100 distinct stack nodes \(--max-nodes\)$' \
@@ -160,7 +190,7 @@ test_bad_input() {
 		"$KILN" diff base.folded junk.folded && n=$((n + 1))
 	expect diff_empty 2 '^kiln diff: empty\.folded: no samples to compare$' \
 		"$KILN" diff empty.folded base.folded && n=$((n + 1))
-	[ $n -eq 10 ] && pass "bad input: truncated pprof and gzip, junk lines, garbage, missing, directory, limits: one line each, no output"
+	[ $n -eq 11 ] && pass "bad input: truncated pprof and gzip, junk lines, garbage, missing, a bad file in a directory, a directory without profiles, limits: one line each, no output"
 }
 
 test_empty() {
@@ -192,6 +222,6 @@ test_usage() {
 }
 
 TESTS="test_html test_convert test_merge test_go_pprof test_diff_text test_regression
-	test_diff_html test_bad_input test_empty test_usage"
+	test_diff_html test_folded_labels test_bad_input test_empty test_usage"
 run_tests $TESTS
 finish "$(wc -w <<<"$TESTS")"

@@ -194,7 +194,7 @@ static int fill_folded(FILE *f, void *ctx)
 	int err = 0;
 
 	for (size_t i = 0; i < profile_set__count(set) && !err; i++)
-		err = folded__write(profile_set__entry(set, i)->profile, f);
+		err = folded__write(profile_set__entry(set, i)->profile, false, f);
 	return err;
 }
 

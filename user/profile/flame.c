@@ -111,6 +111,8 @@ int flame__init(struct flame *fl)
 	memset(fl, 0, sizeof(*fl));
 	err = strtab__init(&fl->strings);
 	if (!err)
+		err = strtab__init(&fl->sets);
+	if (!err)
 		err = stack_tree__init(&fl->tree);
 	if (!err)
 		err = intern_func(fl, FRAME_ROOT, "all", "", "", &all);
@@ -129,6 +131,34 @@ static int grow_columns(struct flame *fl)
 		memset(fl->self[c] + had, 0, (fl->self_cap[c] - had) * sizeof(uint64_t));
 	}
 	return 0;
+}
+
+/* keep_labels: each counted node of p as (label set, flame node, self).
+ * A node's set is that of its FRAME_LABELS ancestor (before the root),
+ * none for a stack without one; parents come before their children. */
+static int add_label_counts(struct flame *fl, const struct profile *p, const uint32_t *node_of)
+{
+	uint32_t *set_of = calloc(p->tree.len, sizeof(*set_of));
+	int err = set_of ? 0 : -ENOMEM;
+
+	for (size_t i = 1; i < p->tree.len && !err; i++) {
+		const struct stack_node *n = &p->tree.nodes[i];
+		const struct location *l = &p->locs[n->key];
+
+		if (l->kind == FRAME_LABELS)
+			err = strtab__intern(&fl->sets, strtab__get(&p->strings, l->name),
+					     &set_of[i]);
+		else
+			set_of[i] = set_of[n->parent];
+		if (err || !n->self)
+			continue;
+		err = array_reserve(fl->lcounts, fl->lcounts_cap, fl->nlcounts + 1);
+		if (!err)
+			fl->lcounts[fl->nlcounts++] = (struct flame_label_count){
+				set_of[i], node_of[i], n->self };
+	}
+	free(set_of);
+	return err;
 }
 
 int flame__add(struct flame *fl, const struct profile *p, int col)
@@ -158,6 +188,8 @@ int flame__add(struct flame *fl, const struct profile *p, int col)
 		fl->self[col][node_of[i]] += p->tree.nodes[i].self;
 		fl->total[col] += p->tree.nodes[i].self;
 	}
+	if (!err && fl->keep_labels && col == FLAME_NEW)
+		err = add_label_counts(fl, p, node_of);
 	free(func_of);
 	free(node_of);
 	return err;
@@ -277,6 +309,8 @@ cleanup:
 void flame__release(struct flame *fl)
 {
 	strtab__release(&fl->strings);
+	strtab__release(&fl->sets);
+	free(fl->lcounts);
 	free(fl->funcs);
 	hashmap__clear(&fl->func_index);
 	stack_tree__release(&fl->tree);

@@ -8,6 +8,7 @@
 #ifndef KILN_PROFILE_FLAME_H
 #define KILN_PROFILE_FLAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,13 @@ struct flame_func {
 	enum func_class cls;
 };
 
+/* Samples of one label set at one node (flame__add with keep_labels). */
+struct flame_label_count {
+	uint32_t set;           /* id in flame.sets */
+	uint32_t node;          /* the flame node */
+	uint64_t self;
+};
+
 /* Function 0 is "all", the key of the root node. */
 struct flame {
 	struct strtab strings;
@@ -52,6 +60,14 @@ struct flame {
 	/* Set by flame__order: the nodes depth first, siblings by name
 	 * (root first), and each one's depth (root 0). */
 	uint32_t *order, *depth;
+	/* With keep_labels set before flame__add, FLAME_NEW's samples by
+	 * label set as well: sets holds the sets' text forms (core/labels.h;
+	 * id 0, "", for stacks without labels), lcounts one entry per counted
+	 * node of the profiles added (so it grows with their trees). */
+	bool keep_labels;
+	struct strtab sets;
+	struct flame_label_count *lcounts;
+	size_t nlcounts, lcounts_cap;
 };
 
 struct func_totals {

@@ -2,9 +2,13 @@
 /* Folded stacks (FlameGraph's collapsed format). A line is a stack of frame
  * texts, so stacks that differ only in addresses or mappings must merge:
  * the profile's tree is re-keyed by frame text into a second stack tree,
- * whose counted nodes become the lines, sorted so output is stable. */
+ * whose counted nodes become the lines, sorted so output is stable. On
+ * request a stack's label set is a first frame "{name=value,...}"
+ * (folded_read.c reads it back). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,7 +68,49 @@ static int frame_text(struct folder *fo, const struct profile *p,
 	return strtab__intern(&fo->texts, fo->scratch, id);
 }
 
-static int folder_build(struct folder *fo, const struct profile *p)
+/* The bytes a label name or value cannot hold as they are: the prefix's
+ * own punctuation, the frame separator, and control characters. */
+static bool label_escaped(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f || strchr("\\,={};", c);
+}
+
+/* A FRAME_LABELS location's text (core/labels.h's text form, every
+ * string followed by LABELS_TEXT_SEP) as the prefix frame
+ * "{name=value,name=value}", each byte label_escaped() names written as
+ * "\xHH"; *id is STACK_TREE_SKIP for a stack without labels. */
+static int labels_text(struct folder *fo, const char *text, uint32_t *id)
+{
+	size_t n = strlen(text), at = 0, strings = 0;
+	int err;
+
+	if (!n) {
+		*id = STACK_TREE_SKIP;
+		return 0;
+	}
+	err = array_reserve(fo->scratch, fo->scratch_cap, 4 * n + 3);
+	if (err)
+		return err;
+	fo->scratch[at++] = '{';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = text[i];
+
+		if (c == LABELS_TEXT_SEP) {
+			/* after a name '=', after a value ',' (none after the last) */
+			if (i + 1 < n || !(strings % 2))
+				fo->scratch[at++] = strings++ % 2 ? ',' : '=';
+		} else if (label_escaped(c)) {
+			at += (size_t)sprintf(fo->scratch + at, "\\x%02x", c);
+		} else {
+			fo->scratch[at++] = (char)c;
+		}
+	}
+	fo->scratch[at++] = '}';
+	fo->scratch[at] = '\0';
+	return strtab__intern(&fo->texts, fo->scratch, id);
+}
+
+static int folder_build(struct folder *fo, const struct profile *p, bool labels)
 {
 	const struct stack_node *nodes = p->tree.nodes;
 	uint32_t *fold_of;      /* profile node -> merged node */
@@ -80,9 +126,15 @@ static int folder_build(struct folder *fo, const struct profile *p)
 	if (!fo->loc_text)
 		return -ENOMEM;
 	for (i = 0; i < p->nlocs; i++) {
-		/* labels are no frame of the stack */
+		/* labels are no frame of the stack, unless asked for */
 		if (p->locs[i].kind == FRAME_LABELS) {
 			fo->loc_text[i] = STACK_TREE_SKIP;
+			if (labels) {
+				err = labels_text(fo, strtab__get(&p->strings, p->locs[i].name),
+						  &fo->loc_text[i]);
+				if (err)
+					return err;
+			}
 			continue;
 		}
 		err = frame_text(fo, p, &p->locs[i], &fo->loc_text[i]);
@@ -169,14 +221,14 @@ cleanup:
 	return err;
 }
 
-int folded__write(const struct profile *p, FILE *f)
+int folded__write(const struct profile *p, bool labels, FILE *f)
 {
 	struct folder fo = { 0 };
 	int err;
 
 	if (!p || !f)
 		return -EINVAL;
-	err = folder_build(&fo, p);
+	err = folder_build(&fo, p, labels);
 	if (!err)
 		err = folder_write(&fo, f);
 	folder_release(&fo);

@@ -4,12 +4,16 @@
  * the Makefile, and the profile as JSON. The JSON is the flame tree depth
  * first: per node its depth, function and count(s), with the functions'
  * names and modules interned in one string table, so the page grows
- * linearly with the tree. The script draws on a canvas. */
+ * linearly with the tree. A profile with labels adds its label sets and,
+ * per set, the nodes it has samples at, so the page can filter by label
+ * and compare two values. The script draws on a canvas. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "profile/array.h"
 #include "profile/flame.h"
 
 /* Generated from user/profile/html by xxd -i. */
@@ -77,7 +81,130 @@ static void json_array(FILE *f, const char *name, const struct flame *fl,
 	fputc(']', f);
 }
 
-static void write_data(FILE *f, const struct flame *fl,
+/* The label sets as the page gets them (none unless a stack has labels):
+ * each set's names and values interned in the flame's strings, and its
+ * samples as (node, self) pairs, nodes by position in the page's order,
+ * one pair per node, so a set costs what it has samples at. */
+struct page_labels {
+	size_t nsets;
+	uint32_t *pairs;        /* string ids: name, value, name, value, ... */
+	size_t *pair_start;     /* set s: pairs[pair_start[s] .. pair_start[s + 1]) */
+	struct flame_label_count *counts;       /* by set, then node; node = position */
+	size_t *count_start;    /* set s: counts[count_start[s] .. count_start[s + 1]) */
+};
+
+static void page_labels_release(struct page_labels *pl)
+{
+	free(pl->pairs);
+	free(pl->pair_start);
+	free(pl->counts);
+	free(pl->count_start);
+	*pl = (struct page_labels){ 0 };
+}
+
+static int count_cmp(const void *a, const void *b)
+{
+	const struct flame_label_count *x = a, *y = b;
+
+	if (x->set != y->set)
+		return x->set < y->set ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static int page_labels_build(struct flame *fl, struct page_labels *pl)
+{
+	size_t nsets = fl->sets.len, npairs = 0, cap = 0, n = 0, i;
+	uint32_t *pos_of = NULL;
+	struct labels set = { 0 };
+	int err = 0;
+
+	*pl = (struct page_labels){ 0 };
+	if (!fl->keep_labels || nsets < 2)
+		return 0;       /* only set 0: no stack has labels */
+	pl->pair_start = calloc(nsets + 1, sizeof(*pl->pair_start));
+	pl->count_start = calloc(nsets + 1, sizeof(*pl->count_start));
+	pl->counts = malloc((fl->nlcounts ? fl->nlcounts : 1) * sizeof(*pl->counts));
+	pos_of = malloc(fl->tree.len * sizeof(*pos_of));
+	if (!pl->pair_start || !pl->count_start || !pl->counts || !pos_of)
+		err = -ENOMEM;
+	for (i = 0; i < nsets && !err; i++) {
+		const char *name, *value;
+		size_t at = 0;
+
+		pl->pair_start[i] = npairs;
+		/* a text that is no label set (none kiln made) shows as none */
+		if (labels__from_text(&set, strtab__get(&fl->sets, (uint32_t)i)))
+			set.len = set.n = 0;
+		while (!err && labels__next(&set, &at, &name, &value)) {
+			err = array_reserve(pl->pairs, cap, npairs + 2);
+			if (!err)
+				err = strtab__intern(&fl->strings, name, &pl->pairs[npairs]);
+			if (!err)
+				err = strtab__intern(&fl->strings, value, &pl->pairs[npairs + 1]);
+			npairs += 2;
+		}
+	}
+	if (!err) {
+		pl->pair_start[nsets] = npairs;
+		for (i = 0; i < fl->tree.len; i++)
+			pos_of[fl->order[i]] = (uint32_t)i;
+		for (i = 0; i < fl->nlcounts; i++) {
+			pl->counts[i] = fl->lcounts[i];
+			pl->counts[i].node = pos_of[fl->lcounts[i].node];
+		}
+		qsort(pl->counts, fl->nlcounts, sizeof(*pl->counts), count_cmp);
+		/* one pair per (set, node): locations of one function merge */
+		for (i = 0; i < fl->nlcounts; i++) {
+			if (n && pl->counts[n - 1].set == pl->counts[i].set &&
+			    pl->counts[n - 1].node == pl->counts[i].node)
+				pl->counts[n - 1].self += pl->counts[i].self;
+			else
+				pl->counts[n++] = pl->counts[i];
+		}
+		for (i = 0; i < n; i++)
+			pl->count_start[pl->counts[i].set + 1]++;
+		for (i = 0; i < nsets; i++)
+			pl->count_start[i + 1] += pl->count_start[i];
+		pl->nsets = nsets;
+	}
+	free(pos_of);
+	labels__release(&set);
+	if (err)
+		page_labels_release(pl);
+	return err;
+}
+
+/* ,"labels":{...}: per set its pairs of string ids, where its samples
+ * start in node and self, and per sample the node (its position, less the
+ * set's previous one: small numbers) and the count. */
+static void write_labels(FILE *f, const struct page_labels *pl)
+{
+	size_t s, i;
+
+	if (!pl->nsets)
+		return;
+	fputs(",\n\"labels\":{\"sets\":[", f);
+	for (s = 0; s < pl->nsets; s++) {
+		fputs(s ? ",[" : "[", f);
+		for (i = pl->pair_start[s]; i < pl->pair_start[s + 1]; i++)
+			fprintf(f, "%s%" PRIu32, i > pl->pair_start[s] ? "," : "", pl->pairs[i]);
+		fputc(']', f);
+	}
+	fputs("],\n\"start\":[", f);
+	for (s = 0; s <= pl->nsets; s++)
+		fprintf(f, "%s%zu", s ? "," : "", pl->count_start[s]);
+	fputs("],\n\"node\":[", f);
+	for (s = 0; s < pl->nsets; s++)
+		for (i = pl->count_start[s]; i < pl->count_start[s + 1]; i++)
+			fprintf(f, "%s%" PRIu32, i ? "," : "", pl->counts[i].node -
+				(i > pl->count_start[s] ? pl->counts[i - 1].node : 0));
+	fputs("],\n\"self\":[", f);
+	for (i = 0; i < pl->count_start[pl->nsets]; i++)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", pl->counts[i].self);
+	fputs("]}", f);
+}
+
+static void write_data(FILE *f, const struct flame *fl, const struct page_labels *pl,
 		       const struct html_meta *meta, bool diff)
 {
 	size_t i;
@@ -110,11 +237,12 @@ static void write_data(FILE *f, const struct flame *fl,
 	json_array(f, "self", fl, fl->tree.len, NODE_SELF);
 	if (diff)
 		json_array(f, "base", fl, fl->tree.len, NODE_BASE);
+	write_labels(f, pl);
 	fputs("}\n", f);
 }
 
 /* Copies page.html to f, each {{marker}} replaced by what it names. */
-static int write_page(FILE *f, const struct flame *fl,
+static int write_page(FILE *f, const struct flame *fl, const struct page_labels *pl,
 		      const struct html_meta *meta, bool diff)
 {
 	const char *t = (const char *)page_html, *end = t + page_html_len;
@@ -139,7 +267,7 @@ static int write_page(FILE *f, const struct flame *fl,
 		else if (len == 6 && !memcmp(open + 2, "script", 6))
 			fwrite(flame_js, 1, flame_js_len, f);
 		else if (len == 4 && !memcmp(open + 2, "data", 4))
-			write_data(f, fl, meta, diff);
+			write_data(f, fl, pl, meta, diff);
 		else
 			return -EINVAL;
 		t = close + 2;
@@ -151,12 +279,14 @@ static int write_flame(const struct profile *base, const struct profile *cur,
 		       const struct html_meta *meta, FILE *f)
 {
 	static const struct html_meta none;
+	struct page_labels pl = { 0 };
 	struct flame fl;
 	int err;
 
 	if (!cur || !f)
 		return -EINVAL;
 	err = flame__init(&fl);
+	fl.keep_labels = !base;         /* a diff page has no label panel */
 	if (!err)
 		err = flame__add(&fl, cur, FLAME_NEW);
 	if (!err && base)
@@ -164,7 +294,10 @@ static int write_flame(const struct profile *base, const struct profile *cur,
 	if (!err)
 		err = flame__order(&fl);
 	if (!err)
-		err = write_page(f, &fl, meta ? meta : &none, base != NULL);
+		err = page_labels_build(&fl, &pl);
+	if (!err)
+		err = write_page(f, &fl, &pl, meta ? meta : &none, base != NULL);
+	page_labels_release(&pl);
 	flame__release(&fl);
 	return err;
 }

@@ -51,7 +51,7 @@ const char *profile_format__name(enum profile_format fmt)
 
 int profile__write(const struct profile *p, enum profile_format fmt,
 		   const struct pprof_meta *pmeta,
-		   const struct html_meta *hmeta, FILE *f)
+		   const struct html_meta *hmeta, bool folded_labels, FILE *f)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
@@ -65,7 +65,7 @@ int profile__write(const struct profile *p, enum profile_format fmt,
 		free(buf);
 		return err;
 	case PROFILE_FORMAT_FOLDED:
-		return folded__write(p, f);
+		return folded__write(p, folded_labels, f);
 	case PROFILE_FORMAT_HTML:
 		return html__write(p, hmeta, f);
 	default:

@@ -26,7 +26,6 @@ typedef Perftools__Profiles__Mapping pb_mapping;
 typedef Perftools__Profiles__Function pb_function;
 
 #define KERNEL_HALF (1ull << 63)        /* x86-64 and arm64 kernel addresses */
-#define LABELS_MAX 64                   /* string labels of one sample */
 #define NOT_MADE_UP UINT32_MAX
 
 struct pb_reader {
@@ -287,7 +286,7 @@ static int build_locations(struct pb_reader *r)
 static int sample_labels(struct pb_reader *r, size_t s, struct frame *f, bool *any)
 {
 	const Perftools__Profiles__Sample *smp = r->pb->sample[s];
-	const char *names[LABELS_MAX], *values[LABELS_MAX];
+	const char *names[READ_MAX_LABELS], *values[READ_MAX_LABELS];
 	size_t n = 0;
 	int err;
 
@@ -297,9 +296,9 @@ static int sample_labels(struct pb_reader *r, size_t s, struct frame *f, bool *a
 
 		if (!l->str)
 			continue;
-		if (n == LABELS_MAX)
+		if (n == READ_MAX_LABELS)
 			return read_fail(r->info, -EINVAL, "sample %zu has more than %d labels", s,
-					 LABELS_MAX);
+					 READ_MAX_LABELS);
 		names[n] = pb_string(r, l->key, "a label");
 		values[n] = pb_string(r, l->str, "a label");
 		if (!names[n] || !values[n])
@@ -308,17 +307,12 @@ static int sample_labels(struct pb_reader *r, size_t s, struct frame *f, bool *a
 	}
 	if (!n)
 		return 0;
-	if (!r->set_text && !(r->set_text = malloc(LABELS_TEXT_MAX)))
-		return -ENOMEM;
-	err = labels__set_pairs(&r->set, names, values, n);
-	if (err)
-		return err;
-	if (labels__to_text(&r->set, r->set_text, LABELS_TEXT_MAX) < 0)
+	err = read_labels_frame(&r->set, &r->set_text, names, values, n, f);
+	if (err == -ENOSPC)
 		return read_fail(r->info, -EINVAL, "the labels of sample %zu take more than %u bytes",
 				 s, LABELS_TEXT_MAX);
-	*f = (struct frame){ .kind = FRAME_LABELS, .name = r->set_text };
-	*any = true;
-	return 0;
+	*any = !err;
+	return err;
 }
 
 static int add_samples(struct pb_reader *r, int value, const struct read_limits *lim)

@@ -63,8 +63,11 @@ int pprof__gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len);
 /* Writes folded stacks, one line per distinct stack of names:
  * "comm;outer;...;leaf count", kernel frames suffixed "_[k]", ';' in a name
  * written as ':' and control characters as spaces; lines sorted bytewise.
- * 0 or -errno. */
-int folded__write(const struct profile *p, FILE *f);
+ * With labels, a stack with labels starts with them as one more frame,
+ * "{name=value,...};comm;...", where '\' ',' '=' '{' '}' ';' and control
+ * characters of a name or value are written "\xHH" (FlameGraph would
+ * draw it as a frame: off by default). 0 or -errno. */
+int folded__write(const struct profile *p, bool labels, FILE *f);
 
 struct html_meta {
 	const char *title;      /* NULL: "kiln" */
@@ -124,10 +127,11 @@ enum profile_format profile_format__from_path(const char *path);
 /* "pprof", "folded" or "html"; PROFILE_FORMAT_NONE for anything else. */
 enum profile_format profile_format__parse(const char *name);
 const char *profile_format__name(enum profile_format fmt);
-/* Writes p to f in fmt; pprof uses pmeta, HTML hmeta. 0 or -errno. */
+/* Writes p to f in fmt; pprof uses pmeta, HTML hmeta, folded stacks
+ * folded_labels (folded__write's labels). 0 or -errno. */
 int profile__write(const struct profile *p, enum profile_format fmt,
 		   const struct pprof_meta *pmeta,
-		   const struct html_meta *hmeta, FILE *f);
+		   const struct html_meta *hmeta, bool folded_labels, FILE *f);
 
 /* Bounds on what reading may cost. */
 struct read_limits {

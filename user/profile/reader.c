@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "profile/label_match.h"
@@ -18,6 +19,22 @@ int read_fail(struct read_info *info, int err, const char *fmt, ...)
 	vsnprintf(info->why, sizeof(info->why), fmt, ap);
 	va_end(ap);
 	return err;
+}
+
+int read_labels_frame(struct labels *set, char **text, const char *const *names,
+		      const char *const *values, size_t n, struct frame *f)
+{
+	int err;
+
+	if (!*text && !(*text = malloc(LABELS_TEXT_MAX)))
+		return -ENOMEM;
+	err = labels__set_pairs(set, names, values, n);
+	if (err)
+		return err;
+	if (labels__to_text(set, *text, LABELS_TEXT_MAX) < 0)
+		return -ENOSPC;
+	*f = (struct frame){ .kind = FRAME_LABELS, .name = *text };
+	return 0;
 }
 
 int read_add(struct profile *p, const struct frame *frames, size_t n,

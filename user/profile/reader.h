@@ -15,6 +15,8 @@
 
 /* Frames per stack a reader accepts; deeper stacks are refused. */
 #define READ_MAX_FRAMES 4096
+/* Labels of one stack (a pprof sample's, a folded prefix's). */
+#define READ_MAX_LABELS 64
 
 /* Uncompressed pprof in buf; see profile__read. */
 int pprof__read(struct profile *p, const uint8_t *buf, size_t len,
@@ -26,6 +28,12 @@ int folded__read(struct profile *p, const char *buf, size_t len,
 /* Sets info->why from fmt and returns err, for one-line error returns. */
 int read_fail(struct read_info *info, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The labels names[i]=values[i] (i < n) as the FRAME_LABELS frame *f:
+ * set is scratch, *text receives the text form (LABELS_TEXT_MAX bytes,
+ * allocated on first use; the caller frees it). 0, -ENOMEM, or -ENOSPC
+ * when the text would be longer. */
+int read_labels_frame(struct labels *set, char **text, const char *const *names,
+		      const char *const *values, size_t n, struct frame *f);
 /* profile__add, then the node bound: -E2BIG (why set) once p holds more
  * than lim->max_nodes nodes. */
 int read_add(struct profile *p, const struct frame *frames, size_t n,

@@ -10,6 +10,13 @@
  * together with its children. Frames are drawn on canvases, never as one
  * DOM node each, so a tree of 100 000 nodes stays quick to open and zoom.
  *
+ * A profile with labels has "labels" too: its label sets (pairs of string
+ * ids) and, per set, the nodes it has samples at (node positions as
+ * differences from the set's previous one, and their counts). The label
+ * panel sums them per value; filtering to a value, or comparing two, builds
+ * the view's tree again from those sparse counts (Tree and the diff drawing
+ * as they are), so nothing per label set is kept per node.
+ *
  * window.kiln exposes the page's state for tests and scripting. */
 'use strict';
 
@@ -23,7 +30,7 @@
 
   const data = JSON.parse(document.getElementById('kiln-data').textContent);
   const tParsed = performance.now();
-  const isDiff = data.diff === true;
+  let isDiff = data.diff === true;
   const str = data.strings;
   const nfuncs = data.fname.length;
   const funcName = data.fname.map((i) => str[i]);
@@ -167,11 +174,29 @@
     return a < b ? -1 : a > b ? 1 : 0;
   }
 
-  const tree = new Tree(data.depth, data.func, data.self, isDiff ? data.base : null);
-  const grand = tree.total[0];
-  const baseGrand = isDiff ? tree.baseTotal[0] : 0;
-  const perFunc = tree.functionTotals();
-  const tBuilt = performance.now();
+  const depthOf = Int32Array.from(data.depth), funcOf = Int32Array.from(data.func);
+
+  /* Shows self (and base: a diff) on the page's one shape of nodes. */
+  function setView(self, base) {
+    isDiff = !!base;
+    tree = new Tree(depthOf, funcOf, self, base);
+    grand = tree.total[0];
+    baseGrand = isDiff ? tree.baseTotal[0] : 0;
+    perFunc = tree.functionTotals();
+    diffScale = largestDelta();
+    rowsAll = [];
+    for (let f = 0; f < nfuncs; f++) {
+      if (perFunc.total[f] > 0 || perFunc.baseTotal[f] > 0) rowsAll.push(f);
+    }
+  }
+
+  /* A node that the view's samples (either side of a diff) never reach. */
+  const unused = (t, i) => !t.total[i] && !(t.baseTotal && t.baseTotal[i]);
+
+  /* The view shown: the whole profile, one label value's samples, or two
+   * values compared (setView). */
+  let tree, grand, baseGrand, perFunc, diffScale;
+  let rowsAll = [];
 
   /* ---- formatting ---- */
 
@@ -221,13 +246,13 @@
   /* Diff: a frame's share of NEW minus its share of BASE, in percentage
    * points; full colour at the largest change (at least one point). */
   const DIFF_STEPS = 24;
-  const diffScale = (() => {
+  function largestDelta() {
     let m = 1;
     for (let i = 1; i < tree.n && isDiff; i++) {
       if (tree.total[i] > 0) m = Math.max(m, Math.abs(frameDelta(tree, i)));
     }
     return m;
-  })();
+  }
   const mix = (a, b, t) => a.map((v, i) => Math.round(v + (b[i] - v) * t));
   const NEUTRAL = [224, 224, 224], RED = [215, 48, 31], BLUE = [43, 108, 212];
   const ramp = (to) => Array.from({ length: DIFF_STEPS + 1 },
@@ -431,6 +456,8 @@
   /* ---- the main view, breadcrumb, orientation ---- */
 
   const crumbs = document.getElementById('crumbs');
+  setView(data.self, isDiff ? data.base : null);
+  const tBuilt = performance.now();
   const main = new FlameView(document.getElementById('flame'), tree, { onZoom: showCrumbs });
 
   function showCrumbs(node) {
@@ -508,16 +535,12 @@
   const tableHead = document.querySelector('#functions thead');
   const tableBody = document.querySelector('#functions tbody');
   const tableNote = document.getElementById('table-note');
-  const rowsAll = [];
-  for (let f = 0; f < nfuncs; f++) {
-    if (perFunc.total[f] > 0 || perFunc.baseTotal[f] > 0) rowsAll.push(f);
-  }
   const selfPct = (f) => pct(perFunc.self[f], grand);
   const totalPct = (f) => pct(perFunc.total[f], grand);
   const baseSelfPct = (f) => pct(perFunc.baseSelf[f], baseGrand);
   const baseTotalPct = (f) => pct(perFunc.baseTotal[f], baseGrand);
   /* [header, value of function f, text of that value, numeric, css class] */
-  const COLUMNS = isDiff ? [
+  const DIFF_COLUMNS = [
     ['Function', (f) => funcName[f], (v) => v, false],
     ['Module', (f) => baseName(funcModule[f]), (v) => v, false],
     ['Self base', baseSelfPct, fmtPct, true],
@@ -526,7 +549,8 @@
     ['Total base', baseTotalPct, fmtPct, true],
     ['Total new', totalPct, fmtPct, true],
     ['Total \u0394', (f) => totalPct(f) - baseTotalPct(f), fmtPoints, true, true],
-  ] : [
+  ];
+  const COLUMNS_ONE = [
     ['Function', (f) => funcName[f], (v) => v, false],
     ['Module', (f) => baseName(funcModule[f]), (v) => v, false],
     ['Self', (f) => perFunc.self[f], fmtInt, true],
@@ -534,6 +558,7 @@
     ['Total', (f) => perFunc.total[f], fmtInt, true],
     ['Total %', totalPct, fmtPct, true],
   ];
+  let COLUMNS = isDiff ? DIFF_COLUMNS : COLUMNS_ONE;
   let sortColumn = isDiff ? COLUMNS.length - 1 : 2;
   let sortAscending = false;
   let selected = -1;
@@ -594,6 +619,7 @@
   function callersTree(f) {
     const b = new TreeBuilder(f);
     for (const n of tree.outermost(f)) {
+      if (unused(tree, n)) continue;
       let node = 0;
       for (let a = tree.parent[n]; a > 0; a = tree.parent[a]) node = b.child(node, tree.func[a]);
       b.self[node] += tree.total[n];
@@ -610,6 +636,10 @@
       b.self[0] += tree.self[n];
       if (isDiff) b.base[0] += tree.base[n];
       for (let i = n + 1; i < tree.end[n]; i++) {
+        if (unused(tree, i)) {
+          i = tree.end[i] - 1;
+          continue;
+        }
         const c = b.child(map[tree.parent[i]], tree.func[i]);
         map[i] = c;
         b.self[c] += tree.self[i];
@@ -621,6 +651,12 @@
 
   function select(f) {
     selected = f;
+    showSandwich();
+    renderTable();
+  }
+
+  function showSandwich() {
+    const f = selected;
     sandwichName.textContent = funcName[f];
     sandwichSummary.textContent = `self ${fmtInt(perFunc.self[f])} ${data.unit} (${fmtPct(selfPct(f))}), ` +
       `total ${fmtInt(perFunc.total[f])} (${fmtPct(totalPct(f))}); ${funcModule[f] || 'module unknown'}` +
@@ -629,7 +665,143 @@
     callees.setTree(calleesTree(f));
     callers.draw();
     callees.draw();
-    renderTable();
+  }
+
+  /* ---- labels: each label's values with their share; a click on one
+   * shows its samples only, a click on a second value of that label
+   * compares the two (the first as base) ---- */
+
+  const LB = data.labels || null;
+  const MAX_VALUES = 50;          /* values listed per label, largest first */
+  const labelPanel = document.getElementById('labels');
+  const labelList = document.getElementById('label-list');
+  const labelFilter = document.getElementById('label-filter');
+  let filter = null;              /* null, or { label, a } or { label, a, b } (a base, b new) */
+  let labelInfo = [];             /* [{ name, values: [[value, samples], ...] }] */
+  let setNodes = null, setTotal = null, setLabels = null, labelsTotal = 0;
+
+  if (LB) {
+    const nsets = LB.sets.length;
+    setNodes = new Int32Array(LB.node.length);
+    setTotal = new Float64Array(nsets);
+    setLabels = [];
+    const names = new Set();
+    for (let s = 0; s < nsets; s++) {
+      let pos = 0;
+      for (let k = LB.start[s]; k < LB.start[s + 1]; k++) {
+        pos += LB.node[k];
+        setNodes[k] = pos;
+        setTotal[s] += LB.self[k];
+      }
+      labelsTotal += setTotal[s];
+      const m = new Map(), pairs = LB.sets[s];
+      for (let j = 0; j + 1 < pairs.length; j += 2) {
+        m.set(str[pairs[j]], str[pairs[j + 1]]);
+        names.add(str[pairs[j]]);
+      }
+      setLabels.push(m);
+    }
+    /* service_name first, as Pyroscope has it, then by name */
+    const order = [...names].sort((a, b) => (a === 'service_name' ? -1 : b === 'service_name' ? 1 :
+      a < b ? -1 : a > b ? 1 : 0));
+    for (const name of order) {
+      const values = new Map();
+      for (let s = 0; s < nsets; s++) {
+        if (!setTotal[s]) continue;
+        const v = setLabels[s].get(name) || '';
+        values.set(v, (values.get(v) || 0) + setTotal[s]);
+      }
+      labelInfo.push({ name, values: [...values].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)) });
+    }
+  }
+
+  /* The counts of the samples whose label name has this value ('' when
+   * they lack it), one per node. */
+  function labelSelf(name, value) {
+    const self = new Float64Array(depthOf.length);
+    for (let s = 0; s < setLabels.length; s++) {
+      if ((setLabels[s].get(name) || '') !== value) continue;
+      for (let k = LB.start[s]; k < LB.start[s + 1]; k++) self[setNodes[k]] += LB.self[k];
+    }
+    return self;
+  }
+
+  const showValue = (v) => (v === '' ? '(none)' : v);
+  const filterText = () => (!filter ? null : filter.b === undefined ?
+    `${filter.label}=${showValue(filter.a)}` :
+    `${filter.label}=${showValue(filter.a)} → ${filter.label}=${showValue(filter.b)}`);
+
+  function renderLabels() {
+    if (!LB) return;
+    const multi = labelInfo.filter((l) => l.values.length > 1);
+    const single = labelInfo.filter((l) => l.values.length === 1);
+    const role = (name, v) => (!filter || filter.label !== name ? '' :
+      filter.b === undefined ? (v === filter.a ? ' on' : '') :
+        v === filter.a ? ' base' : v === filter.b ? ' new' : '');
+    let html = multi.map((l) => {
+      const shown = l.values.slice(0, MAX_VALUES);
+      let rest = 0;
+      for (const [, n] of l.values.slice(MAX_VALUES)) rest += n;
+      return `<div class="label"><h3>${esc(l.name)} <span class="count">${l.values.length} values</span></h3><ul>` +
+        shown.map(([v, n]) => `<li data-label="${esc(l.name)}" data-value="${esc(v)}" class="value${role(l.name, v)}"` +
+          ` title="${esc(l.name)}=${esc(showValue(v))}: ${fmtInt(n)} ${esc(data.unit)}">` +
+          `<span class="bar" style="width:${pct(n, labelsTotal).toFixed(2)}%"></span>` +
+          `<span class="v">${esc(showValue(v))}</span><span class="share">${fmtPct(pct(n, labelsTotal))}</span></li>`).join('') +
+        (rest || l.values.length > MAX_VALUES ? `<li class="more">${l.values.length - MAX_VALUES} more values, ` +
+          `${fmtPct(pct(rest, labelsTotal))} of all</li>` : '') + '</ul></div>';
+    }).join('');
+    if (single.length) {
+      html += '<p class="same">The same in every sample: ' + single.map((l) =>
+        `<span class="pair"><b>${esc(l.name)}</b>=${esc(showValue(l.values[0][0]))}</span>`).join(' · ') + '</p>';
+    }
+    labelList.innerHTML = html;
+    labelFilter.innerHTML = !filter ? 'Click a value to show its samples only, then a second value of that label to compare the two.' :
+      (filter.b === undefined ? `Showing <b>${esc(filterText())}</b>: ${fmtInt(grand)} ${esc(data.unit)}, ` +
+        `${fmtPct(pct(grand, labelsTotal))} of all. Click another ${esc(filter.label)} to compare.` :
+        `Comparing <b>${esc(filter.label)}=${esc(showValue(filter.a))}</b> (base, ${fmtInt(baseGrand)} ${esc(data.unit)}) ` +
+        `with <b>${esc(filter.label)}=${esc(showValue(filter.b))}</b> (new, ${fmtInt(grand)}).`) +
+      (filter ? ' <button id="label-all" type="button">Show all</button>' : '');
+  }
+
+  /* What a click on a value does: filter to it; a second value of the
+   * same label compares the two; the value shown alone, or any value
+   * once two are compared, starts again. */
+  function pickLabel(name, value) {
+    if (filter && filter.label === name && filter.b === undefined && filter.a === value) filter = null;
+    else if (filter && filter.label === name && filter.b === undefined) filter = { label: name, a: filter.a, b: value };
+    else filter = { label: name, a: value };
+    applyFilter();
+  }
+
+  function applyFilter() {
+    if (!filter) setView(data.self, null);
+    else if (filter.b === undefined) setView(labelSelf(filter.label, filter.a), null);
+    else setView(labelSelf(filter.label, filter.b), labelSelf(filter.label, filter.a));
+    if (COLUMNS !== (isDiff ? DIFF_COLUMNS : COLUMNS_ONE)) {
+      COLUMNS = isDiff ? DIFF_COLUMNS : COLUMNS_ONE;
+      sortColumn = isDiff ? COLUMNS.length - 1 : 2;
+      sortAscending = false;
+    }
+    main.setTree(tree);
+    showCrumbs(0);
+    showHeader();
+    showLegend();
+    renderLabels();
+    if (selected >= 0) showSandwich();
+    runSearch();
+  }
+
+  if (LB) {
+    labelPanel.hidden = false;
+    labelPanel.addEventListener('click', (e) => {
+      if (e.target.closest('#label-all')) {
+        filter = null;
+        applyFilter();
+        return;
+      }
+      const li = e.target.closest('li[data-label]');
+      if (li) pickLabel(li.dataset.label, li.dataset.value);
+    });
   }
 
   /* ---- header, legend, start ---- */
@@ -646,6 +818,7 @@
       parts.push('from ' + new Date(data.time / 1e6).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
     }
     if (data.duration > 0) parts.push(`${(data.duration / 1e9).toFixed(1)} s`);
+    if (filter) parts.push(filterText());
     parts.push(`${fmtInt(rowsAll.length)} functions, ${fmtInt(tree.n)} frames`);
     document.getElementById('summary').textContent = parts.join(' \u00b7 ');
   }
@@ -676,6 +849,7 @@
   showHeader();
   showLegend();
   showCrumbs(0);
+  renderLabels();
   const empty = !grand;
   document.getElementById('empty').hidden = !empty;
   main.draw();
@@ -701,9 +875,20 @@
     /* ms since this script started: JSON parsed, tree built, page ready */
     timing: { parse: tParsed - t0, build: tBuilt - tParsed, ready: tReady - t0 },
     nodes: tree.n,
-    functions: rowsAll.length,
-    total: grand,
-    baseTotal: baseGrand,
+    get functions() { return rowsAll.length; },
+    /* samples shown, and compared against (0 unless a diff) */
+    get total() { return grand; },
+    get baseTotal() { return baseGrand; },
+    /* The label panel: per label its values and their samples, largest
+     * first ('' for samples without the label). */
+    labels() {
+      return labelInfo.map((l) => ({ name: l.name, values: l.values.map(([v, n]) => [v, n]) }));
+    },
+    /* As a click on the value does (see pickLabel). */
+    pickLabel(name, value) {
+      pickLabel(name, value);
+      return filterText();
+    },
     /* What is on screen now. */
     state() {
       const z = main.zoom;
@@ -719,6 +904,10 @@
         selected: selected >= 0 ? funcName[selected] : null,
         tableRows: tableBody.rows.length,
         crumbs: crumbs.textContent,
+        filter: filterText(),
+        diff: isDiff,
+        total: grand,
+        baseTotal: baseGrand,
       };
     },
     /* Drawn frames of a function (undefined: all) in one view: "main",
