@@ -11,6 +11,7 @@
 
 #include "profile.pb-c.h"
 #include "profile/profile.h"
+#include "unit_helpers.h"
 
 #define PERIOD   10101010ULL    /* 99 Hz */
 #define T_START  1700000000123456789LL
@@ -297,14 +298,124 @@ Test(pprof, rejects_missing_meta)
 	profile__free(p);
 }
 
-/* The real consumer: go tool pprof must parse the file and show every
- * function. HOME and GOCACHE point into a temp dir so this works as root
- * with no home and in CI. */
-Test(pprof, go_tool_pprof_reads_it, .timeout = 120)
+/* app;main (main.go:10);work (work.go:20) with helper (util.go:5)
+ * inlined into work at the same address x4; app;main;lib.so+0x1200, a
+ * frame no symbol named, x1. */
+static struct profile *pp_source_profile(void)
 {
-	struct profile *p = pp_sample_profile();
+	struct frame lib = pp_user("lib.so+0x1200", 0x7f0000001200);
+	struct frame f[] = {
+		{ .kind = FRAME_ROOT, .name = "app" },
+		pp_user("main", 0x401000), pp_user("work", 0x401100),
+		pp_user("helper", 0x401100),
+	};
+	struct profile *p = profile__new();
+
+	f[1].file = "/src/main.go";
+	f[1].line = 10;
+	f[2].file = "/src/work.go";
+	f[2].line = 20;
+	f[3].file = "/src/util.go";
+	f[3].line = 5;
+	f[3].inlined = true;
+	lib.map_file = "/usr/lib/lib.so";
+	lib.map_build_id = NULL;
+	lib.map_start = 0x7f0000000000;
+	lib.map_limit = 0x7f0000100000;
+	lib.map_offset = 0;
+	lib.unnamed = true;
+	cr_assert_not_null(p);
+	cr_assert_eq(profile__add(p, f, 4, 4), 0);
+	f[2] = lib;
+	cr_assert_eq(profile__add(p, f, 3, 1), 0);
+	return p;
+}
+
+static const Perftools__Profiles__Function *pp_function(const Perftools__Profiles__Profile *pb,
+						       uint64_t id)
+{
+	for (size_t i = 0; i < pb->n_function; i++)
+		if (pb->function[i]->id == id)
+			return pb->function[i];
+	cr_assert_fail("no function %llu", (unsigned long long)id);
+	return NULL;
+}
+
+static void pp_check_line(const Perftools__Profiles__Profile *pb,
+			  const Perftools__Profiles__Line *line, const char *name,
+			  const char *file, int64_t lineno)
+{
+	const Perftools__Profiles__Function *f = pp_function(pb, line->function_id);
+
+	cr_assert_str_eq(pp_str(pb, f->name), name);
+	cr_assert_str_eq(pp_str(pb, f->filename), file);
+	cr_assert_eq(line->line, lineno, "%s: line %lld", name, (long long)line->line);
+}
+
+/* Source positions: a function's file, each line's number; an inlined
+ * frame is a line of its caller's location, innermost first; a mapping
+ * with a frame no symbol named says it has not all its functions. */
+Test(pprof, source_lines_inline_frames_and_unnamed)
+{
+	struct profile *p = pp_source_profile(), *back = profile__new();
+	Perftools__Profiles__Profile *pb;
+	const Perftools__Profiles__Sample *s = NULL;
+	const Perftools__Profiles__Location *l;
+	const Perftools__Profiles__Mapping *m;
+	struct read_info info;
+	uint8_t *out, *again;
+	size_t len, again_len;
+	char *text;
+
+	cr_assert_eq(pprof__encode(p, &pp_meta, false, &out, &len), 0);
+	pb = pp_decode(out, len, false);
+	cr_assert_not_null(pb);
+	cr_assert_eq(pb->n_sample, 2);
+	cr_assert_eq(pb->n_location, 4, "helper+work share one location");
+	for (size_t i = 0; i < pb->n_sample; i++)
+		if (pb->sample[i]->value[0] == 4)
+			s = pb->sample[i];
+	cr_assert_not_null(s);
+	cr_assert_eq(s->n_location_id, 3);
+	l = pp_location(pb, s->location_id[0]);
+	cr_assert_eq(l->address, 0x401100);
+	cr_assert_eq(l->n_line, 2);
+	pp_check_line(pb, l->line[0], "helper", "/src/util.go", 5);
+	pp_check_line(pb, l->line[1], "work", "/src/work.go", 20);
+	l = pp_location(pb, s->location_id[1]);
+	cr_assert_eq(l->n_line, 1);
+	pp_check_line(pb, l->line[0], "main", "/src/main.go", 10);
+	m = pp_mapping(pb, l->mapping_id);
+	cr_assert(m->has_functions && m->has_filenames && m->has_line_numbers &&
+		  m->has_inline_frames);
+	for (size_t i = 0; i < pb->n_mapping; i++)
+		if (!strcmp(pp_str(pb, pb->mapping[i]->filename), "/usr/lib/lib.so"))
+			m = pb->mapping[i];
+	cr_assert_str_eq(pp_str(pb, m->filename), "/usr/lib/lib.so");
+	cr_assert_not(m->has_functions, "a frame of lib.so went unnamed");
+	cr_assert_not(m->has_line_numbers);
+
+	/* read back: the same frames, so the same bytes encoded again */
+	cr_assert_eq(profile__read(back, out, len, &test_limits, &info), 0, "%s", info.why);
+	text = folded_text(back);
+	cr_assert_str_eq(text, "app;main;lib.so+0x1200 1\napp;main;work;helper 4\n");
+	cr_assert_eq(pprof__encode(back, &pp_meta, false, &again, &again_len), 0);
+	cr_assert(again_len == len && !memcmp(again, out, len),
+		  "pprof -> read -> pprof changed the profile");
+	free(text);
+	free(again);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	free(out);
+	profile__free(back);
+	profile__free(p);
+}
+
+/* What `go tool pprof -raw` prints of p, into text (cap bytes). HOME and
+ * GOCACHE point into a temp dir so this works as root with no home and in
+ * CI. */
+static void go_pprof_raw(const struct profile *p, char *text, size_t cap)
+{
 	char dir[] = "/tmp/kiln-pprof-XXXXXX", path[64], cmd[512];
-	char text[65536];
 	size_t len, n;
 	uint8_t *out;
 	int status;
@@ -319,19 +430,29 @@ Test(pprof, go_tool_pprof_reads_it, .timeout = 120)
 	cr_assert_not_null(f);
 	cr_assert_eq(fwrite(out, 1, len, f), len);
 	cr_assert_eq(fclose(f), 0);
+	free(out);
 
 	snprintf(cmd, sizeof(cmd),
 		 "HOME=%s GOCACHE=%s/gocache go tool pprof -raw %s 2>&1",
 		 dir, dir, path);
 	f = popen(cmd, "r");
 	cr_assert_not_null(f);
-	n = fread(text, 1, sizeof(text) - 1, f);
+	n = fread(text, 1, cap - 1, f);
 	text[n] = '\0';
 	status = pclose(f);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	cr_assert_eq(system(cmd), 0);
 	cr_assert_eq(status, 0, "go tool pprof failed:\n%s", text);
+}
 
+/* The real consumer: go tool pprof must parse the file and show every
+ * function. */
+Test(pprof, go_tool_pprof_reads_it, .timeout = 120)
+{
+	struct profile *p = pp_sample_profile();
+	static char text[65536];
+
+	go_pprof_raw(p, text, sizeof(text));
 	cr_assert_not_null(strstr(text, "samples/count cpu/nanoseconds"), "%s", text);
 	cr_assert_not_null(strstr(text, "PeriodType: cpu nanoseconds"), "%s", text);
 	cr_assert_not_null(strstr(text, "Period: 10101010"), "%s", text);
@@ -341,6 +462,21 @@ Test(pprof, go_tool_pprof_reads_it, .timeout = 120)
 	cr_assert_not_null(strstr(text, " app"), "%s", text);
 	cr_assert_not_null(strstr(text, "/usr/bin/app"), "%s", text);
 	cr_assert_not_null(strstr(text, "[kernel.kallsyms]"), "%s", text);
-	free(out);
+	profile__free(p);
+}
+
+/* ... and its files and lines, the inlined frame under its caller. */
+Test(pprof, go_tool_pprof_reads_source_lines, .timeout = 120)
+{
+	struct profile *p = pp_source_profile();
+	static char text[65536];
+	const char *helper, *work;
+
+	go_pprof_raw(p, text, sizeof(text));
+	helper = strstr(text, "helper /src/util.go:5");
+	work = strstr(text, "work /src/work.go:20");
+	cr_assert(helper && work && helper < work, "%s", text);
+	cr_assert_not_null(strstr(text, "main /src/main.go:10"), "%s", text);
+	cr_assert_not_null(strstr(text, "lib.so+0x1200"), "%s", text);
 	profile__free(p);
 }

@@ -4,6 +4,7 @@
 #ifndef KILN_CORE_FRAME_H
 #define KILN_CORE_FRAME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum frame_kind {
@@ -15,6 +16,14 @@ enum frame_kind {
 struct frame {
 	enum frame_kind kind;
 	const char *name;       /* function, "libfoo.so+0x1a2b", "[unknown]" or comm */
+	const char *file;       /* source file of the function; NULL unknown */
+	uint32_t line;          /* source line at addr; 0 unknown */
+	/* Inlined into the next frame out, its caller, which has the same
+	 * address: one machine frame shown as several source frames. */
+	bool inlined;
+	/* No symbol named it: the name is made up ("libfoo.so+0x1a2b"), so a
+	 * consumer with the file may symbolize the address itself. */
+	bool unnamed;
 	uint64_t addr;          /* runtime address; 0 for FRAME_ROOT */
 	/* Mapping (NULL file for none): kernel frames use "[kernel.kallsyms]"
 	 * or "[module]"; user frames the file's path, "[vdso]", ... */

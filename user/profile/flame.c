@@ -63,9 +63,10 @@ static bool func_eq(const void *ctx, uint32_t idx, const void *key)
 	return a->name == b->name && a->module == b->module && a->kind == b->kind;
 }
 
-/* Index of the function (kind, name, module), added when new. */
+/* Index of the function (kind, name, module), added when new; file, its
+ * source file, is kept from the first frame that knows it. */
 static int intern_func(struct flame *fl, enum frame_kind kind, const char *name,
-		       const char *module, uint32_t *idx)
+		       const char *module, const char *file, uint32_t *idx)
 {
 	struct flame_func f = { .kind = kind };
 	const char *slash = strrchr(module, '/');
@@ -78,10 +79,17 @@ static int intern_func(struct flame *fl, enum frame_kind kind, const char *name,
 		err = strtab__intern(&fl->strings, module, &f.module);
 	if (err)
 		return err;
+	if (!err && *file)
+		err = strtab__intern(&fl->strings, file, &f.file);
+	if (err)
+		return err;
 	hash = func_hash(&f);
 	*idx = hashmap__find_idx(&fl->func_index, hash, func_eq, fl, &f);
-	if (*idx != HASHMAP_NO_INDEX)
+	if (*idx != HASHMAP_NO_INDEX) {
+		if (!fl->funcs[*idx].file)
+			fl->funcs[*idx].file = f.file;
 		return 0;
+	}
 	if (fl->nfuncs >= HASHMAP_NO_INDEX)
 		return -ENOMEM;
 	f.cls = classify(kind, module);
@@ -105,7 +113,7 @@ int flame__init(struct flame *fl)
 	if (!err)
 		err = stack_tree__init(&fl->tree);
 	if (!err)
-		err = intern_func(fl, FRAME_ROOT, "all", "", &all);
+		err = intern_func(fl, FRAME_ROOT, "all", "", "", &all);
 	return err;
 }
 
@@ -136,7 +144,7 @@ int flame__add(struct flame *fl, const struct profile *p, int col)
 		err = intern_func(fl, l->kind, strtab__get(&p->strings, l->name),
 				  l->mapping ? strtab__get(&p->strings,
 							   p->maps[l->mapping - 1].file) : "",
-				  &func_of[i]);
+				  strtab__get(&p->strings, l->file), &func_of[i]);
 	}
 	if (!err)
 		err = stack_tree__graft(&fl->tree, &p->tree, func_of, node_of);

@@ -34,6 +34,7 @@ extern const char *const func_class_names[CLASS_COUNT];
 
 struct flame_func {
 	uint32_t name, module;  /* string ids; module: the file's base name */
+	uint32_t file;          /* string id of its source file; 0 ("") unknown */
 	enum frame_kind kind;
 	enum func_class cls;
 };

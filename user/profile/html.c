@@ -48,7 +48,7 @@ static void html_text(FILE *f, const char *s)
 	}
 }
 
-enum field { NODE_DEPTH, NODE_FUNC, NODE_SELF, NODE_BASE, FUNC_NAME, FUNC_MODULE,
+enum field { NODE_DEPTH, NODE_FUNC, NODE_SELF, NODE_BASE, FUNC_NAME, FUNC_MODULE, FUNC_FILE,
 	     FUNC_CLASS };
 
 /* Field what of node i in depth-first order, or of function i. */
@@ -61,6 +61,7 @@ static uint64_t field(const struct flame *fl, size_t i, enum field what)
 	case NODE_BASE: return fl->self[FLAME_BASE][fl->order[i]];
 	case FUNC_NAME: return fl->funcs[i].name;
 	case FUNC_MODULE: return fl->funcs[i].module;
+	case FUNC_FILE: return fl->funcs[i].file;
 	case FUNC_CLASS: return fl->funcs[i].cls;
 	}
 	return 0;
@@ -102,6 +103,7 @@ static void write_data(FILE *f, const struct flame *fl,
 	fputc(']', f);
 	json_array(f, "fname", fl, fl->nfuncs, FUNC_NAME);
 	json_array(f, "fmod", fl, fl->nfuncs, FUNC_MODULE);
+	json_array(f, "ffile", fl, fl->nfuncs, FUNC_FILE);
 	json_array(f, "fcls", fl, fl->nfuncs, FUNC_CLASS);
 	json_array(f, "depth", fl, fl->tree.len, NODE_DEPTH);
 	json_array(f, "func", fl, fl->tree.len, NODE_FUNC);

@@ -2,8 +2,9 @@
 /* pprof encoder. The generated protobuf-c structs only point at data, so
  * the encoder first lays the whole profile out in a handful of arrays
  * (struct pprof_msg), packs it in one go, then frees the arrays. Ids:
- * mapping and location = index + 1, function = one per distinct name in
- * order of first use, so the output is deterministic. */
+ * mapping = index + 1; locations and functions (one per distinct name and
+ * file) in order of first use by the samples, so the output is
+ * deterministic. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ struct pprof_msg {
 	pb_line *lines, **line_ptrs;
 	pb_function *funcs, **func_ptrs;
 	pb_sample *samples, **sample_ptrs;
+	size_t nlines;
 	uint64_t *loc_ids;
 	int64_t *values;
 };
@@ -100,6 +102,8 @@ static void set_value_type(pb_value_type *vt, struct pprof_msg *m,
 	vt->unit = wire_string(m, p, unit);
 }
 
+/* Mappings, with what their locations say of them: has_functions unless
+ * a frame in it went unnamed, the other has_* when any line has one. */
 static int build_mappings(struct pprof_msg *m, const struct profile *p)
 {
 	size_t i;
@@ -122,93 +126,155 @@ static int build_mappings(struct pprof_msg *m, const struct profile *p)
 		dst->has_functions = 1;
 		m->map_ptrs[i] = dst;
 	}
+	for (i = 0; i < p->nlocs; i++) {
+		const struct location *l = &p->locs[i];
+		pb_mapping *dst = l->mapping ? &m->maps[l->mapping - 1] : NULL;
+
+		if (!dst)
+			continue;
+		dst->has_functions &= !l->unnamed;
+		dst->has_filenames |= l->file != 0;
+		dst->has_line_numbers |= l->line != 0;
+		dst->has_inline_frames |= l->inlined;
+	}
 	m->prof.mapping = m->map_ptrs;
 	m->prof.n_mapping = p->nmaps;
 	return 0;
 }
 
-/* Locations with one line each, and the functions those lines name. */
-static int build_locations(struct pprof_msg *m, const struct profile *p)
+/* The node that ends the machine frame starting at node n, walking out:
+ * n itself unless n was inlined into its caller, whose frame it shares. */
+static uint32_t frame_end(const struct profile *p, uint32_t n)
 {
-	uint32_t *func_of_name;         /* string id -> function id, 0 = none */
-	size_t i, nfuncs = 0;
+	const struct stack_node *nodes = p->tree.nodes;
 
-	func_of_name = alloc_array(p->strings.len, sizeof(*func_of_name));
-	m->locs = alloc_array(p->nlocs, sizeof(*m->locs));
-	m->loc_ptrs = alloc_array(p->nlocs, sizeof(*m->loc_ptrs));
-	m->lines = alloc_array(p->nlocs, sizeof(*m->lines));
-	m->line_ptrs = alloc_array(p->nlocs, sizeof(*m->line_ptrs));
-	m->funcs = alloc_array(p->nlocs, sizeof(*m->funcs));
-	m->func_ptrs = alloc_array(p->nlocs, sizeof(*m->func_ptrs));
-	if (!func_of_name || !m->locs || !m->loc_ptrs || !m->lines ||
-	    !m->line_ptrs || !m->funcs || !m->func_ptrs) {
-		free(func_of_name);
-		return -ENOMEM;
-	}
-	for (i = 0; i < p->nlocs; i++) {
-		const struct location *src = &p->locs[i];
-		pb_location *dst = &m->locs[i];
-		pb_line *line = &m->lines[i];
-
-		if (!func_of_name[src->name]) {
-			pb_function *f = &m->funcs[nfuncs];
-
-			perftools__profiles__function__init(f);
-			f->id = ++nfuncs;
-			f->name = src->name;
-			f->system_name = src->name;
-			m->func_ptrs[nfuncs - 1] = f;
-			func_of_name[src->name] = f->id;
-		}
-		perftools__profiles__line__init(line);
-		line->function_id = func_of_name[src->name];
-		m->line_ptrs[i] = line;
-
-		perftools__profiles__location__init(dst);
-		dst->id = i + 1;
-		dst->mapping_id = src->mapping;
-		dst->address = src->addr;
-		dst->line = &m->line_ptrs[i];
-		dst->n_line = 1;
-		m->loc_ptrs[i] = dst;
-	}
-	free(func_of_name);
-	m->prof.location = m->loc_ptrs;
-	m->prof.n_location = p->nlocs;
-	m->prof.function = m->func_ptrs;
-	m->prof.n_function = nfuncs;
-	return 0;
+	while (p->locs[nodes[n].key].inlined && nodes[n].parent != STACK_TREE_ROOT)
+		n = nodes[n].parent;
+	return n;
 }
 
+/* Function id of (name, file), added when new. 0 or -ENOMEM. */
+static int function_id(struct pprof_msg *m, struct hashmap *index, uint32_t name,
+		       uint32_t file, uint64_t *id)
+{
+	uint64_t key = (uint64_t)name << 32 | file;
+	pb_function *f;
+
+	*id = (uintptr_t)hashmap__get_u64(index, key);
+	if (*id)
+		return 0;
+	f = &m->funcs[m->prof.n_function];
+	perftools__profiles__function__init(f);
+	f->id = ++m->prof.n_function;
+	f->name = name;
+	f->system_name = name;
+	f->filename = file;
+	m->func_ptrs[f->id - 1] = f;
+	*id = f->id;
+	return hashmap__put_u64(index, key, (void *)(uintptr_t)f->id) ? -ENOMEM : 0;
+}
+
+/* The pprof location of the machine frame [head .. end] (end as frame_end
+ * gives it): one line a node, innermost first. */
+static int add_location(struct pprof_msg *m, const struct profile *p, struct hashmap *funcs,
+			uint32_t head, uint32_t end)
+{
+	const struct stack_node *nodes = p->tree.nodes;
+	const struct location *src = &p->locs[nodes[head].key];
+	pb_location *dst = &m->locs[m->prof.n_location];
+	int err = 0;
+
+	perftools__profiles__location__init(dst);
+	dst->id = ++m->prof.n_location;
+	dst->mapping_id = src->mapping;
+	dst->address = src->addr;
+	dst->line = &m->line_ptrs[m->nlines];
+	for (uint32_t n = head;; n = nodes[n].parent) {
+		const struct location *l = &p->locs[nodes[n].key];
+		pb_line *line = &m->lines[m->nlines];
+
+		perftools__profiles__line__init(line);
+		err = function_id(m, funcs, l->name, l->file, &line->function_id);
+		if (err)
+			return err;
+		line->line = l->line;
+		m->line_ptrs[m->nlines++] = line;
+		dst->n_line++;
+		if (n == end)
+			break;
+	}
+	m->loc_ptrs[dst->id - 1] = dst;
+	return 0;
+}
 /* v as an int64, saturating. */
 static int64_t clamp_i64(uint64_t v)
 {
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-/* One sample per tree node with samples of its own: location ids from the
- * node up to the root's child (leaf first), values [count, count x period]. */
-static int build_samples(struct pprof_msg *m, const struct profile *p,
-			 uint64_t period)
+/* Counts the samples (tree nodes with samples of their own), the machine
+ * frames on their paths, and the lines of the locations they make (each
+ * made once, at the first node whose location starts a frame; seen marks
+ * those, and is left zeroed). */
+static void count_samples(const struct profile *p, uint64_t *seen, size_t *nsamples,
+			  size_t *nids, size_t *nlines)
 {
 	const struct stack_node *nodes = p->tree.nodes;
-	size_t i, nsamples = 0, nids = 0, s = 0, id = 0;
-	uint32_t n;
 
-	for (i = 0; i < p->tree.len; i++) {
+	*nsamples = *nids = *nlines = 0;
+	for (size_t i = 0; i < p->tree.len; i++) {
 		if (!nodes[i].self)
 			continue;
-		nsamples++;
-		for (n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
-			nids++;
+		++*nsamples;
+		for (uint32_t n = i, end; n != STACK_TREE_ROOT; n = nodes[end].parent) {
+			end = frame_end(p, n);
+			++*nids;
+			if (seen[nodes[n].key])
+				continue;
+			seen[nodes[n].key] = 1;
+			for (uint32_t k = n;; k = nodes[k].parent) {
+				++*nlines;
+				if (k == end)
+					break;
+			}
+		}
 	}
+	memset(seen, 0, p->nlocs * sizeof(*seen));
+}
+
+/* One sample per tree node with samples of its own: the machine frames
+ * from the node up to the root's child (leaf first), each the location of
+ * the profile location that starts it, made at its first use; values
+ * [count, count x period]. */
+static int build_samples(struct pprof_msg *m, const struct profile *p, uint64_t period)
+{
+	const struct stack_node *nodes = p->tree.nodes;
+	size_t nsamples, nids, nlines, s = 0, id = 0;
+	struct hashmap funcs = { 0 };
+	uint64_t *loc_of = NULL;        /* profile location -> pprof location id */
+	int err = -ENOMEM;
+
+	loc_of = alloc_array(p->nlocs, sizeof(*loc_of));
+	if (!loc_of)
+		return -ENOMEM;
+	count_samples(p, loc_of, &nsamples, &nids, &nlines);
 	m->samples = alloc_array(nsamples, sizeof(*m->samples));
 	m->sample_ptrs = alloc_array(nsamples, sizeof(*m->sample_ptrs));
 	m->loc_ids = alloc_array(nids, sizeof(*m->loc_ids));
 	m->values = alloc_array(nsamples, 2 * sizeof(*m->values));
-	if (!m->samples || !m->sample_ptrs || !m->loc_ids || !m->values)
-		return -ENOMEM;
-	for (i = 0; i < p->tree.len; i++) {
+	m->locs = alloc_array(p->nlocs, sizeof(*m->locs));
+	m->loc_ptrs = alloc_array(p->nlocs, sizeof(*m->loc_ptrs));
+	m->lines = alloc_array(nlines, sizeof(*m->lines));
+	m->line_ptrs = alloc_array(nlines, sizeof(*m->line_ptrs));
+	m->funcs = alloc_array(nlines, sizeof(*m->funcs));
+	m->func_ptrs = alloc_array(nlines, sizeof(*m->func_ptrs));
+	if (!m->samples || !m->sample_ptrs || !m->loc_ids || !m->values || !m->locs ||
+	    !m->loc_ptrs || !m->lines || !m->line_ptrs || !m->funcs || !m->func_ptrs)
+		goto out;
+	m->prof.location = m->loc_ptrs;
+	m->prof.function = m->func_ptrs;
+	err = 0;
+	for (size_t i = 0; i < p->tree.len && !err; i++) {
 		pb_sample *dst = &m->samples[s];
 		uint64_t cpu;
 
@@ -216,8 +282,16 @@ static int build_samples(struct pprof_msg *m, const struct profile *p,
 			continue;
 		perftools__profiles__sample__init(dst);
 		dst->location_id = &m->loc_ids[id];
-		for (n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
-			m->loc_ids[id++] = (uint64_t)nodes[n].key + 1;
+		for (uint32_t n = i, end; n != STACK_TREE_ROOT && !err; n = nodes[end].parent) {
+			uint32_t key = nodes[n].key;
+
+			end = frame_end(p, n);
+			if (!loc_of[key]) {
+				err = add_location(m, p, &funcs, n, end);
+				loc_of[key] = m->prof.n_location;
+			}
+			m->loc_ids[id++] = loc_of[key];
+		}
 		dst->n_location_id = &m->loc_ids[id] - dst->location_id;
 		if (__builtin_mul_overflow(nodes[i].self, period, &cpu))
 			cpu = UINT64_MAX;
@@ -228,8 +302,11 @@ static int build_samples(struct pprof_msg *m, const struct profile *p,
 		m->sample_ptrs[s++] = dst;
 	}
 	m->prof.sample = m->sample_ptrs;
-	m->prof.n_sample = nsamples;
-	return 0;
+	m->prof.n_sample = s;
+out:
+	hashmap__clear(&funcs);
+	free(loc_of);
+	return err;
 }
 
 /* gzip (RFC 1952) of in[0..len) into a malloc'd *out. 0 or -errno. */
@@ -304,8 +381,6 @@ int pprof__encode(const struct profile *p, const struct pprof_meta *meta,
 	m.prof.duration_nanos = meta->duration_nanos;
 
 	err = build_mappings(&m, p);
-	if (!err)
-		err = build_locations(&m, p);
 	if (!err)
 		err = build_samples(&m, p, meta->period_ns);
 	if (err)

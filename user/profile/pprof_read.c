@@ -150,22 +150,41 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* The name of line i of l: its function's name, else its system name. */
-static const char *line_name(struct pb_reader *r, const pb_location *l, size_t i)
+/* Names frame f after line i of l: its function's name (else its system
+ * name), source file and line. 0 or -EINVAL. */
+static int line_frame(struct pb_reader *r, const pb_location *l, size_t i, struct frame *f)
 {
 	uint64_t fid = l->line[i]->function_id;
 	const pb_function *fn = hashmap__get_u64(&r->funcs, fid);
-	const char *name;
+	const char *file;
 
-	if (!fn) {
-		read_fail(r->info, -EINVAL, "location %" PRIu64 " names function %"
-			  PRIu64 ", which does not exist", l->id, fid);
-		return NULL;
-	}
-	name = pb_string(r, fn->name, "a function");
-	if (name && !*name)
-		name = pb_string(r, fn->system_name, "a function");
-	return name;
+	if (!fn)
+		return read_fail(r->info, -EINVAL, "location %" PRIu64 " names function %"
+				 PRIu64 ", which does not exist", l->id, fid);
+	f->name = pb_string(r, fn->name, "a function");
+	if (f->name && !*f->name)
+		f->name = pb_string(r, fn->system_name, "a function");
+	file = pb_string(r, fn->filename, "a function");
+	if (!f->name || !file)
+		return -EINVAL;
+	if (!*f->name)
+		f->name = "[unknown]";
+	f->file = *file ? file : NULL;
+	f->line = l->line[i]->line > 0 && l->line[i]->line <= UINT32_MAX ?
+		(uint32_t)l->line[i]->line : 0;
+	f->inlined = i + 1 < l->n_line;
+	return 0;
+}
+
+/* Whether name is one made up for an address of mapping file
+ * ("libfoo.so+0x1a2b"), in a mapping whose functions are not all named. */
+static bool made_up_name(const pb_mapping *m, const char *file, const char *name)
+{
+	const char *base = file ? base_name(file) : NULL;
+	size_t n = base ? strlen(base) : 0;
+
+	return m && !m->has_functions && n && !strncmp(name, base, n) &&
+	       !strncmp(name + n, "+0x", 3);
 }
 
 /* Appends location l's frames at loc_frames[*n...]. A location without
@@ -200,7 +219,7 @@ static int location_frames(struct pb_reader *r, const pb_location *l, size_t *n)
 			.kind = kind, .addr = l->address,
 			.map_file = file && *file ? file : NULL,
 			.map_build_id = build_id && *build_id ? build_id : NULL,
-			.name = "[unknown]",
+			.name = "[unknown]", .unnamed = !l->n_line,
 		};
 		r->made_up[*n] = NOT_MADE_UP;
 		if (m) {
@@ -209,11 +228,10 @@ static int location_frames(struct pb_reader *r, const pb_location *l, size_t *n)
 			f->map_offset = m->file_offset;
 		}
 		if (l->n_line) {
-			f->name = line_name(r, l, i);
-			if (!f->name)
-				return -EINVAL;
-			if (!*f->name)
-				f->name = "[unknown]";
+			err = line_frame(r, l, i, f);
+			if (err)
+				return err;
+			f->unnamed = made_up_name(m, file, f->name);
 		} else if (f->map_file) {
 			snprintf(name, sizeof(name), "%s+0x%" PRIx64, base_name(file),
 				 l->address - m->memory_start + m->file_offset);

@@ -33,7 +33,8 @@ static uint64_t location_hash(const struct location *l)
 	uint64_t h = hash__mix((uint64_t)l->name << 32 | l->mapping);
 
 	h = hash__add(h, l->addr);
-	return hash__add(h, l->kind);
+	h = hash__add(h, (uint64_t)l->file << 32 | l->line);
+	return hash__add(h, l->kind | l->inlined << 8 | l->unnamed << 9);
 }
 
 static bool location_eq(const void *ctx, uint32_t idx, const void *key)
@@ -42,7 +43,8 @@ static bool location_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct location *b = key;
 
 	return a->addr == b->addr && a->name == b->name &&
-	       a->mapping == b->mapping && a->kind == b->kind;
+	       a->mapping == b->mapping && a->kind == b->kind && a->file == b->file &&
+	       a->line == b->line && a->inlined == b->inlined && a->unnamed == b->unnamed;
 }
 
 /* Mapping id (index + 1) of f's mapping. 0 or -ENOMEM. */
@@ -91,8 +93,16 @@ static int intern_location_in(struct profile *p, const struct frame *f, uint32_t
 	err = strtab__intern(&p->strings, f->name, &l.name);
 	if (err)
 		return err;
-	if (f->kind != FRAME_ROOT)
+	if (f->kind != FRAME_ROOT) {
 		l.addr = f->addr;
+		l.line = f->line;
+		l.inlined = f->inlined;
+		l.unnamed = f->unnamed;
+		if (f->file)
+			err = strtab__intern(&p->strings, f->file, &l.file);
+		if (err)
+			return err;
+	}
 	hash = location_hash(&l);
 	*idx = hashmap__find_idx(&p->loc_index, hash, location_eq, p, &l);
 	if (*idx != HASHMAP_NO_INDEX)

@@ -15,9 +15,9 @@ struct profile;
 
 struct profile *profile__new(void);
 /* Adds count samples of one stack; frames[0] is the root (process name),
- * frames[n-1] the leaf. Strings are copied (interned). Frames with the same
- * kind, mapping, address and name share one location; FRAME_ROOT frames
- * are told apart by name only. 0, -EINVAL (n == 0 or a NULL name) or
+ * frames[n-1] the leaf. Strings are copied (interned). Frames alike in
+ * every field share one location; FRAME_ROOT frames are told apart by
+ * name only. 0, -EINVAL (n == 0 or a NULL name) or
  * -ENOMEM; on failure the profile stays usable and the stack uncounted. */
 int profile__add(struct profile *p, const struct frame *frames, size_t n,
 		 uint64_t count);
@@ -36,7 +36,10 @@ struct pprof_meta {
 
 /* Encodes p as a pprof Profile with sample types [samples/count,
  * cpu/nanoseconds], values [count, count x period], one sample per distinct
- * stack, gzip-compressed when gzip is true. With period_ns 0 there is only
+ * stack, gzip-compressed when gzip is true. Functions carry their source
+ * file, lines their line; frames inlined into their caller become lines
+ * of the caller's location (innermost first); a mapping with a frame no
+ * symbol named has has_functions false. With period_ns 0 there is only
  * samples/count. *out is malloc'd. 0 or -errno. */
 int pprof__encode(const struct profile *p, const struct pprof_meta *meta,
 		  bool gzip, uint8_t **out, size_t *out_len);

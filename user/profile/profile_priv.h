@@ -4,6 +4,7 @@
 #ifndef KILN_PROFILE_PROFILE_PRIV_H
 #define KILN_PROFILE_PROFILE_PRIV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,8 +25,11 @@ struct mapping {
 struct location {
 	uint64_t addr;
 	uint32_t name;                  /* string id */
+	uint32_t file;                  /* string id; 0 ("") = unknown */
+	uint32_t line;                  /* 0 = unknown */
 	uint32_t mapping;               /* mapping index + 1; 0 = none */
 	enum frame_kind kind;
+	bool inlined, unnamed;          /* struct frame's */
 };
 
 /* Stack tree keys are location indexes; strings holds every name, file

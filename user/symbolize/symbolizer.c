@@ -135,6 +135,7 @@ static void kernel_frame(struct symbolizer *sym, uint64_t ip, uint64_t lookup_ip
 	sym->stats.kernel_frames += count;
 	if (!k) {
 		f->name = "[unknown]";
+		f->unnamed = true;
 		f->map_file = "[kernel.kallsyms]";
 		return;
 	}
@@ -245,7 +246,7 @@ static void user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint6
 	const char *jit_name = NULL;
 	uint64_t off, vaddr = 0;
 
-	*f = (struct frame){ .kind = FRAME_USER, .addr = ip, .name = "[unknown]" };
+	*f = (struct frame){ .kind = FRAME_USER, .addr = ip, .name = "[unknown]", .unnamed = true };
 	sym->stats.user_frames += count;
 	if (!m)
 		return;
@@ -273,6 +274,7 @@ static void user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint6
 		jit_name = jit_frame(sym, snap, lookup_ip, count);
 	if (s || jit_name) {
 		f->name = scratch_name(sym, "%s", s ? s->name : jit_name);
+		f->unnamed = false;
 		sym->stats.user_resolved += count;
 	} else {
 		f->name = scratch_name(sym, "%s+0x%" PRIx64, base_name(f->map_file),

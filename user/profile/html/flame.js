@@ -3,8 +3,8 @@
  *
  * The profile is the JSON block #kiln-data written by user/profile/html.c:
  * a tree in depth-first order (per node: depth, function, samples ending
- * there; "base" too on a diff page) and the functions' names, modules and
- * classes through one string table. Everything is derived from that here:
+ * there; "base" too on a diff page) and the functions' names, modules,
+ * source files and classes through one string table. Everything is derived from that here:
  * subtree totals and offsets once (Tree), then every drawing walks only the
  * visible part of one subtree, skipping anything narrower than half a pixel
  * together with its children. Frames are drawn on canvases, never as one
@@ -28,6 +28,7 @@
   const nfuncs = data.fname.length;
   const funcName = data.fname.map((i) => str[i]);
   const funcModule = data.fmod.map((i) => str[i]);
+  const funcFile = data.ffile.map((i) => str[i]);
   const funcClass = data.fcls.map((i) => data.classes[i]);
   const lowerNames = funcName.map((s) => s.toLowerCase());
 
@@ -408,6 +409,7 @@
     const mod = funcModule[f];
     const lines = [`<div class="fn">${esc(funcName[f])}</div>`,
       `<div class="dim">${esc((mod ? baseName(mod) + ' \u00b7 ' : '') + CLASS_LABEL[funcClass[f]])}</div>`];
+    if (funcFile[f]) lines.push(`<div class="dim">${esc(funcFile[f])}</div>`);
     const share = (v) => `${fmtInt(v)} ${esc(data.unit)} (${fmtPct(pct(v, grand))} of all` +
       (zoom > 0 && t === tree ? `, ${fmtPct(pct(v, t.total[zoom]))} of the zoomed frame` : '') + ')';
     lines.push(`<div>total: ${share(t.total[node])}</div>`, `<div>self: ${share(t.self[node])}</div>`);
@@ -621,7 +623,8 @@
     selected = f;
     sandwichName.textContent = funcName[f];
     sandwichSummary.textContent = `self ${fmtInt(perFunc.self[f])} ${data.unit} (${fmtPct(selfPct(f))}), ` +
-      `total ${fmtInt(perFunc.total[f])} (${fmtPct(totalPct(f))}); ${funcModule[f] || 'module unknown'}`;
+      `total ${fmtInt(perFunc.total[f])} (${fmtPct(totalPct(f))}); ${funcModule[f] || 'module unknown'}` +
+      (funcFile[f] ? `; ${funcFile[f]}` : '');
     callers.setTree(callersTree(f));
     callees.setTree(calleesTree(f));
     callers.draw();
