@@ -72,12 +72,13 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	deferred__init(&p->held, PIPELINE_WAIT_BYTES);
 	proc_table__observe(p->procs, &(struct proc_observer){ on_mapped, on_ended, p });
 	if (p->sampler && opts->sampler.unwind_rows) {
-		p->uw = unwinder__new(p->sampler);
+		p->uw = unwinder__new(p->sampler, !opts->no_python);
 		if (!p->uw) {
 			pr_error("out of memory");
 			return -ENOMEM;
 		}
 		unwinder__prewarm(p->uw);
+		symbolizer__use_python(p->sym, unwinder__python(p->uw));
 	}
 	p->md = metadata__new(&opts->metadata);
 	if (!p->md)     /* metadata__new said why; EINVAL: a bad tag or label option */

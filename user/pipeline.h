@@ -22,6 +22,7 @@ struct pipeline_opts {
 	uint64_t max_processes;
 	uint64_t max_mappings;          /* executable mappings, all processes */
 	uint64_t unwind_bytes;          /* unwind table rows' memory; 0: frame pointers only */
+	bool no_python;                 /* no Python frames (unwind/python.h) */
 	uint64_t cache_bytes;           /* ELF symbol cache */
 	uint64_t cache_ttl_ns;          /* its tables unused this long go; 0: never */
 	struct debuginfod_opts debuginfod; /* debug files from DEBUGINFOD_URLS' servers */

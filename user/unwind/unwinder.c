@@ -128,6 +128,7 @@ struct unwinder {
 	 * is refused while it is built, before it costs its full memory. */
 	struct unwind_limits limits;
 	struct unwinder_stats st;
+	struct pythons *py;             /* NULL: no Python frames */
 };
 
 static bool exe_eq(const void *ctx, const void *val, const void *key)
@@ -145,7 +146,7 @@ static bool rule_eq(const void *ctx, const void *val, const void *key)
 
 static void *builder(void *arg);
 
-struct unwinder *unwinder__new(struct sampler *s)
+struct unwinder *unwinder__new(struct sampler *s, bool python)
 {
 	struct unwinder *u;
 
@@ -170,6 +171,13 @@ struct unwinder *unwinder__new(struct sampler *s)
 	for (uint32_t i = 0; i < KILN_UNWIND_SLOTS; i++)
 		u->free_slots[i] = KILN_UNWIND_SLOTS - 1 - i;
 	u->nfree_slots = KILN_UNWIND_SLOTS;
+	if (python) {
+		u->py = pythons__new(u->m.py_procs_fd, u->m.py_procs_max);
+		if (!u->py) {
+			unwinder__free(u);
+			return NULL;
+		}
+	}
 	u->st.rows_cap = u->m.rows_cap;
 	u->st.maps_bytes = u->m.bytes;
 	u->limits = unwind_default_limits;
@@ -708,6 +716,8 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 		p->miss_pending = false;
 		u->pending--;
 	}
+	/* After the mappings: the walker needs both. */
+	pythons__mapped(u->py, s);
 	return 0;
 }
 
@@ -717,6 +727,7 @@ void unwinder__ended(struct unwinder *u, const struct proc_snapshot *s)
 	struct kiln_proc_maps cur;
 	uint32_t key = (uint32_t)s->pid;
 
+	pythons__ended(u->py, s);
 	if (!p)
 		return;
 	/* The pid's entry may already be the next program's (its new instance). */
@@ -805,6 +816,11 @@ int unwinder__poll_ms(const struct unwinder *u, int timeout_ms)
 	return timeout_ms;
 }
 
+struct pythons *unwinder__python(const struct unwinder *u)
+{
+	return u ? u->py : NULL;
+}
+
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out)
 {
 	*out = u->st;
@@ -851,5 +867,6 @@ void unwinder__free(struct unwinder *u)
 	free(u->free);
 	free(u->free_slots);
 	free(u->rules);
+	pythons__free(u->py);
 	free(u);
 }

@@ -16,6 +16,7 @@
 
 #include "proc/proc.h"
 #include "sampler/sampler.h"
+#include "unwind/python.h"
 
 /* Why an executable mapping was left to frame pointers. Label values:
  * unwinder_fallback_names. */
@@ -47,8 +48,9 @@ struct unwinder_stats {
 
 struct unwinder;
 
-/* NULL (nothing to do) when the sampler was opened without unwind rows. */
-struct unwinder *unwinder__new(struct sampler *s);
+/* NULL (nothing to do) when the sampler was opened without unwind rows.
+ * python: Python processes get Python frames (--python). */
+struct unwinder *unwinder__new(struct sampler *s, bool python);
 /* Queues the tables nearly every process needs (the C library, the
  * dynamic loader, the vDSO: kiln's own), so a new process's first samples
  * wait for its own files only. */
@@ -71,6 +73,9 @@ void unwinder__tick(struct unwinder *u, struct proc_table *procs);
  * processes are queued, a few ms while tables are being built. */
 int unwinder__poll_ms(const struct unwinder *u, int timeout_ms);
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
+/* The Python processes of u's walks (unwind/python.h); NULL when u is, or
+ * with python false at unwinder__new. */
+struct pythons *unwinder__python(const struct unwinder *u);
 void unwinder__free(struct unwinder *u);
 
 #endif
