@@ -273,6 +273,18 @@ struct {
 	__uint(max_entries, KILN_PY_STAT_COUNT);
 } py_stats SEC(".maps");
 
+/* (pid, code object) announced to user space already. */
+struct py_seen_key {
+	__u64 pid;
+	__u64 code;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct py_seen_key);
+	__type(value, __u8);
+	__uint(max_entries, KILN_PY_SEEN_MAX);
+} py_seen SEC(".maps");
+
 /* kiln_walk and kiln_py, for tail calls (the walk continues in a fresh
  * run of either). */
 enum { PROG_WALK = 0, PROG_PY = 1 };
@@ -746,6 +758,33 @@ bad:
 
 enum { PY_MORE = 0, PY_CALL_DONE = 1, PY_STOP = 2 };
 
+/* The first time a process's code object is met, user space is told, so
+ * that it reads its names while the process lives (a short one may be
+ * gone by the drain). */
+static __always_inline void py_announce(struct walk *w, __u64 code)
+{
+	struct py_seen_key k = { .pid = w->key.pid, .code = code };
+	struct kiln_event *e;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&py_seen, &k))
+		return;
+	bpf_map_update_elem(&py_seen, &k, &one, BPF_ANY);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_event(KILN_EV_DROPPED);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = KILN_EVENT_PY_CODE;
+	e->pid = w->key.pid;
+	e->instance = w->py_instance;
+	e->addr = code;
+	e->time_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, 0);
+	count_event(KILN_EV_SENT);
+}
+
 /* Emits the interpreter frame at w->py_frame (when it is one: a 3.12+
  * entry shim ends the call instead) and moves to the previous one. */
 static __always_inline int py_step(struct walk *w, const struct kiln_py_proc *py)
@@ -788,6 +827,7 @@ static __always_inline int py_step(struct walk *w, const struct kiln_py_proc *py
 	w->stack.len = n + 2;
 	w->py_emitted++;
 	count_py(KILN_PY_FRAMES);
+	py_announce(w, code);
 	if (py->o.entry_kind == KILN_PY_ENTRY_FLAG && entry && !w->py_leftover)
 		return PY_CALL_DONE;
 	return PY_MORE;

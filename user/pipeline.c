@@ -149,6 +149,10 @@ static void on_event(const struct kiln_event *ev, void *ctx)
 			unwinder__miss(p->uw, p->procs, ev->instance);
 		return;
 	}
+	if (ev->type == KILN_EVENT_PY_CODE) {
+		symbolizer__python_code(p->sym, ev->instance, ev->addr);
+		return;
+	}
 	proc_table__on_event(p->procs, ev);
 }
 

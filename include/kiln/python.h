@@ -31,6 +31,10 @@
  * more are cut, the stack marked truncated and counted. */
 #define KILN_PY_MAX_FRAMES      48
 
+/* Code objects the walker remembers having announced (KILN_EVENT_PY_CODE),
+ * least recently used forgotten first. */
+#define KILN_PY_SEEN_MAX        16384
+
 /* How the walker knows where one C call of the eval loop began. */
 enum kiln_py_entry {
 	KILN_PY_ENTRY_FLAG = 1,  /* 3.11: the frame's is_entry byte is set: it is the
