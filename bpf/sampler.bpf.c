@@ -544,27 +544,33 @@ static __always_inline int rule_step(struct walk *w, __u32 idx)
 	return cfa_step(w, cfa, fp);
 }
 
-/* Tells user space once (until it rewrites the entry) that a pc fell in no
- * known mapping: a library loaded since its last read. */
-static __always_inline void report_miss(struct kiln_proc_maps *pm, struct walk *w)
+/* An event of the walk (no task fields: those are the sampler's). */
+static __always_inline void send_walk_event(__u32 type, __u32 pid, __u32 instance, __u64 addr)
 {
-	struct kiln_event *e;
+	struct kiln_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
-	if (pm->flags & KILN_PROC_MISS_SENT)
-		return;
-	__sync_fetch_and_or(&pm->flags, KILN_PROC_MISS_SENT);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_event(KILN_EV_DROPPED);
 		return;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
-	e->type = KILN_EVENT_MAPS;
-	e->pid = w->key.pid;
-	e->instance = pm->instance;
+	e->type = type;
+	e->pid = pid;
+	e->instance = instance;
+	e->addr = addr;
 	e->time_ns = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(e, 0);
 	count_event(KILN_EV_SENT);
+}
+
+/* Tells user space once (until it rewrites the entry) that a pc fell in no
+ * known mapping: a library loaded since its last read. */
+static __always_inline void report_miss(struct kiln_proc_maps *pm, struct walk *w)
+{
+	if (pm->flags & KILN_PROC_MISS_SENT)
+		return;
+	__sync_fetch_and_or(&pm->flags, KILN_PROC_MISS_SENT);
+	send_walk_event(KILN_EVENT_MAPS, w->key.pid, pm->instance, 0);
 }
 
 /* Records the frame at w->pc and finds its caller. A pc in the Python
@@ -764,25 +770,12 @@ enum { PY_MORE = 0, PY_CALL_DONE = 1, PY_STOP = 2 };
 static __always_inline void py_announce(struct walk *w, __u64 code)
 {
 	struct py_seen_key k = { .pid = w->key.pid, .code = code };
-	struct kiln_event *e;
 	__u8 one = 1;
 
 	if (bpf_map_lookup_elem(&py_seen, &k))
 		return;
 	bpf_map_update_elem(&py_seen, &k, &one, BPF_ANY);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_event(KILN_EV_DROPPED);
-		return;
-	}
-	__builtin_memset(e, 0, sizeof(*e));
-	e->type = KILN_EVENT_PY_CODE;
-	e->pid = w->key.pid;
-	e->instance = w->py_instance;
-	e->addr = code;
-	e->time_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, 0);
-	count_event(KILN_EV_SENT);
+	send_walk_event(KILN_EVENT_PY_CODE, w->key.pid, w->py_instance, code);
 }
 
 /* Emits the interpreter frame at w->py_frame (when it is one: a 3.12+

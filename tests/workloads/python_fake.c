@@ -31,9 +31,12 @@ struct member {
 };
 
 static struct member members[] = {
-	{ "co_argcount", 0, 56, 0, 0 }, { "co_flags", 0, 48, 0, 0 },
-	{ "co_firstlineno", 0, 72, 0, 0 }, { "co_filename", 0, 112, 0, 0 },
-	{ "co_name", 0, 120, 0, 0 }, { "co_qualname", 0, 128, 0, 0 },
+	{ "co_argcount", 0, 56, 0, 0 },
+	{ "co_flags", 0, 48, 0, 0 },
+	{ "co_firstlineno", 0, 72, 0, 0 },
+	{ "co_filename", 0, 112, 0, 0 },
+	{ "co_name", 0, 120, 0, 0 },
+	{ "co_qualname", 0, 128, 0, 0 },
 	{ 0, 0, 0, 0, 0 },
 };
 
@@ -109,25 +112,25 @@ int main(int argc, char **argv)
 	unsigned round = 0;
 	int32_t tss[2];
 
-	put(PyCode_Type, 32, refuse ? 123 : 184);        /* tp_basicsize */
-	put(PyCode_Type, 240, (uint64_t)members);         /* tp_members */
+	put(PyCode_Type, 32, refuse ? 123 : 184); /* tp_basicsize */
+	put(PyCode_Type, 240, (uint64_t)members); /* tp_members */
 	pthread_key_create(&key, NULL);
 	pthread_setspecific(key, tstate);
 	tss[0] = 1;
 	tss[1] = (int32_t)key;
-	memcpy(_PyRuntime + 592, tss, sizeof(tss));      /* autoTSSkey */
-	put(_PyRuntime, 40, (uint64_t)interp);            /* interpreters.head */
-	put(interp, 16, (uint64_t)tstate);                /* threads.head */
-	put(tstate, 152, (uint64_t)pthread_self());       /* thread_id */
-	put(tstate, 56, (uint64_t)cframe);                /* cframe */
-	put(cframe, 8, (uint64_t)frames[0]);              /* current_frame */
+	memcpy(_PyRuntime + 592, tss, sizeof(tss)); /* autoTSSkey */
+	put(_PyRuntime, 40, (uint64_t)interp); /* interpreters.head */
+	put(interp, 16, (uint64_t)tstate); /* threads.head */
+	put(tstate, 152, (uint64_t)pthread_self()); /* thread_id */
+	put(tstate, 56, (uint64_t)cframe); /* cframe */
+	put(cframe, 8, (uint64_t)frames[0]); /* current_frame */
 	for (int i = 0; i < 2; i++) {
 		put(codes[i], 8, (uint64_t)PyCode_Type);
 		put(frames[i], 32, (uint64_t)codes[i]);
 		put(frames[i], 56, (uint64_t)codes[i] + 184 + 8);
 	}
 	put(frames[0], 48, (uint64_t)frames[1]);
-	frames[1][68] = 1;                                 /* is_entry */
+	frames[1][68] = 1; /* is_entry */
 	/* A second to be recognized with a sane state, then garbage. */
 	_PyEval_EvalFrameDefault(now() + 1);
 	while (now() < end) {

@@ -60,7 +60,7 @@ uint32_t py_lines__line(const uint8_t *table, size_t len, int32_t firstlineno, u
 		int64_t delta = 0;
 
 		if (!(b & 0x80))
-			return 0;       /* not the first byte of an entry */
+			return 0; /* not the first byte of an entry */
 		if (code == 15) {
 			/* no location */
 		} else if (code == 14) {

@@ -16,15 +16,13 @@
 #include "symbolize/py_names.h"
 
 const char *const py_names_failure_names[PY_NAMES_FAILURE_COUNT] = {
-	[PY_NAMES_GONE] = "no_process",
-	[PY_NAMES_UNREADABLE] = "unreadable",
-	[PY_NAMES_NOT_CODE] = "not_code",
-	[PY_NAMES_REUSED] = "reused",
+	[PY_NAMES_GONE] = "no_process",	      [PY_NAMES_UNREADABLE] = "unreadable",
+	[PY_NAMES_NOT_CODE] = "not_code",     [PY_NAMES_REUSED] = "reused",
 	[PY_NAMES_BAD_STRING] = "bad_string",
 };
 
-#define CODE_READ 160           /* bytes of a code object read: every field used is below */
-#define STR_HEAD 80             /* bytes of a str object's header read */
+#define CODE_READ 160 /* bytes of a code object read: every field used is below */
+#define STR_HEAD 80 /* bytes of a str object's header read */
 
 struct py_entry {
 	uint32_t instance, check;
@@ -33,12 +31,12 @@ struct py_entry {
 	uint32_t linetable_len;
 	const char *name, *file;
 	size_t bytes;
-	uint8_t data[];         /* name, file, line table */
+	uint8_t data[]; /* name, file, line table */
 };
 
 struct py_names {
 	size_t max_bytes;
-	struct hashmap map;     /* hash(instance, code) -> struct py_entry */
+	struct hashmap map; /* hash(instance, code) -> struct py_entry */
 	struct py_names_stats st;
 	char name[PY_NAME_MAX * 4 + 1], file[PY_NAME_MAX * 4 + 1];
 	uint8_t linetable[PY_LINETABLE_MAX];
@@ -100,7 +98,7 @@ static void put_utf8(uint32_t cp, char *out, size_t *o, size_t cap)
 		b[k++] = (char)(0x80 | (cp & 63));
 	} else if (cp < 0x10000) {
 		if (cp >= 0xd800 && cp < 0xe000)
-			cp = 0xfffd;    /* a lone surrogate */
+			cp = 0xfffd; /* a lone surrogate */
 		b[k++] = (char)(0xe0 | cp >> 12);
 		b[k++] = (char)(0x80 | (cp >> 6 & 63));
 		b[k++] = (char)(0x80 | (cp & 63));
@@ -162,7 +160,7 @@ static int read_str(const struct python_info *info, pid_t pid, uint64_t addr, ch
 	memcpy(&state, head + 32, 4);
 	kind = state >> 2 & 7;
 	if (len < 0 || !(state >> 5 & 1) || (kind != 1 && kind != 2 && kind != 4))
-		return -1;      /* not a compact str (legacy strings: not names) */
+		return -1; /* not a compact str (legacy strings: not names) */
 	if (state >> 6 & 1) {
 		if (kind != 1)
 			return -1;
@@ -241,7 +239,8 @@ static struct py_entry *read_code(struct py_names *n, const struct python_info *
 	e->instance = instance;
 	e->code = code;
 	e->check = (u32_at(c, o->code_firstlineno) ^ u32_at(c, o->code_argcount) << 16 ^
-		    u32_at(c, o->code_flags) << 8) & KILN_PY_CHECK_MASK;
+		    u32_at(c, o->code_flags) << 8) &
+		   KILN_PY_CHECK_MASK;
 	e->firstlineno = (int32_t)u32_at(c, o->code_firstlineno);
 	e->bytes = bytes;
 	e->linetable_len = (uint32_t)lt_len;
@@ -305,8 +304,9 @@ int py_names__frame(struct py_names *n, const struct python_info *info, pid_t pi
 	}
 	out->name = e->name;
 	out->file = e->file;
-	out->line = index == KILN_PY_NO_INSTR ? 0 :
-		py_lines__line(e->data, e->linetable_len, e->firstlineno, index);
+	out->line = index == KILN_PY_NO_INSTR ?
+			    0 :
+			    py_lines__line(e->data, e->linetable_len, e->firstlineno, index);
 	if (!out->line && e->firstlineno > 0)
 		out->line = (uint32_t)e->firstlineno;
 	n->st.named++;

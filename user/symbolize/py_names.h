@@ -18,27 +18,27 @@
 /* Bytes of names and line tables cached, all processes; when full the
  * cache starts over (counted). */
 #define PY_NAMES_BYTES (32u << 20)
-#define PY_NAME_MAX 1024         /* characters of a name or file kept */
+#define PY_NAME_MAX 1024 /* characters of a name or file kept */
 #define PY_LINETABLE_MAX (64u << 10) /* a bigger line table is not read: line 0 */
 
 /* Why a Python frame got no name. Label values: py_names_failure_names. */
 enum py_names_failure {
-	PY_NAMES_GONE = 0,       /* no facts for the process (it ended, or never had any) */
-	PY_NAMES_UNREADABLE,     /* its memory could not be read (it exited) */
-	PY_NAMES_NOT_CODE,       /* the address holds no code object now */
-	PY_NAMES_REUSED,         /* the code object there is not the one sampled */
-	PY_NAMES_BAD_STRING,     /* a name that is no readable string */
+	PY_NAMES_GONE = 0, /* no facts for the process (it ended, or never had any) */
+	PY_NAMES_UNREADABLE, /* its memory could not be read (it exited) */
+	PY_NAMES_NOT_CODE, /* the address holds no code object now */
+	PY_NAMES_REUSED, /* the code object there is not the one sampled */
+	PY_NAMES_BAD_STRING, /* a name that is no readable string */
 	PY_NAMES_FAILURE_COUNT
 };
 extern const char *const py_names_failure_names[PY_NAMES_FAILURE_COUNT];
 
 struct py_names_stats {
-	uint64_t frames, named;  /* Python frames symbolized, and named */
-	uint64_t reads;          /* code objects read */
+	uint64_t frames, named; /* Python frames symbolized, and named */
+	uint64_t reads; /* code objects read */
 	uint64_t failures[PY_NAMES_FAILURE_COUNT];
 	uint64_t bytes, entries; /* cached now */
-	uint64_t flushes;        /* times the cache was full and started over */
-	uint64_t no_lines;       /* code objects whose line table was over PY_LINETABLE_MAX */
+	uint64_t flushes; /* times the cache was full and started over */
+	uint64_t no_lines; /* code objects whose line table was over PY_LINETABLE_MAX */
 };
 
 struct py_frame_name {

@@ -40,14 +40,14 @@ const char *const python_refusal_names[PY_REFUSAL_COUNT] = {
 	[PY_REFUSED_FULL] = "full",
 };
 
-#define SYMBOLS_MAX (1u << 22)  /* symbols looked at in one file */
-#define ATTEMPTS_MAX 4          /* the first read and the re-reads at ~50 ms, 250 ms, 1 s */
-#define THREADS_MAX 64          /* thread states looked at when checking the key */
-#define LOGGED_MAX 4096         /* binaries whose refusal was logged */
-#define TSD_SCAN 0x800          /* bytes of a thread descriptor searched for its state */
+#define SYMBOLS_MAX (1u << 22) /* symbols looked at in one file */
+#define ATTEMPTS_MAX 4 /* the first read and the re-reads at ~50 ms, 250 ms, 1 s */
+#define THREADS_MAX 64 /* thread states looked at when checking the key */
+#define LOGGED_MAX 4096 /* binaries whose refusal was logged */
+#define TSD_SCAN 0x800 /* bytes of a thread descriptor searched for its state */
 #define TSD_SCAN_FROM 0x100
-#define PY_READ_MAX 72          /* the walker reads 80 bytes: a u64 field must end by 80 */
-#define CO_READ_MAX 152         /* the namer reads 160 bytes of a code object */
+#define PY_READ_MAX 72 /* the walker reads 80 bytes: a u64 field must end by 80 */
+#define CO_READ_MAX 152 /* the namer reads 160 bytes of a code object */
 
 /* One minor version's layout (x86-64, glibc; checked before use). */
 struct py_layout {
@@ -62,28 +62,76 @@ struct py_layout {
 
 static const struct py_layout layouts[] = {
 	{ .minor = 11,
-	  .o = { .tstate_cframe = 56, .cframe_frame = 8, .frame_code = 32, .frame_previous = 48,
-		 .frame_instr = 56, .frame_entry = 68, .code_argcount = 56, .code_flags = 48,
-		 .code_firstlineno = 72, .code_bytecode = 184, .entry_kind = KILN_PY_ENTRY_FLAG },
-	  .runtime_interpreters = 40, .runtime_tss = 592, .interp_threads = 16, .tstate_next = 8,
-	  .tstate_thread_id = 152, .co_filename = 112, .co_name = 120, .co_qualname = 128,
-	  .co_linetable = 136, .ascii_data = 48, .compact_data = 72 },
+	  .o = { .tstate_cframe = 56,
+		 .cframe_frame = 8,
+		 .frame_code = 32,
+		 .frame_previous = 48,
+		 .frame_instr = 56,
+		 .frame_entry = 68,
+		 .code_argcount = 56,
+		 .code_flags = 48,
+		 .code_firstlineno = 72,
+		 .code_bytecode = 184,
+		 .entry_kind = KILN_PY_ENTRY_FLAG },
+	  .runtime_interpreters = 40,
+	  .runtime_tss = 592,
+	  .interp_threads = 16,
+	  .tstate_next = 8,
+	  .tstate_thread_id = 152,
+	  .co_filename = 112,
+	  .co_name = 120,
+	  .co_qualname = 128,
+	  .co_linetable = 136,
+	  .ascii_data = 48,
+	  .compact_data = 72 },
 	{ .minor = 12,
-	  .o = { .tstate_cframe = 56, .cframe_frame = 0, .frame_code = 0, .frame_previous = 8,
-		 .frame_instr = 56, .frame_entry = 70, .code_argcount = 52, .code_flags = 48,
-		 .code_firstlineno = 68, .code_bytecode = 192, .entry_kind = KILN_PY_ENTRY_SHIM,
+	  .o = { .tstate_cframe = 56,
+		 .cframe_frame = 0,
+		 .frame_code = 0,
+		 .frame_previous = 8,
+		 .frame_instr = 56,
+		 .frame_entry = 70,
+		 .code_argcount = 52,
+		 .code_flags = 48,
+		 .code_firstlineno = 68,
+		 .code_bytecode = 192,
+		 .entry_kind = KILN_PY_ENTRY_SHIM,
 		 .entry_value = 3 },
-	  .runtime_interpreters = 40, .runtime_tss = 1544, .interp_threads = 72, .tstate_next = 8,
-	  .tstate_thread_id = 136, .co_filename = 112, .co_name = 120, .co_qualname = 128,
-	  .co_linetable = 136, .ascii_data = 40, .compact_data = 56 },
+	  .runtime_interpreters = 40,
+	  .runtime_tss = 1544,
+	  .interp_threads = 72,
+	  .tstate_next = 8,
+	  .tstate_thread_id = 136,
+	  .co_filename = 112,
+	  .co_name = 120,
+	  .co_qualname = 128,
+	  .co_linetable = 136,
+	  .ascii_data = 40,
+	  .compact_data = 56 },
 	{ .minor = 13,
-	  .o = { .tstate_cframe = NONE, .cframe_frame = 72, .frame_code = 0, .frame_previous = 8,
-		 .frame_instr = 56, .frame_entry = 70, .code_argcount = 52, .code_flags = 48,
-		 .code_firstlineno = 68, .code_bytecode = 200, .entry_kind = KILN_PY_ENTRY_SHIM,
+	  .o = { .tstate_cframe = NONE,
+		 .cframe_frame = 72,
+		 .frame_code = 0,
+		 .frame_previous = 8,
+		 .frame_instr = 56,
+		 .frame_entry = 70,
+		 .code_argcount = 52,
+		 .code_flags = 48,
+		 .code_firstlineno = 68,
+		 .code_bytecode = 200,
+		 .entry_kind = KILN_PY_ENTRY_SHIM,
 		 .entry_value = 3 },
-	  .runtime_interpreters = 632, .runtime_tss = 2160, .interp_threads = 7344,
-	  .tstate_next = 8, .tstate_thread_id = 152, .co_filename = 112, .co_name = 120,
-	  .co_qualname = 128, .co_linetable = 136, .ascii_data = 40, .compact_data = 56 },
+	  .runtime_interpreters = 632,
+	  .runtime_tss = 2160,
+	  .interp_threads = 7344,
+	  .tstate_next = 8,
+	  .tstate_thread_id = 152,
+	  .co_filename = 112,
+	  .co_name = 120,
+	  .co_qualname = 128,
+	  .co_linetable = 136,
+	  .ascii_data = 40,
+	  .compact_data = 56 },
 };
 
 enum { ST_PENDING = 0, ST_OK, ST_REFUSED };
@@ -99,8 +147,8 @@ struct py_proc {
 struct pythons {
 	int fd;
 	uint32_t max, used;
-	struct hashmap procs;   /* instance -> struct py_proc */
-	struct hashmap logged;  /* binary key hash -> 1 */
+	struct hashmap procs; /* instance -> struct py_proc */
+	struct hashmap logged; /* binary key hash -> 1 */
 	size_t nlogged;
 	struct python_stats st;
 };
@@ -138,13 +186,13 @@ static int read_u64(pid_t pid, uint64_t addr, uint64_t *v)
 
 enum { SYM_RUNTIME, SYM_EVAL, SYM_CODE_TYPE, SYM_GILSTATE, SYM_VERSION, SYM_COUNT };
 static const char *const sym_names[SYM_COUNT] = {
-	"_PyRuntime", "_PyEval_EvalFrameDefault", "PyCode_Type",
-	"PyGILState_GetThisThreadState", "Py_Version",
+	"_PyRuntime", "_PyEval_EvalFrameDefault", "PyCode_Type", "PyGILState_GetThisThreadState",
+	"Py_Version",
 };
 
 struct py_binary {
 	uint64_t addr[SYM_COUNT], size[SYM_COUNT]; /* runtime addresses, 0: absent */
-	uint32_t file_minor;    /* from the file name, 0: none */
+	uint32_t file_minor; /* from the file name, 0: none */
 };
 
 /* The minor version in a name like python3.11, libpython3.12.so.1.0. */
@@ -190,8 +238,8 @@ static int read_binary(const struct proc_mapping *m, struct py_binary *out)
 		Elf_Data *data;
 		size_t n;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
-		    sh.sh_entsize == 0)
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || sh.sh_entsize == 0)
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data)
@@ -299,10 +347,21 @@ static int use_debug_offsets(pid_t pid, uint64_t runtime, uint32_t version, stru
 		return -EPROTO;
 	{
 		static const uint16_t used[] = {
-			DBG_RUNTIME_INTERPRETERS / 8, DBG_INTERP_THREADS / 8, DBG_TSTATE / 8 + 2,
-			DBG_TSTATE / 8 + 4, DBG_TSTATE / 8 + 5, DBG_FRAME / 8 + 1, DBG_FRAME / 8 + 2,
-			DBG_FRAME / 8 + 3, DBG_FRAME / 8 + 5, DBG_CODE / 8 + 1, DBG_CODE / 8 + 2,
-			DBG_CODE / 8 + 3, DBG_CODE / 8 + 4, DBG_CODE / 8 + 5, DBG_CODE / 8 + 6,
+			DBG_RUNTIME_INTERPRETERS / 8,
+			DBG_INTERP_THREADS / 8,
+			DBG_TSTATE / 8 + 2,
+			DBG_TSTATE / 8 + 4,
+			DBG_TSTATE / 8 + 5,
+			DBG_FRAME / 8 + 1,
+			DBG_FRAME / 8 + 2,
+			DBG_FRAME / 8 + 3,
+			DBG_FRAME / 8 + 5,
+			DBG_CODE / 8 + 1,
+			DBG_CODE / 8 + 2,
+			DBG_CODE / 8 + 3,
+			DBG_CODE / 8 + 4,
+			DBG_CODE / 8 + 5,
+			DBG_CODE / 8 + 6,
 			DBG_CODE / 8 + 9,
 		};
 
@@ -358,7 +417,7 @@ static uint64_t decode_tss(pid_t pid, uint64_t fn)
 		int32_t d;
 
 		memcpy(&d, c + i + 2, 4);
-		if (c[i] == 0x8b && c[i + 1] == 0x3d)           /* mov d(%rip),%edi */
+		if (c[i] == 0x8b && c[i + 1] == 0x3d) /* mov d(%rip),%edi */
 			return fn + i + 6 + (int64_t)d - 4;
 		if (c[i] == 0x48 && c[i + 1] == 0x8d && c[i + 2] == 0x3d) { /* lea d(%rip),%rdi */
 			memcpy(&d, c + i + 3, 4);
@@ -368,7 +427,7 @@ static uint64_t decode_tss(pid_t pid, uint64_t fn)
 			memcpy(&d, c + i + 3, 4);
 			return (uint64_t)(uint32_t)d - 4;
 		}
-		if (c[i] == 0xc3 || c[i] == 0xe9)               /* ret, jmp: the end */
+		if (c[i] == 0xc3 || c[i] == 0xe9) /* ret, jmp: the end */
 			break;
 	}
 	return 0;
@@ -447,7 +506,7 @@ static int check_frame(pid_t pid, uint64_t tstate, uint64_t code_type, const str
 		if (read_u64(pid, frame + l->o.frame_previous, &frame))
 			return -EFAULT;
 	}
-	return 0;               /* no frame to check (between calls) */
+	return 0; /* no frame to check (between calls) */
 }
 
 static enum python_refusal refusal_of(int err)
@@ -480,7 +539,7 @@ static int detect(pid_t pid, const struct py_binary *b, struct python_info *out)
 		if (version >> 24 != 3)
 			return PY_REFUSED_VERSION + 1;
 	} else {
-		minor = b->file_minor;  /* before 3.11: no table anyway */
+		minor = b->file_minor; /* before 3.11: no table anyway */
 		version = 3u << 24 | minor << 16;
 	}
 	l.minor = 0;
@@ -504,7 +563,7 @@ static int detect(pid_t pid, const struct py_binary *b, struct python_info *out)
 	if ((err = python__read(pid, tss, tss_val, sizeof(tss_val))))
 		return refusal_of(err) + 1;
 	if (tss_val[0] != 1)
-		return -EAGAIN;         /* not initialized yet */
+		return -EAGAIN; /* not initialized yet */
 	if (tss_val[1] < 0 || tss_val[1] >= 32)
 		return PY_REFUSED_TSD + 1;
 	err = find_tsd(pid, b->addr[SYM_RUNTIME], &l, tss_val[1], &tsd_off, &tstate);
@@ -635,7 +694,8 @@ void pythons__mapped(struct pythons *p, const struct proc_snapshot *s)
 		 ", key at 0x%" PRIx64 ", TSD +0x%x",
 		 s->pid, e->info.version >> 24, e->info.version >> 16 & 0xff,
 		 e->info.version >> 8 & 0xff, (uint64_t)e->info.bpf.eval_start,
-		 (uint64_t)e->info.bpf.eval_end, (uint64_t)e->info.bpf.tss_addr, e->info.bpf.tsd_off);
+		 (uint64_t)e->info.bpf.eval_end, (uint64_t)e->info.bpf.tss_addr,
+		 e->info.bpf.tsd_off);
 }
 
 void pythons__ended(struct pythons *p, const struct proc_snapshot *s)

@@ -22,14 +22,14 @@
 /* Why a Python process gets no Python frames. Label values:
  * python_refusal_names. */
 enum python_refusal {
-	PY_REFUSED_VERSION = 0,  /* a version without an offset table (< 3.11, > 3.13) */
-	PY_REFUSED_SYMBOLS,      /* _PyRuntime, _PyEval_EvalFrameDefault or PyCode_Type missing */
-	PY_REFUSED_OFFSETS,      /* the offsets disagree with the running interpreter */
-	PY_REFUSED_TSD,          /* the thread-state key or the TSD layout not found
+	PY_REFUSED_VERSION = 0, /* a version without an offset table (< 3.11, > 3.13) */
+	PY_REFUSED_SYMBOLS, /* _PyRuntime, _PyEval_EvalFrameDefault or PyCode_Type missing */
+	PY_REFUSED_OFFSETS, /* the offsets disagree with the running interpreter */
+	PY_REFUSED_TSD, /* the thread-state key or the TSD layout not found
 				  * (not glibc, not x86-64) */
-	PY_REFUSED_UNREADABLE,   /* its memory unreadable (no CAP_SYS_PTRACE, exited) */
-	PY_REFUSED_NOT_READY,    /* not initialized within the process's first re-reads */
-	PY_REFUSED_FULL,         /* the py_procs map is full (--unwind-processes) */
+	PY_REFUSED_UNREADABLE, /* its memory unreadable (no CAP_SYS_PTRACE, exited) */
+	PY_REFUSED_NOT_READY, /* not initialized within the process's first re-reads */
+	PY_REFUSED_FULL, /* the py_procs map is full (--unwind-processes) */
 	PY_REFUSAL_COUNT
 };
 extern const char *const python_refusal_names[PY_REFUSAL_COUNT];
@@ -38,16 +38,16 @@ extern const char *const python_refusal_names[PY_REFUSAL_COUNT];
  * symbolizer needs to name its code objects. */
 struct python_info {
 	struct kiln_py_proc bpf;
-	uint32_t version;        /* PY_VERSION_HEX style: 0x030b02f0 */
+	uint32_t version; /* PY_VERSION_HEX style: 0x030b02f0 */
 	/* PyCodeObject fields and string layouts, bytes. */
 	uint16_t co_filename, co_name, co_qualname, co_linetable;
-	uint16_t ascii_data;     /* sizeof(PyASCIIObject) */
-	uint16_t compact_data;   /* sizeof(PyCompactUnicodeObject) */
+	uint16_t ascii_data; /* sizeof(PyASCIIObject) */
+	uint16_t compact_data; /* sizeof(PyCompactUnicodeObject) */
 };
 
 struct python_stats {
-	uint64_t processes;      /* Python processes walked now */
-	uint64_t detected;       /* since start */
+	uint64_t processes; /* Python processes walked now */
+	uint64_t detected; /* since start */
 	uint64_t refused[PY_REFUSAL_COUNT];
 };
 
