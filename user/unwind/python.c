@@ -529,9 +529,6 @@ static int detect(pid_t pid, const struct py_binary *b, struct python_info *out)
 #ifndef __x86_64__
 	return PY_REFUSED_TSD + 1;
 #endif
-	if (!b->addr[SYM_RUNTIME] || !b->addr[SYM_EVAL] || !b->size[SYM_EVAL] ||
-	    !b->addr[SYM_CODE_TYPE])
-		return PY_REFUSED_SYMBOLS + 1;
 	if (b->addr[SYM_VERSION]) {
 		if ((err = python__read(pid, b->addr[SYM_VERSION], &version, sizeof(version))))
 			return refusal_of(err) + 1;
@@ -548,6 +545,9 @@ static int detect(pid_t pid, const struct py_binary *b, struct python_info *out)
 			l = layouts[i];
 	if (!l.minor)
 		return PY_REFUSED_VERSION + 1;
+	if (!b->addr[SYM_RUNTIME] || !b->addr[SYM_EVAL] || !b->size[SYM_EVAL] ||
+	    !b->addr[SYM_CODE_TYPE])
+		return PY_REFUSED_SYMBOLS + 1;
 	if (minor >= 13)
 		err = use_debug_offsets(pid, b->addr[SYM_RUNTIME], version, &l);
 	else
@@ -663,7 +663,8 @@ void pythons__mapped(struct pythons *p, const struct proc_snapshot *s)
 			continue;
 		memset(&b, 0, sizeof(b));
 		b.file_minor = name_minor(o->name);
-		if (read_binary(o, &b) == 0 && b.addr[SYM_RUNTIME])
+		/* (3.6 has no _PyRuntime: refused by its version) */
+		if (read_binary(o, &b) == 0 && (b.addr[SYM_RUNTIME] || b.addr[SYM_EVAL]))
 			m = o;
 	}
 	if (!m) {
