@@ -28,6 +28,8 @@
 #                 ruby, perl, xz, gzip and an FP-less library, against perf
 #                 --call-graph dwarf of the same run (tests/unwind/; issue 14's
 #                 bars; in make test, not under SANITIZE=1)
+# make test-python  Python frames on Debian's python3.11 and pyenv's 3.11-3.13
+#                 (tests/unwind/python.sh; in make test, not under SANITIZE=1)
 # make test-hygiene  SPDX lines and license texts (tests/hygiene/check.sh)
 # make format-check  clang-format on the C files changed since FORMAT_BASE
 # make test-kernels  the BPF checks on this host's kernel and on Debian's 6.1
@@ -437,6 +439,12 @@ test-unwind: test-deps $(OUT)/kiln $(OUT)/unwind/truth_shares $(OUT)/unwind/gotr
 		$(OUT)/unwind/gotruth-symbols
 	$(SUITE) unwind env KILN=$(OUT)/kiln UNWIND_BIN=$(OUT)/unwind tests/unwind/run.sh
 
+# Python frames on real interpreters: Debian's python3.11 and pyenv's
+# builds, known shares, threads, a fake interpreter (tests/unwind/python.sh;
+# root). PY_SECONDS, PY_HZ pass through.
+test-python: test-deps $(OUT)/kiln workloads
+	$(SUITE) python env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/unwind/python.sh
+
 # The include graph of user/: arrows only from a stage to an earlier one on
 # the path of a sample, no circles (tests/layers/check.py).
 test-layers:
@@ -467,7 +475,7 @@ TEST_TARGETS := test-layers test-hygiene test-docs unit fuzz-replay e2e-record e
 ifneq ($(SANITIZE),1)
 # (the unwind suite compares shares within 2 points: a sanitized kiln's
 # slower start would judge ASan, not the walker)
-TEST_TARGETS += test-browser test-deploy test-receiver test-kernels test-unwind
+TEST_TARGETS += test-browser test-deploy test-receiver test-kernels test-unwind test-python
 endif
 test: test-deps
 	$(MAKE) all $(OUT)/unit_tests workloads

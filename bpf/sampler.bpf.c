@@ -23,6 +23,7 @@
 
 #include "kiln/sample.h"
 #include "kiln/unwind.h"
+#include "kiln/python.h"
 
 #define PF_KTHREAD 0x00200000
 #define EEXIST 17
@@ -179,6 +180,15 @@ static __always_inline bool user_regs_stale(struct task_struct *task)
  * used only on kernels without bpf_task_pt_regs (before 5.15). */
 #define KERNEL_THREAD_SIZE (16u << 10)
 
+/* Python walk states (struct walk's py_state). */
+enum { PY_UNSTARTED = 0, PY_ACTIVE = 1, PY_OFF = 2 };
+/* Bytes of a frame or code object read at once (every offset the walker
+ * uses lies below PY_READ - 8), and the scratch they are read into:
+ * offsets are masked with PY_OFF_MASK, so every access stays inside. */
+#define PY_READ 80
+#define PY_OFF_MASK 0x7f
+#define PY_SCRATCH (PY_OFF_MASK + 1 + 8)
+
 /* Per-CPU state of one sample while its user stack is walked. */
 struct walk {
 	struct kiln_sample_key key;
@@ -187,6 +197,16 @@ struct walk {
 	__u32 tail_calls;
 	__u32 pc_is_ra;         /* pc is a return address: look up pc - 1 */
 	__u32 pad;
+	/* The Python walk (kiln_py): the next interpreter frame to emit,
+	 * PY_* state, frames emitted, the process's instance its facts were
+	 * checked against, py_emitted when the current call's frames began,
+	 * and whether the native frame at pc was replaced by Python frames
+	 * (unwound, not recorded) or the walk is appending the frames left at
+	 * its end. */
+	__u64 py_frame, py_eval_start, py_eval_len;
+	__u32 py_state, py_emitted, py_instance, py_call_start;
+	__u8 py_replaced, py_leftover, py_pending, py_pad[5];
+	__u8 scratch[PY_SCRATCH];
 	struct kiln_stack stack;
 };
 
@@ -237,20 +257,59 @@ struct {
 	__uint(max_entries, KILN_UW_STAT_COUNT);
 } unwind_stats SEC(".maps");
 
-/* kiln_walk, for tail calls (the walker continues in a fresh run). */
+/* pid -> the facts of a Python process (user/unwind/python.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct kiln_py_proc);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} py_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, KILN_PY_STAT_COUNT);
+} py_stats SEC(".maps");
+
+/* (pid, code object) announced to user space already. */
+struct py_seen_key {
+	__u64 pid;
+	__u64 code;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct py_seen_key);
+	__type(value, __u8);
+	__uint(max_entries, KILN_PY_SEEN_MAX);
+} py_seen SEC(".maps");
+
+/* kiln_walk and kiln_py, for tail calls (the walk continues in a fresh
+ * run of either). */
+enum { PROG_WALK = 0, PROG_PY = 1 };
 int kiln_walk(struct bpf_perf_event_data *ctx);
+int kiln_py(struct bpf_perf_event_data *ctx);
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__uint(key_size, sizeof(__u32));
 	__array(values, int (void *));
 } walk_progs SEC(".maps") = {
-	.values = { [0] = (void *)&kiln_walk },
+	.values = { [PROG_WALK] = (void *)&kiln_walk, [PROG_PY] = (void *)&kiln_py },
 };
 
 static __always_inline void count_unwind(__u32 stat)
 {
 	__u64 *v = bpf_map_lookup_elem(&unwind_stats, &stat);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline void count_py(__u32 stat)
+{
+	__u64 *v = bpf_map_lookup_elem(&py_stats, &stat);
 
 	if (v)
 		*v += 1;
@@ -485,30 +544,40 @@ static __always_inline int rule_step(struct walk *w, __u32 idx)
 	return cfa_step(w, cfa, fp);
 }
 
-/* Tells user space once (until it rewrites the entry) that a pc fell in no
- * known mapping: a library loaded since its last read. */
-static __always_inline void report_miss(struct kiln_proc_maps *pm, struct walk *w)
+/* An event of the walk (no task fields: those are the sampler's). */
+static __always_inline void send_walk_event(__u32 type, __u32 pid, __u32 instance, __u64 addr)
 {
-	struct kiln_event *e;
+	struct kiln_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
-	if (pm->flags & KILN_PROC_MISS_SENT)
-		return;
-	__sync_fetch_and_or(&pm->flags, KILN_PROC_MISS_SENT);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_event(KILN_EV_DROPPED);
 		return;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
-	e->type = KILN_EVENT_MAPS;
-	e->pid = w->key.pid;
-	e->instance = pm->instance;
+	e->type = type;
+	e->pid = pid;
+	e->instance = instance;
+	e->addr = addr;
 	e->time_ns = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(e, 0);
 	count_event(KILN_EV_SENT);
 }
 
-/* Records the frame at w->pc and finds its caller. */
+/* Tells user space once (until it rewrites the entry) that a pc fell in no
+ * known mapping: a library loaded since its last read. */
+static __always_inline void report_miss(struct kiln_proc_maps *pm, struct walk *w)
+{
+	if (pm->flags & KILN_PROC_MISS_SENT)
+		return;
+	__sync_fetch_and_or(&pm->flags, KILN_PROC_MISS_SENT);
+	send_walk_event(KILN_EVENT_MAPS, w->key.pid, pm->instance, 0);
+}
+
+/* Records the frame at w->pc and finds its caller. A pc in the Python
+ * eval loop [py_eval_start, + py_eval_len) (len 0 for other processes) is handed to
+ * kiln_py first (WALK_PY), which writes that call's Python frames in its
+ * place and comes back with py_replaced set: the frame is then unwound
+ * without being recorded. */
 static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 {
 	const struct kiln_exec_map *m;
@@ -516,9 +585,17 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 	const struct kiln_unwind_row *row;
 	__u64 pc = w->pc, at = w->pc_is_ra ? pc - 1 : pc;
 	__u32 n = w->stack.len, slot, cmd;
+	bool replaced = w->py_replaced;
 
+	if (w->py_pending)
+		return WALK_ON;         /* waits for kiln_py, after this run */
 	if (n >= KILN_MAX_STACK_DEPTH)
 		return walk_end(w, KILN_STACK_TRUNCATED, KILN_UW_STAT_COUNT);
+	if (at - w->py_eval_start < w->py_eval_len && !replaced && w->py_state != PY_OFF) {
+		w->py_pending = 1;
+		return WALK_ON;
+	}
+	w->py_replaced = 0;
 	m = find_map(pm, at);
 	if (!m && !(pm->flags & KILN_PROC_INCOMPLETE)) {
 		report_miss(pm, w);
@@ -530,8 +607,10 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 		}
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_MAPPING);
 	}
+	/* (written either way, counted only when not replaced: no branch
+	 * for the verifier to follow twice) */
 	w->stack.ips[n] = pc;
-	w->stack.len = n + 1;
+	w->stack.len = n + !replaced;
 	if (!m || m->slot >= KILN_UNWIND_SLOTS)
 		return fp_step(w, false);
 	slot = m->slot;
@@ -558,12 +637,28 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 	return fp_step(w, cmd == KILN_CMD_FP_SWITCH);
 }
 
+/* Ends the walk: Python frames not placed yet (the native walk stopped
+ * before the eval-loop frames they belong to) are put at the root end of
+ * the stack by kiln_py first. */
+static __always_inline void end_walk(struct bpf_perf_event_data *ctx, struct walk *w)
+{
+	if (w->py_state == PY_ACTIVE && w->py_frame && !w->py_leftover &&
+	    w->tail_calls < WALK_TAIL_CALLS) {
+		w->py_leftover = 1;
+		w->tail_calls++;
+		count_py(KILN_PY_LEFTOVER);
+		bpf_tail_call(ctx, &walk_progs, PROG_PY);
+	}
+	finish_walk(w);
+}
+
 SEC("perf_event")
 int kiln_walk(struct bpf_perf_event_data *ctx)
 {
 	__u32 zero = 0, pid;
 	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
 	struct kiln_proc_maps *pm;
+	struct kiln_py_proc *py;
 
 	if (!w)
 		return 0;
@@ -575,15 +670,224 @@ int kiln_walk(struct bpf_perf_event_data *ctx)
 		finish_walk(w);
 		return 0;
 	}
+	py = bpf_map_lookup_elem(&py_procs, &pid);
+	w->py_eval_len = 0;
+	if (py && py->instance == pm->instance) {
+		w->py_eval_start = py->eval_start;
+		w->py_eval_len = py->eval_end - py->eval_start;
+		w->py_instance = py->instance;
+	}
 	for (int i = 0; i < WALK_FRAMES; i++) {
 		if (walk_step(w, pm) == WALK_END) {
-			finish_walk(w);
+			end_walk(ctx, w);
 			return 0;
 		}
 	}
+	if (w->py_pending) {
+		w->py_pending = 0;
+		if (w->tail_calls < WALK_TAIL_CALLS) {
+			w->tail_calls++;
+			w->py_call_start = w->py_emitted;
+			bpf_tail_call(ctx, &walk_progs, PROG_PY);
+		}
+		/* no tail call left: the frame stays native */
+		w->py_state = PY_OFF;
+	}
 	if (w->tail_calls < WALK_TAIL_CALLS) {
 		w->tail_calls++;
-		bpf_tail_call(ctx, &walk_progs, 0);
+		bpf_tail_call(ctx, &walk_progs, PROG_WALK);
+	}
+	w->stack.flags |= KILN_STACK_TRUNCATED;
+	finish_walk(w);
+	return 0;
+}
+
+/* ---- Python frames (include/kiln/python.h, docs/python.md) ---- */
+
+#define PY_FRAMES_PER_RUN 16    /* interpreter frames read per kiln_py run */
+#define PY_TSD_KEYS 32          /* glibc's first block of thread-specific keys */
+
+/* The u64 / u32 / u8 at off in w->scratch (what the last read put there). */
+static __always_inline __u64 scratch_u64(struct walk *w, __u32 off)
+{
+	return *(__u64 *)&w->scratch[off & PY_OFF_MASK];
+}
+
+static __always_inline __u32 scratch_u32(struct walk *w, __u32 off)
+{
+	return *(__u32 *)&w->scratch[off & PY_OFF_MASK];
+}
+
+static __always_inline __u8 scratch_u8(struct walk *w, __u32 off)
+{
+	return w->scratch[off & PY_OFF_MASK];
+}
+
+/* The sampled thread's own current interpreter frame: its thread state
+ * is the value of the interpreter's thread-state key in the thread's
+ * glibc TSD (not the GIL holder's, not the main thread's). 0 with a
+ * counted reason when there is none. */
+static __always_inline __u64 py_first_frame(const struct kiln_py_proc *py)
+{
+#ifdef __TARGET_ARCH_x86
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 tp = BPF_CORE_READ(task, thread.fsbase), tstate, cframe, frame;
+	__s32 tss[2];
+
+	if (bpf_probe_read_user(tss, sizeof(tss), (const void *)py->tss_addr) || tss[0] != 1 ||
+	    tss[1] < 0 || tss[1] >= PY_TSD_KEYS) {
+		count_py(KILN_PY_ERR_TSS);
+		return 0;
+	}
+	if (!tp || read_user(&tstate, tp + py->tsd_off + 16 * (__u64)tss[1])) {
+		count_py(KILN_PY_ERR_TSD);
+		return 0;
+	}
+	if (!tstate) {
+		count_py(KILN_PY_NO_TSTATE);
+		return 0;
+	}
+	cframe = tstate;
+	if (py->o.tstate_cframe != 0xffff && read_user(&cframe, tstate + py->o.tstate_cframe))
+		goto bad;
+	if (!cframe || read_user(&frame, cframe + py->o.cframe_frame))
+		goto bad;
+	return frame;
+bad:
+	count_py(KILN_PY_ERR_FRAME);
+	return 0;
+#else
+	count_py(KILN_PY_ERR_TSD);     /* x86-64 only for now */
+	return 0;
+#endif
+}
+
+enum { PY_MORE = 0, PY_CALL_DONE = 1, PY_STOP = 2 };
+
+/* The first time a process's code object is met, user space is told, so
+ * that it reads its names while the process lives (a short one may be
+ * gone by the drain). */
+static __always_inline void py_announce(struct walk *w, __u64 code)
+{
+	struct py_seen_key k = { .pid = w->key.pid, .code = code };
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&py_seen, &k))
+		return;
+	bpf_map_update_elem(&py_seen, &k, &one, BPF_ANY);
+	send_walk_event(KILN_EVENT_PY_CODE, w->key.pid, w->py_instance, code);
+}
+
+/* Emits the interpreter frame at w->py_frame (when it is one: a 3.12+
+ * entry shim ends the call instead) and moves to the previous one. */
+static __always_inline int py_step(struct walk *w, const struct kiln_py_proc *py)
+{
+	__u64 frame = w->py_frame, code, prev, instr, idx = KILN_PY_NO_INSTR;
+	__u32 n, check;
+	__u8 entry;
+
+	if (!frame)
+		return PY_CALL_DONE;
+	if (bpf_probe_read_user(w->scratch, PY_READ, (const void *)frame)) {
+		count_py(KILN_PY_ERR_FRAME);
+		return PY_STOP;
+	}
+	code = scratch_u64(w, py->o.frame_code);
+	prev = scratch_u64(w, py->o.frame_previous);
+	instr = scratch_u64(w, py->o.frame_instr);
+	entry = scratch_u8(w, py->o.frame_entry);
+	w->py_frame = prev;
+	if (py->o.entry_kind == KILN_PY_ENTRY_SHIM && entry == py->o.entry_value)
+		return w->py_leftover ? PY_MORE : PY_CALL_DONE;
+	if (!code || bpf_probe_read_user(w->scratch, PY_READ, (const void *)code) ||
+	    scratch_u64(w, 8) != py->code_type) {
+		count_py(KILN_PY_ERR_CODE);
+		return PY_STOP;
+	}
+	check = (scratch_u32(w, py->o.code_firstlineno) ^ scratch_u32(w, py->o.code_argcount) << 16 ^
+		 scratch_u32(w, py->o.code_flags) << 8) & KILN_PY_CHECK_MASK;
+	if (instr >= code + py->o.code_bytecode && instr - code - py->o.code_bytecode < (1ull << 32))
+		idx = (instr - code - py->o.code_bytecode) / 2;
+	n = w->stack.len;
+	if (n >= KILN_MAX_STACK_DEPTH - 1 || w->py_emitted >= KILN_PY_MAX_FRAMES) {
+		count_py(KILN_PY_TRUNCATED);
+		w->stack.flags |= KILN_STACK_TRUNCATED;
+		return PY_STOP;
+	}
+	w->stack.ips[n] = (__u64)KILN_PY_TAG_CODE << KILN_PY_TAG_SHIFT | code;
+	w->stack.ips[n + 1] =
+		(__u64)KILN_PY_TAG_WHERE << KILN_PY_TAG_SHIFT | (__u64)check << 32 | (__u32)idx;
+	w->stack.len = n + 2;
+	w->py_emitted++;
+	count_py(KILN_PY_FRAMES);
+	py_announce(w, code);
+	if (py->o.entry_kind == KILN_PY_ENTRY_FLAG && entry && !w->py_leftover)
+		return PY_CALL_DONE;
+	return PY_MORE;
+}
+
+/* Entered from kiln_walk at a native frame in the eval loop: writes the
+ * Python frames of that C call of the loop (from the thread's current
+ * frame, or where the last call's ended, to the call's entry frame) in its
+ * place, and goes back to kiln_walk, which unwinds the eval-loop frame
+ * without recording it. Also entered once at the walk's end to append the
+ * Python frames left (py_leftover). */
+SEC("perf_event")
+int kiln_py(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0, pid;
+	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
+	struct kiln_py_proc *py;
+	int r = PY_MORE;
+
+	if (!w)
+		return 0;
+	pid = w->key.pid;
+	py = bpf_map_lookup_elem(&py_procs, &pid);
+	if (!py || py->instance != w->py_instance) {
+		w->py_state = PY_OFF;
+		goto back;
+	}
+	if (w->py_state == PY_UNSTARTED) {
+		count_py(KILN_PY_WALKS);
+		w->py_frame = py_first_frame(py);
+		w->py_state = w->py_frame ? PY_ACTIVE : PY_OFF;
+		if (!w->py_frame)
+			goto back;
+	}
+	if (!w->py_frame && !w->py_leftover) {
+		/* an eval-loop frame beyond the thread's Python frames */
+		count_py(KILN_PY_CHAIN_SHORT);
+		goto back;
+	}
+	for (int i = 0; i < PY_FRAMES_PER_RUN && r == PY_MORE; i++)
+		r = py_step(w, py);
+	if (r == PY_STOP) {
+		w->py_state = PY_OFF;
+		/* what was emitted of this call stands in for its native frame */
+		w->py_replaced = !w->py_leftover && w->py_emitted != w->py_call_start;
+		goto back;
+	}
+	if (r == PY_MORE && w->py_frame) {
+		if (w->tail_calls < WALK_TAIL_CALLS) {
+			w->tail_calls++;
+			bpf_tail_call(ctx, &walk_progs, PROG_PY);
+		}
+		count_py(KILN_PY_LOOP_CAP);
+		w->stack.flags |= KILN_STACK_TRUNCATED;
+		w->py_state = PY_OFF;
+	}
+	/* A call with no frame (sampled as the loop set its first one up)
+	 * keeps its native frame. */
+	w->py_replaced = !w->py_leftover && w->py_emitted != w->py_call_start;
+back:
+	if (w->py_leftover) {
+		finish_walk(w);
+		return 0;
+	}
+	if (w->tail_calls < WALK_TAIL_CALLS) {
+		w->tail_calls++;
+		bpf_tail_call(ctx, &walk_progs, PROG_WALK);
 	}
 	w->stack.flags |= KILN_STACK_TRUNCATED;
 	finish_walk(w);
@@ -713,6 +1017,14 @@ int kiln_sample(struct bpf_perf_event_data *ctx)
 			count_unwind(KILN_UW_WALKS);
 			w->tail_calls = 0;
 			w->pc_is_ra = 0;
+			w->py_frame = 0;
+			w->py_state = PY_UNSTARTED;
+			w->py_emitted = 0;
+			w->py_instance = 0;
+			w->py_call_start = 0;
+			w->py_replaced = 0;
+			w->py_leftover = 0;
+			w->py_pending = 0;
 			w->stack.len = 0;
 			w->stack.flags = KILN_STACK_TABLES;
 			bpf_tail_call(ctx, &walk_progs, 0);

@@ -75,7 +75,8 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	deferred__init(&p->held, PIPELINE_WAIT_BYTES);
 	proc_table__observe(p->procs, &(struct proc_observer){ on_mapped, on_ended, p });
 	if (p->sampler && opts->sampler.unwind_rows) {
-		struct unwinder_opts uo = { opts->unwind_cache, opts->unwind_cache_bytes };
+		struct unwinder_opts uo = { opts->unwind_cache, opts->unwind_cache_bytes,
+					    !opts->no_python };
 
 		p->uw = unwinder__new(p->sampler, &uo);
 		if (!p->uw) {
@@ -83,6 +84,7 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 			return -ENOMEM;
 		}
 		unwinder__prewarm(p->uw);
+		symbolizer__use_python(p->sym, unwinder__python(p->uw));
 	}
 	p->md = metadata__new(&opts->metadata);
 	if (!p->md)     /* metadata__new said why; EINVAL: a bad tag or label option */
@@ -151,6 +153,10 @@ static void on_event(const struct kiln_event *ev, void *ctx)
 	if (ev->type == KILN_EVENT_MAPS) {
 		if (p->uw)
 			unwinder__miss(p->uw, p->procs, ev->instance);
+		return;
+	}
+	if (ev->type == KILN_EVENT_PY_CODE) {
+		symbolizer__python_code(p->sym, ev->instance, ev->addr);
 		return;
 	}
 	proc_table__on_event(p->procs, ev);

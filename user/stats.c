@@ -106,6 +106,20 @@ static bool bpf_stats_on(const void *snap)
 	LABELED("kiln_unwind_cache_refused_total", "reason", NAME, \
 		"unwinder.cache.refused." NAME, unwinder.cache.refused[I], "files", \
 		"unwind cache files not used (deleted) or not written, or its directory not used, by reason")
+#define PY_WALK(I, NAME) \
+	LABELED("kiln_python_walk_errors_total", "reason", NAME, "python.walk_errors." NAME, \
+		py_walker[I], "samples", \
+		"Python walks in BPF that ended early or were cut, by reason (native frames kept)", \
+		.summary = "Python walks stopped (" NAME ")")
+#define PY_REFUSED(I, NAME) \
+	LABELED("kiln_python_processes_refused_total", "reason", NAME, "python.refused." NAME, \
+		python.refused[I], "processes", \
+		"Python processes given no Python frames, by reason (logged once per binary)", \
+		.summary = "Python processes refused (" NAME ")")
+#define PY_UNNAMED(I, NAME) \
+	LABELED("kiln_python_frames_unnamed_total", "reason", NAME, "python.unnamed." NAME, \
+		py_names.failures[I], "frames", "Python frames left without a name, by reason", \
+		.summary = "Python frames unnamed (" NAME ")")
 #define OUTPUT_REFUSED(I, NAME) \
 	LABELED("kiln_output_refused_total", "reason", NAME, "output_refused." NAME, \
 		output_refused[I], "refusals", \
@@ -433,6 +447,50 @@ static const struct counter stats_rows[] = {
 	UNWIND_UNSUPPORTED(UNWIND_UNSUP_RA_RULE, "ra_rule"),
 	UNWIND_UNSUPPORTED(UNWIND_UNSUP_CFI_ERROR, "cfi_error"),
 	UNWIND_UNSUPPORTED(UNWIND_UNSUP_RANGE, "fde_range"),
+	/* Python frames (docs/python.md) */
+	COUNTER("kiln_python_walks_total", "python.walks", py_walker[KILN_PY_WALKS], "samples",
+		"samples whose BPF walk met the Python eval loop"),
+	COUNTER("kiln_python_frames_walked_total", "python.frames", py_walker[KILN_PY_FRAMES],
+		"frames", "Python frames written by the BPF walk"),
+	PY_WALK(KILN_PY_ERR_TSS, "thread_state_key"),
+	PY_WALK(KILN_PY_ERR_TSD, "thread_specific_data"),
+	PY_WALK(KILN_PY_NO_TSTATE, "no_thread_state"),
+	PY_WALK(KILN_PY_ERR_FRAME, "frame_unreadable"),
+	PY_WALK(KILN_PY_ERR_CODE, "not_code"),
+	PY_WALK(KILN_PY_TRUNCATED, "frame_cap"),
+	PY_WALK(KILN_PY_LOOP_CAP, "walk_budget"),
+	PY_WALK(KILN_PY_CHAIN_SHORT, "chain_short"),
+	PY_WALK(KILN_PY_LEFTOVER, "leftover_at_root"),
+	GAUGE("kiln_python_processes", "python.processes", python.processes, "processes",
+	      "Python processes given Python frames now"),
+	COUNTER("kiln_python_processes_detected_total", "python.detected", python.detected,
+		"processes", "Python processes recognized and checked"),
+	PY_REFUSED(PY_REFUSED_VERSION, "version"),
+	PY_REFUSED(PY_REFUSED_SYMBOLS, "symbols"),
+	PY_REFUSED(PY_REFUSED_OFFSETS, "offsets"),
+	PY_REFUSED(PY_REFUSED_TSD, "thread_state_key"),
+	PY_REFUSED(PY_REFUSED_UNREADABLE, "unreadable"),
+	PY_REFUSED(PY_REFUSED_NOT_READY, "not_initialized"),
+	PY_REFUSED(PY_REFUSED_FULL, "full"),
+	COUNTER("kiln_python_frames_total", "python.frames_symbolized", py_names.frames, "frames",
+		"Python frames symbolized (once per distinct stack and drain)"),
+	COUNTER("kiln_python_frames_named_total", "python.frames_named", py_names.named, "frames",
+		"Python frames named from their code objects"),
+	COUNTER("kiln_python_code_reads_total", "python.code_reads", py_names.reads, "reads",
+		"code objects read from Python processes"),
+	PY_UNNAMED(PY_NAMES_GONE, "no_process"),
+	PY_UNNAMED(PY_NAMES_UNREADABLE, "unreadable"),
+	PY_UNNAMED(PY_NAMES_NOT_CODE, "not_code"),
+	PY_UNNAMED(PY_NAMES_REUSED, "reused"),
+	PY_UNNAMED(PY_NAMES_BAD_STRING, "bad_string"),
+	GAUGE("kiln_python_names_bytes", "python.names_bytes", py_names.bytes, "bytes",
+	      "bytes of Python names and line tables cached (at most 32 MiB)"),
+	COUNTER("kiln_python_names_flushes_total", "python.names_flushes", py_names.flushes,
+		"flushes", "times the Python name cache was full and started over",
+		.summary = "Python name cache flushes"),
+	COUNTER("kiln_python_line_tables_skipped_total", "python.line_tables_skipped",
+		py_names.no_lines, "code objects",
+		"code objects whose line table was over 64 KiB (their frames get the first line)"),
 	OUTPUT_REFUSED(FILE_REFUSED_DIR_OWNER, "dir_owner"),
 	OUTPUT_REFUSED(FILE_REFUSED_DIR_MODE, "dir_mode"),
 	OUTPUT_REFUSED(FILE_REFUSED_LINK, "link"),
@@ -542,6 +600,9 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	sampler__unwind_stats(smp, s->walker);
 	if (pipeline__unwinder(p))
 		unwinder__stats(pipeline__unwinder(p), &s->unwinder);
+	sampler__python_stats(smp, s->py_walker);
+	pythons__stats(unwinder__python(pipeline__unwinder(p)), &s->python);
+	symbolizer__python_stats(pipeline__symbolizer(p), &s->py_names);
 	file__refusal_stats(s->output_refused);
 }
 

@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "core/preflight.h"
 
+#define CAP_SYS_PTRACE 19
 #define CAP_SYS_ADMIN 21
 #define CAP_PERFMON 38
 #define CAP_BPF 39
@@ -88,6 +89,8 @@ int preflight__check(void)
 			return -1;
 		}
 	}
+	if (!has_cap(caps, CAP_SYS_PTRACE))
+		pr_warn("kiln lacks CAP_SYS_PTRACE: other users' processes keep unnamed frames and Python processes their native frames (grant CAP_SYS_PTRACE, or run as root)");
 	/* Snapshots keep one descriptor per mapped file: use what we may. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;

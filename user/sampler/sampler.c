@@ -188,6 +188,8 @@ static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
 		return err;
 	}
 	s->uw.rows_fd = bpf_map__fd(s->skel->maps.unwind_rows);
+	s->uw.py_procs_fd = bpf_map__fd(s->skel->maps.py_procs);
+	s->uw.py_procs_max = opts->unwind_processes;
 	s->uw.rows_cap = opts->unwind_rows;
 	s->uw.rule_stride = (sizeof(struct kiln_unwind_rule) + 7) & ~(size_t)7;
 	s->uw.proc_maps_fd = bpf_map__fd(s->skel->maps.proc_maps);
@@ -252,6 +254,9 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	bpf_map__set_max_entries(s->skel->maps.unwind_rows,
 				 opts->unwind_rows ? opts->unwind_rows : 1);
 	bpf_map__set_max_entries(s->skel->maps.proc_maps,
+				 opts->unwind_rows && opts->unwind_processes ?
+				 opts->unwind_processes : 1);
+	bpf_map__set_max_entries(s->skel->maps.py_procs,
 				 opts->unwind_rows && opts->unwind_processes ?
 				 opts->unwind_processes : 1);
 	bpf_map__set_max_entries(s->skel->maps.events,
@@ -562,6 +567,14 @@ void sampler__unwind_stats(struct sampler *s, uint64_t out[KILN_UW_STAT_COUNT])
 	int fd = bpf_map__fd(s->skel->maps.unwind_stats);
 
 	for (uint32_t i = 0; i < KILN_UW_STAT_COUNT; i++)
+		out[i] = sum_percpu(fd, i, s->percpu, s->ncpus, false);
+}
+
+void sampler__python_stats(struct sampler *s, uint64_t out[KILN_PY_STAT_COUNT])
+{
+	int fd = bpf_map__fd(s->skel->maps.py_stats);
+
+	for (uint32_t i = 0; i < KILN_PY_STAT_COUNT; i++)
 		out[i] = sum_percpu(fd, i, s->percpu, s->ncpus, false);
 }
 

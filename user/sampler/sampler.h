@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "kiln/sample.h"
+#include "kiln/python.h"
 #include "kiln/unwind.h"
 
 struct sampler_opts {
@@ -35,6 +36,8 @@ struct sampler_unwind_maps {
 	size_t rule_stride;
 	struct kiln_exe_table *tables;  /* KILN_UNWIND_SLOTS */
 	int proc_maps_fd;
+	int py_procs_fd;                /* include/kiln/python.h */
+	uint32_t py_procs_max;
 	size_t bytes;                   /* kernel memory of these maps, about */
 };
 
@@ -91,6 +94,8 @@ void sampler__stop(struct sampler *s);
 void sampler__event_stats(struct sampler *s, uint64_t out[KILN_EV_STAT_COUNT]);
 /* Cumulative walker counters (enum kiln_unwind_stat). */
 void sampler__unwind_stats(struct sampler *s, uint64_t out[KILN_UW_STAT_COUNT]);
+/* Cumulative Python walker counters (enum kiln_py_stat). */
+void sampler__python_stats(struct sampler *s, uint64_t out[KILN_PY_STAT_COUNT]);
 /* The walker's maps; false when opts->unwind_rows was 0 (no walks). */
 bool sampler__unwind_maps(struct sampler *s, struct sampler_unwind_maps *out);
 unsigned sampler__cpus(const struct sampler *s);

@@ -40,6 +40,8 @@ struct symbolizer {
 	struct symbolizer_stats before; /* stats before the last stack */
 	struct jit_cache *jit;
 	struct symtab *vdso;
+	struct pythons *py;     /* NULL: Python frames stay unnamed */
+	struct py_names *py_names;
 	char *scratch;          /* names of the current stack */
 	size_t scratch_len;
 	size_t inlined_room;    /* inlined frames the current stack may still get */
@@ -89,7 +91,8 @@ struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns, si
 	sym->scratch = malloc(SCRATCH_BYTES);
 	sym->cache = symcache__new(cache_bytes);
 	sym->jit = jit_cache__new(proc_table__root(procs), jit_bytes);
-	if (!sym->scratch || !sym->cache || !sym->jit) {
+	sym->py_names = py_names__new(PY_NAMES_BYTES);
+	if (!sym->scratch || !sym->cache || !sym->jit || !sym->py_names) {
 		symbolizer__free(sym);
 		errno = ENOMEM;
 		return NULL;
@@ -330,6 +333,34 @@ static size_t user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uin
 	return 1;
 }
 
+static bool py_slot(uint64_t ip, unsigned tag)
+{
+	return ip >> KILN_PY_TAG_SHIFT == tag;
+}
+
+/* A Python frame from its two slots (include/kiln/python.h). */
+static void python_frame(struct symbolizer *sym, const struct proc_snapshot *snap,
+			 uint64_t code_slot, uint64_t where_slot, uint64_t count, struct frame *f)
+{
+	uint64_t code = code_slot & ((1ull << KILN_PY_TAG_SHIFT) - 1);
+	const struct python_info *info = snap ? pythons__get(sym->py, snap->instance) : NULL;
+	struct py_frame_name pn;
+
+	*f = (struct frame){ .kind = FRAME_USER, .addr = code };
+	sym->stats.user_frames += count;
+	if (snap && py_names__frame(sym->py_names, info, snap->pid, snap->instance, code,
+				    (uint32_t)(where_slot >> 32) & KILN_PY_CHECK_MASK,
+				    (uint32_t)where_slot, &pn) == 0) {
+		f->name = scratch_name(sym, "%s", pn.name);
+		f->file = scratch_name(sym, "%s", pn.file);
+		f->line = pn.line;
+		sym->stats.user_resolved += count;
+		return;
+	}
+	f->name = scratch_name(sym, "[python code 0x%" PRIx64 "]", code);
+	f->unnamed = true;
+}
+
 size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 			 struct proc_snapshot *snap, const uint64_t *kips, uint32_t kn,
 			 const uint64_t *uips, uint32_t un, uint32_t uflags, uint64_t count,
@@ -352,6 +383,8 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	 * left the stack (a caller built without frame pointers): what lies
 	 * beyond it is noise, shown as one [unknown] caller. */
 	for (uint32_t i = 1; i < un; i++) {
+		if (py_slot(uips[i], KILN_PY_TAG_CODE) || py_slot(uips[i], KILN_PY_TAG_WHERE))
+			continue;
 		if (!find_mapping(sym, snap, uips[i] - 1)) {
 			n += user_frame(sym, snap, uips[i], uips[i] - 1, count, &frames[n]);
 			sym->stats.user_stacks_cut += count;
@@ -359,8 +392,18 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 			break;
 		}
 	}
-	for (uint32_t i = un; i-- > 0;)
+	for (uint32_t i = un; i-- > 0;) {
+		if (py_slot(uips[i], KILN_PY_TAG_WHERE)) {
+			if (i > 0 && py_slot(uips[i - 1], KILN_PY_TAG_CODE)) {
+				python_frame(sym, snap, uips[i - 1], uips[i], count, &frames[n++]);
+				i--;
+			}
+			continue;
+		}
+		if (py_slot(uips[i], KILN_PY_TAG_CODE))
+			continue;       /* a slot without its pair: not a frame */
 		n += user_frame(sym, snap, uips[i], i ? uips[i] - 1 : uips[i], count, &frames[n]);
+	}
 	for (uint32_t i = kn; i-- > 0;)
 		kernel_frame(sym, kips[i], i ? kips[i] - 1 : kips[i], count, &frames[n++]);
 	return n;
@@ -474,10 +517,30 @@ void symbolizer__jit_stats(const struct symbolizer *sym, struct jit_stats *out)
 	jit_cache__stats(sym->jit, out);
 }
 
+void symbolizer__use_python(struct symbolizer *sym, struct pythons *py)
+{
+	sym->py = py;
+}
+
+void symbolizer__python_code(struct symbolizer *sym, uint32_t instance, uint64_t code)
+{
+	const struct python_info *info = pythons__get(sym->py, instance);
+	const struct proc_snapshot *snap = info ? proc_table__get(sym->procs, instance) : NULL;
+
+	if (snap && !snap->ended)
+		py_names__prefetch(sym->py_names, info, snap->pid, instance, code);
+}
+
+void symbolizer__python_stats(const struct symbolizer *sym, struct py_names_stats *out)
+{
+	py_names__stats(sym->py_names, out);
+}
+
 void symbolizer__free(struct symbolizer *sym)
 {
 	if (!sym)
 		return;
+	py_names__free(sym->py_names);
 	debuginfod__free(sym->dbgi);
 	kallsyms__free(sym->ks);
 	jit_cache__free(sym->jit);

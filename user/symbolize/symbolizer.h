@@ -15,7 +15,9 @@
 #include "proc/proc.h"
 #include "symbolize/debuginfod.h"
 #include "symbolize/jit.h"
+#include "symbolize/py_names.h"
 #include "symbolize/symcache.h"
+#include "unwind/python.h"
 
 /* Source frames inlined into the machine frames of one stack at most
  * (Go's); past them a frame is shown as its function alone, counted. */
@@ -100,6 +102,14 @@ void symbolizer__mapped(struct symbolizer *sym, const struct proc_snapshot *snap
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *out);
 void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats *out);
 void symbolizer__jit_stats(const struct symbolizer *sym, struct jit_stats *out);
+/* Python frames (the (code, where) slot pairs of include/kiln/python.h)
+ * are named from the code objects of the processes py knows; without it
+ * (or for a process it does not know) they stay unnamed, counted. */
+void symbolizer__use_python(struct symbolizer *sym, struct pythons *py);
+/* BPF met code object code of instance for the first time: read its names
+ * now, while the process lives. */
+void symbolizer__python_code(struct symbolizer *sym, uint32_t instance, uint64_t code);
+void symbolizer__python_stats(const struct symbolizer *sym, struct py_names_stats *out);
 void symbolizer__free(struct symbolizer *sym);
 
 #endif

@@ -131,6 +131,7 @@ struct unwinder {
 	struct unwind_limits limits;
 	struct table_cache *cache;      /* NULL: none; the builder's alone */
 	struct unwinder_stats st;
+	struct pythons *py;             /* NULL: no Python frames */
 };
 
 static bool exe_eq(const void *ctx, const void *val, const void *key)
@@ -175,6 +176,13 @@ struct unwinder *unwinder__new(struct sampler *s, const struct unwinder_opts *o)
 	for (uint32_t i = 0; i < KILN_UNWIND_SLOTS; i++)
 		u->free_slots[i] = KILN_UNWIND_SLOTS - 1 - i;
 	u->nfree_slots = KILN_UNWIND_SLOTS;
+	if (o && o->python) {
+		u->py = pythons__new(u->m.py_procs_fd, u->m.py_procs_max);
+		if (!u->py) {
+			unwinder__free(u);
+			return NULL;
+		}
+	}
 	u->st.rows_cap = u->m.rows_cap;
 	u->st.maps_bytes = u->m.bytes;
 	u->limits = unwind_default_limits;
@@ -731,6 +739,8 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 		p->miss_pending = false;
 		u->pending--;
 	}
+	/* After the mappings: the walker needs both. */
+	pythons__mapped(u->py, s);
 	return 0;
 }
 
@@ -740,6 +750,7 @@ void unwinder__ended(struct unwinder *u, const struct proc_snapshot *s)
 	struct kiln_proc_maps cur;
 	uint32_t key = (uint32_t)s->pid;
 
+	pythons__ended(u->py, s);
 	if (!p)
 		return;
 	/* The pid's entry may already be the next program's (its new instance). */
@@ -828,6 +839,11 @@ int unwinder__poll_ms(const struct unwinder *u, int timeout_ms)
 	return timeout_ms;
 }
 
+struct pythons *unwinder__python(const struct unwinder *u)
+{
+	return u ? u->py : NULL;
+}
+
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out)
 {
 	*out = u->st;
@@ -877,5 +893,6 @@ void unwinder__free(struct unwinder *u)
 	free(u->free_slots);
 	free(u->rules);
 	table_cache__close(u->cache);
+	pythons__free(u->py);
 	free(u);
 }

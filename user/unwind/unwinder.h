@@ -17,6 +17,7 @@
 #include "proc/proc.h"
 #include "sampler/sampler.h"
 #include "unwind/table_cache.h"
+#include "unwind/python.h"
 
 /* Why an executable mapping was left to frame pointers. Label values:
  * unwinder_fallback_names. */
@@ -57,6 +58,7 @@ struct unwinder_opts {
 	 * cache_bytes 0: no cache. */
 	const char *cache_dir;
 	uint64_t cache_bytes;
+	bool python;            /* Python processes get Python frames (--no-python) */
 };
 
 /* NULL (nothing to do) when the sampler was opened without unwind rows.
@@ -84,6 +86,9 @@ void unwinder__tick(struct unwinder *u, struct proc_table *procs);
  * processes are queued, a few ms while tables are being built. */
 int unwinder__poll_ms(const struct unwinder *u, int timeout_ms);
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
+/* The Python processes of u's walks (unwind/python.h); NULL when u is, or
+ * with python false at unwinder__new. */
+struct pythons *unwinder__python(const struct unwinder *u);
 void unwinder__free(struct unwinder *u);
 
 #endif
