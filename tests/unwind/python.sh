@@ -98,12 +98,14 @@ check_python() {
 	fi
 	timeout 300 "$KILN" record -q -F "$HZ" -o "$TMP/$label.pb.gz" -- \
 		"$py" "$SCRIPT" 2 >/dev/null 2>&1
-	# five() calls spin() on line 27 of the script
+	# the line where five() calls spin(), read from the script
+	local line
+	line=$(grep -n 'spin(0.005' "$SCRIPT" | cut -d: -f1)
 	if HOME=$TMP GOCACHE=$TMP/gocache go tool pprof -lines -traces "$TMP/$label.pb.gz" 2>/dev/null |
-		grep -Eq "five $SCRIPT:27\$"; then
+		grep -Eq "five $SCRIPT:$line\$"; then
 		pass "$label lines"
 	else
-		fail "$label lines" "no 'five $SCRIPT:27' in go tool pprof -lines -traces"
+		fail "$label lines" "no 'five $SCRIPT:$line' in go tool pprof -lines -traces"
 	fi
 }
 
@@ -218,7 +220,7 @@ test_refuse() {
 		grep -q "python_fake.*offsets" "$TMP/refuse.err"; then
 		pass refuse
 	else
-		fail refuse "no counted, logged refusal with native frames: $(tail -1 "$TMP/refuse.err")"
+		fail refuse "no counted, logged refusal with native frames: refused.offsets $(json "$TMP/refuse.json" python refused.offsets), walks $(json "$TMP/refuse.json" python walks), native stacks $(grep -c ";main;_PyEval_EvalFrameDefault" "$TMP/refuse.folded"), log: $(grep -m1 'python' "$TMP/refuse.err")"
 	fi
 }
 

@@ -3,14 +3,19 @@
 # two() take CPU time 5:3:2 until argv[1] CPU seconds have passed; with
 # "threads", a second thread hashes a large buffer with the GIL released
 # (hash_worker) while the main thread runs Python (py_spin). Prints the CPU
-# seconds each function took, as JSON, at the end.
+# seconds each function took, as JSON, at the end. Each call spins a random
+# 50-150 % of its share, so the rounds cannot alias with the sampling
+# period (a fixed 10 ms round at 999 Hz kept the samples' phase in the
+# round nearly still, and the shares 2-3 points off).
 import hashlib
 import json
+import random
 import sys
 import threading
 import time
 
 spent = {"five": 0.0, "three": 0.0, "two": 0.0}
+rng = random.Random()
 
 
 def spin(seconds):
@@ -24,19 +29,19 @@ def spin(seconds):
 
 def five():
     t = time.thread_time()
-    spin(0.005)
+    spin(0.005 * rng.uniform(0.5, 1.5))
     spent["five"] += time.thread_time() - t
 
 
 def three():
     t = time.thread_time()
-    spin(0.003)
+    spin(0.003 * rng.uniform(0.5, 1.5))
     spent["three"] += time.thread_time() - t
 
 
 def two():
     t = time.thread_time()
-    spin(0.002)
+    spin(0.002 * rng.uniform(0.5, 1.5))
     spent["two"] += time.thread_time() - t
 
 
