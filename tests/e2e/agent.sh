@@ -329,14 +329,18 @@ test_sigterm_flush() {
 # Pyroscope's 16 000 and 1.9 MB, which the receiver enforces; lowered here
 # so that any host's sample rate passes them within seconds). What
 # reaches the receiver is within them, its lightest stacks folded into
-# [other], every sample delivered and counted.
+# [other], every sample delivered and counted. Beside it runs a process
+# whose name is not UTF-8: its profiles are accepted too (protobuf strings
+# must be UTF-8; its bad bytes are sent as '?').
 test_push_caps() {
-	local problem capped folded
+	local problem capped folded bad=$TMP/$'bad\xff\xfename'
+	cp "$WORKLOADS/cpu_ratio" "$bad"
 	start_receiver caps
+	start_workload "$bad" 120
 	start_workload "$WORKLOADS/scale_gen" 100000 1 120
 	start_agent caps --server "http://127.0.0.1:$RPORT" --interval 3 -F 999 \
 		--push-max-stacks 1000 --push-max-bytes 100K
-	await caps 'any("[other]" in (q.get("function_names") or []) for q in profiles())'
+	await caps 'any("[other]" in (q.get("function_names") or []) for q in profiles()) and any(s["service_name"] == "bad??name" for x in D for s in x["series"])'
 	capped=$(metric '^kiln_profiles_capped_total ')
 	folded=$(metric '^kiln_samples_folded_total ')
 	stop_agent
@@ -352,7 +356,7 @@ test_push_caps() {
 	elif ! samples_conserved caps; then
 		fail push_caps "samples lost: profiled $(field caps samples), delivered $(value caps 'sum(x["value_sums"][0] for x in profiles())')"
 	else
-		pass "push caps: $capped profiles cut to 1000 stacks and 100K ($folded samples folded into [other]), all accepted, every sample delivered"
+		pass "push caps: $capped profiles cut to 1000 stacks and 100K ($folded samples folded into [other]), all accepted (a non-UTF-8 process name too, as bad??name), every sample delivered"
 	fi
 }
 

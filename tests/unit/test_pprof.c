@@ -513,3 +513,32 @@ Test(pprof, top_folds_the_lightest_stacks_into_other)
 	profile__free(top);
 	profile__free(p);
 }
+
+/* A name that is not UTF-8 (a process names itself, its files and its
+ * symbols) is written with '?' for its bad bytes: protobuf strings are
+ * UTF-8, and a consumer refuses the whole profile otherwise. */
+Test(pprof, strings_are_written_as_valid_utf8)
+{
+	struct frame f[] = { { .kind = FRAME_ROOT, .name = "bad\xff\xfename" },
+			     pp_user("caf\xc3\xa9_\xed\xa0\x80", 0x401000) };
+	struct profile *p = profile__new();
+	Perftools__Profiles__Profile *pb;
+	bool root = false, func = false;
+	uint8_t *out;
+	size_t len;
+
+	cr_assert_not_null(p);
+	cr_assert_eq(profile__add(p, f, 2, 1), 0);
+	cr_assert_eq(pprof__encode(p, &pp_meta, false, &out, &len), 0);
+	pb = pp_decode(out, len, false);
+	cr_assert_not_null(pb);
+	for (size_t i = 0; i < pb->n_string_table; i++) {
+		root |= !strcmp(pb->string_table[i], "bad??name");
+		/* a surrogate's three bytes are not UTF-8; é is */
+		func |= !strcmp(pb->string_table[i], "caf\xc3\xa9_???");
+	}
+	cr_assert(root && func);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	free(out);
+	profile__free(p);
+}

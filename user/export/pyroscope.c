@@ -9,6 +9,7 @@
 
 #include <curl/curl.h>
 
+#include "core/utf8.h"
 #include "export/pyroscope.h"
 #include "push.pb-c.h"
 
@@ -18,6 +19,7 @@
 struct wire_label {
 	char name[1025];
 	const char *value;
+	char *owned;            /* value made valid UTF-8, or NULL */
 };
 
 void pyroscope__sanitize_name(char *name)
@@ -47,6 +49,9 @@ static size_t wire_labels(const struct labels *l, struct wire_label *out)
 			continue;
 		snprintf(out[n].name, sizeof(out[n].name), "%s", name);
 		pyroscope__sanitize_name(out[n].name);
+		/* protobuf strings are UTF-8, or the request is refused */
+		if (!utf8__valid(value) && (out[n].owned = utf8__sanitized(value)))
+			value = out[n].owned;
 		out[n++].value = value;
 	}
 	return n;
@@ -125,6 +130,8 @@ out:
 	free(samples_p);
 	free(pairs);
 	free(pairs_p);
+	for (size_t i = 0; wl && i < (n ? n : 1) * MAX_WIRE_LABELS; i++)
+		free(wl[i].owned);
 	free(wl);
 	free(ids);
 	return err;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "core/utf8.h"
 #include "profile.pb-c.h"
 #include "profile/profile_priv.h"
 
@@ -38,6 +39,7 @@ struct pprof_msg {
 	pb_label *labels, **label_ptrs;
 	size_t nlabels;
 	struct strtab extra;    /* strings the profile does not hold */
+	char **fixed;           /* strings made valid UTF-8 (one per string id), or NULL */
 	struct labels set;      /* a FRAME_LABELS location's, parsed */
 };
 
@@ -66,6 +68,9 @@ static void pprof_msg_release(struct pprof_msg *m)
 	free(m->label_ptrs);
 	strtab__release(&m->extra);
 	labels__release(&m->set);
+	for (size_t i = 0; m->fixed && i < m->prof.n_string_table; i++)
+		free(m->fixed[i]);
+	free(m->fixed);
 }
 
 /* String table index of s: the profile's own, else one of the strings
@@ -86,7 +91,10 @@ static int wire_string(struct pprof_msg *m, const struct profile *p, const char 
 	return err;
 }
 
-/* The string table: the profile's strings, then the added ones. */
+/* The string table: the profile's strings, then the added ones; one that
+ * is not valid UTF-8 (a process's name, path or symbol may be anything)
+ * is written with '?' for its bad bytes, as a consumer refuses the whole
+ * profile otherwise. */
 static int build_strings(struct pprof_msg *m, const struct profile *p)
 {
 	size_t i, n = p->strings.len + m->extra.len - 1;
@@ -100,6 +108,16 @@ static int build_strings(struct pprof_msg *m, const struct profile *p)
 	for (i = 1; i < m->extra.len; i++)
 		m->prof.string_table[p->strings.len + i - 1] = (char *)strtab__get(&m->extra, i);
 	m->prof.n_string_table = n;
+	for (i = 0; i < n; i++) {
+		if (utf8__valid(m->prof.string_table[i]))
+			continue;
+		if (!m->fixed && !(m->fixed = calloc(n, sizeof(*m->fixed))))
+			return -ENOMEM;
+		m->fixed[i] = utf8__sanitized(m->prof.string_table[i]);
+		if (!m->fixed[i])
+			return -ENOMEM;
+		m->prof.string_table[i] = m->fixed[i];
+	}
 	return 0;
 }
 
