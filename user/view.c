@@ -318,12 +318,12 @@ static int read_input(struct view_common *c, const char *path, struct profile *p
 	struct profile *into = by_time ? profile__new() : p;
 	struct read_info info = { 0 };
 	int err = into ? profile__read_file(into, path, &c->lim, &info) : -ENOMEM;
+	bool outside = !err && by_time && !in_span(c, path, &info);
 	int64_t end;
 
-	if (!err && by_time && in_span(c, path, &info))
+	if (!err && by_time && !outside)
 		err = profile__merge(p, into) ?: profile__nodes(p) > c->lim.max_nodes ? -E2BIG : 0;
-	else if (!err && by_time)
-		c->outside++;
+	c->outside += outside;
 	if (into != p)
 		profile__free(into);
 	if (err == -EINVAL) {
@@ -339,7 +339,7 @@ static int read_input(struct view_common *c, const char *path, struct profile *p
 	if (info.skipped)
 		fprintf(stderr, "kiln %s: %s: %llu samples with a value of 0 or less skipped\n",
 			c->cmd, path, (unsigned long long)info.skipped);
-	if (by_time && !in_span(c, path, &info))
+	if (outside)
 		return 0;
 	c->unmatched += info.unmatched;
 	if (!info.type[0])

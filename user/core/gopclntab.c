@@ -750,9 +750,13 @@ int go_image__open(Elf *elf, int fd, const char *name, struct go_image *img,
 		go_image__release(img);
 		return -ENOENT;
 	}
+	return 0;
+}
+
+void go_image__find_gofunc(Elf *elf, int fd, struct go_image *img, const struct gopclntab *t)
+{
 	if (t->version >= GOPCLNTAB_1_18 && !img->gofunc)
 		img->gofunc = module_gofunc(elf, fd, img, t);
-	return 0;
 }
 
 void go_image__release(struct go_image *img)

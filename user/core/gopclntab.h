@@ -94,6 +94,11 @@ void go_image__release(struct go_image *img);
  * open: counted as an ELF refusal), -E2BIG, -ENOMEM; img released. */
 int go_image__open(Elf *elf, int fd, const char *name, struct go_image *img,
 		   struct gopclntab *t);
+/* Fills img->gofunc (Go 1.18 on) when neither .go.module nor the symbol
+ * gave it: the module data searched for in the writable segments of the
+ * file open on fd. Only the inline trees need it, so only their reader
+ * pays for the search. */
+void go_image__find_gofunc(Elf *elf, int fd, struct go_image *img, const struct gopclntab *t);
 
 /* Checks the header of the table at data and fills t. text_start: the
  * module data's, used when a 1.18+ header stores 0. 0, or -EINVAL (not a

@@ -766,6 +766,7 @@ static int load_go_source(struct symtab *st, struct loader *ld, int fd)
 		go_source_free(gs);
 		return -ENOMEM;
 	}
+	go_image__find_gofunc(ld->elf, fd, &ld->go, &ld->go_table);
 	memcpy(gs->table, ld->go.data, ld->go.size);
 	gs->t = ld->go_table;
 	gs->t.data = gs->table;
