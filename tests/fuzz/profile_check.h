@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "fuzz.h"
 #include "profile/profile.h"
 
@@ -105,7 +106,23 @@ static void check_profile_read(const uint8_t *data, size_t size)
 
 	FUZZ_CHECK(pprof__encode(p, &meta, false, &pb, &pb_len) == 0);
 	again = reread(pb, pb_len);
-	check_same(p, text, len, again);
+	if (utf8__valid(text)) {
+		check_same(p, text, len, again);
+	} else {
+		/* pprof's strings are UTF-8: bad bytes come back as '?', and
+		 * names that differed only there as one */
+		char *san = utf8__sanitized(text), *want;
+		struct profile *fixed;
+		size_t want_len;
+
+		FUZZ_CHECK(san);
+		fixed = reread(san, strlen(san));
+		want = folded_of(fixed, &want_len);
+		check_same(fixed, want, want_len, again);
+		free(want);
+		free(san);
+		profile__free(fixed);
+	}
 	profile__free(again);
 	free(pb);
 
