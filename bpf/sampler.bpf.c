@@ -24,6 +24,7 @@
 #include "kiln/sample.h"
 #include "kiln/unwind.h"
 #include "kiln/python.h"
+#include "kiln/ruby.h"
 
 #define PF_KTHREAD 0x00200000
 #define EEXIST 17
@@ -180,14 +181,16 @@ static __always_inline bool user_regs_stale(struct task_struct *task)
  * used only on kernels without bpf_task_pt_regs (before 5.15). */
 #define KERNEL_THREAD_SIZE (16u << 10)
 
-/* Python walk states (struct walk's py_state). */
-enum { PY_UNSTARTED = 0, PY_ACTIVE = 1, PY_OFF = 2 };
-/* Bytes of a frame or code object read at once (every offset the walker
- * uses lies below PY_READ - 8), and the scratch they are read into:
- * offsets are masked with PY_OFF_MASK, so every access stays inside. */
-#define PY_READ 80
-#define PY_OFF_MASK 0x7f
-#define PY_SCRATCH (PY_OFF_MASK + 1 + 8)
+/* Interpreter walk states (struct walk's it_state), and what the walker
+ * made of the eval-loop frame it was handed (it_replaced). */
+enum { IT_UNSTARTED = 0, IT_ACTIVE = 1, IT_OFF = 2 };
+enum { IT_NOT_HANDED = 0, IT_REPLACED = 1, IT_KEPT = 2 };
+/* Bytes of a frame or code object read at once (every offset the walkers
+ * use lies below IT_READ - 8), and the scratch they are read into:
+ * offsets are masked with IT_OFF_MASK, so every access stays inside. */
+#define IT_READ 80
+#define IT_OFF_MASK 0x7f
+#define IT_SCRATCH (IT_OFF_MASK + 1 + 8)
 
 /* Per-CPU state of one sample while its user stack is walked. */
 struct walk {
@@ -197,16 +200,17 @@ struct walk {
 	__u32 tail_calls;
 	__u32 pc_is_ra;         /* pc is a return address: look up pc - 1 */
 	__u32 pad;
-	/* The Python walk (kiln_py): the next interpreter frame to emit,
-	 * PY_* state, frames emitted, the process's instance its facts were
-	 * checked against, py_emitted when the current call's frames began,
-	 * and whether the native frame at pc was replaced by Python frames
-	 * (unwound, not recorded) or the walk is appending the frames left at
-	 * its end. */
-	__u64 py_frame, py_eval_start, py_eval_len;
-	__u32 py_state, py_emitted, py_instance, py_call_start;
-	__u8 py_replaced, py_leftover, py_pending, py_pad[5];
-	__u8 scratch[PY_SCRATCH];
+	/* The interpreter walk (kiln_py, kiln_rb), for the process's language
+	 * it_lang: the next interpreter frame to emit (Ruby: and where its
+	 * control frames end), IT_* state, frames emitted, the process's
+	 * instance its facts were checked against, it_emitted when the current
+	 * call's frames began, and whether the native frame at pc was
+	 * replaced by interpreter frames (unwound, not recorded) or the walk
+	 * is appending the frames left at its end. */
+	__u64 it_frame, it_end, it_eval_start, it_eval_len;
+	__u32 it_state, it_emitted, it_instance, it_call_start, it_lang;
+	__u8 it_replaced, it_leftover, it_pending, it_pad;
+	__u8 scratch[IT_SCRATCH];
 	struct kiln_stack stack;
 };
 
@@ -266,37 +270,48 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } py_procs SEC(".maps");
 
+/* pid -> the facts of a Ruby process (user/unwind/ruby.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct kiln_rb_proc);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} rb_procs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, __u64);
-	__uint(max_entries, KILN_PY_STAT_COUNT);
-} py_stats SEC(".maps");
+	__uint(max_entries, KILN_LANG_COUNT * KILN_INTERP_STAT_COUNT);
+} interp_stats SEC(".maps");
 
 /* (pid, code object) announced to user space already. */
-struct py_seen_key {
+struct interp_seen_key {
 	__u64 pid;
 	__u64 code;
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, struct py_seen_key);
+	__type(key, struct interp_seen_key);
 	__type(value, __u8);
-	__uint(max_entries, KILN_PY_SEEN_MAX);
-} py_seen SEC(".maps");
+	__uint(max_entries, KILN_INTERP_SEEN_MAX);
+} interp_seen SEC(".maps");
 
-/* kiln_walk and kiln_py, for tail calls (the walk continues in a fresh
- * run of either). */
-enum { PROG_WALK = 0, PROG_PY = 1 };
+/* kiln_walk and the interpreter walkers, for tail calls (the walk
+ * continues in a fresh run of any). PROG_PY + lang is a language's. */
+enum { PROG_WALK = 0, PROG_PY = 1, PROG_RB = 2 };
 int kiln_walk(struct bpf_perf_event_data *ctx);
 int kiln_py(struct bpf_perf_event_data *ctx);
+int kiln_rb(struct bpf_perf_event_data *ctx);
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 	__uint(key_size, sizeof(__u32));
 	__array(values, int (void *));
 } walk_progs SEC(".maps") = {
-	.values = { [PROG_WALK] = (void *)&kiln_walk, [PROG_PY] = (void *)&kiln_py },
+	.values = { [PROG_WALK] = (void *)&kiln_walk, [PROG_PY] = (void *)&kiln_py,
+		    [PROG_RB] = (void *)&kiln_rb },
 };
 
 static __always_inline void count_unwind(__u32 stat)
@@ -307,9 +322,10 @@ static __always_inline void count_unwind(__u32 stat)
 		*v += 1;
 }
 
-static __always_inline void count_py(__u32 stat)
+static __always_inline void count_interp(__u32 lang, __u32 stat)
 {
-	__u64 *v = bpf_map_lookup_elem(&py_stats, &stat);
+	__u32 idx = lang * KILN_INTERP_STAT_COUNT + stat;
+	__u64 *v = bpf_map_lookup_elem(&interp_stats, &idx);
 
 	if (v)
 		*v += 1;
@@ -573,11 +589,11 @@ static __always_inline void report_miss(struct kiln_proc_maps *pm, struct walk *
 	send_walk_event(KILN_EVENT_MAPS, w->key.pid, pm->instance, 0);
 }
 
-/* Records the frame at w->pc and finds its caller. A pc in the Python
- * eval loop [py_eval_start, + py_eval_len) (len 0 for other processes) is handed to
- * kiln_py first (WALK_PY), which writes that call's Python frames in its
- * place and comes back with py_replaced set: the frame is then unwound
- * without being recorded. */
+/* Records the frame at w->pc and finds its caller. A pc in the
+ * interpreter's eval loop [it_eval_start, + it_eval_len) (len 0 for other
+ * processes) is handed to the language's walker first (it_pending), which
+ * writes that call's interpreter frames in its place and comes back with
+ * it_replaced set: the frame is then unwound without being recorded. */
 static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 {
 	const struct kiln_exec_map *m;
@@ -585,17 +601,17 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 	const struct kiln_unwind_row *row;
 	__u64 pc = w->pc, at = w->pc_is_ra ? pc - 1 : pc;
 	__u32 n = w->stack.len, slot, cmd;
-	bool replaced = w->py_replaced;
+	bool replaced = w->it_replaced == IT_REPLACED;
 
-	if (w->py_pending)
+	if (w->it_pending)
 		return WALK_ON;         /* waits for kiln_py, after this run */
 	if (n >= KILN_MAX_STACK_DEPTH)
 		return walk_end(w, KILN_STACK_TRUNCATED, KILN_UW_STAT_COUNT);
-	if (at - w->py_eval_start < w->py_eval_len && !replaced && w->py_state != PY_OFF) {
-		w->py_pending = 1;
+	if (at - w->it_eval_start < w->it_eval_len && !w->it_replaced && w->it_state != IT_OFF) {
+		w->it_pending = 1;
 		return WALK_ON;
 	}
-	w->py_replaced = 0;
+	w->it_replaced = 0;
 	m = find_map(pm, at);
 	if (!m && !(pm->flags & KILN_PROC_INCOMPLETE)) {
 		report_miss(pm, w);
@@ -637,17 +653,17 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 	return fp_step(w, cmd == KILN_CMD_FP_SWITCH);
 }
 
-/* Ends the walk: Python frames not placed yet (the native walk stopped
- * before the eval-loop frames they belong to) are put at the root end of
- * the stack by kiln_py first. */
+/* Ends the walk: interpreter frames not placed yet (the native walk
+ * stopped before the eval-loop frames they belong to) are put at the root
+ * end of the stack by the language's walker first. */
 static __always_inline void end_walk(struct bpf_perf_event_data *ctx, struct walk *w)
 {
-	if (w->py_state == PY_ACTIVE && w->py_frame && !w->py_leftover &&
+	if (w->it_state == IT_ACTIVE && w->it_frame && !w->it_leftover &&
 	    w->tail_calls < WALK_TAIL_CALLS) {
-		w->py_leftover = 1;
+		w->it_leftover = 1;
+		w->it_call_start = w->it_emitted;
 		w->tail_calls++;
-		count_py(KILN_PY_LEFTOVER);
-		bpf_tail_call(ctx, &walk_progs, PROG_PY);
+		bpf_tail_call(ctx, &walk_progs, PROG_PY + (w->it_lang & 1));
 	}
 	finish_walk(w);
 }
@@ -658,7 +674,6 @@ int kiln_walk(struct bpf_perf_event_data *ctx)
 	__u32 zero = 0, pid;
 	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
 	struct kiln_proc_maps *pm;
-	struct kiln_py_proc *py;
 
 	if (!w)
 		return 0;
@@ -670,28 +685,21 @@ int kiln_walk(struct bpf_perf_event_data *ctx)
 		finish_walk(w);
 		return 0;
 	}
-	py = bpf_map_lookup_elem(&py_procs, &pid);
-	w->py_eval_len = 0;
-	if (py && py->instance == pm->instance) {
-		w->py_eval_start = py->eval_start;
-		w->py_eval_len = py->eval_end - py->eval_start;
-		w->py_instance = py->instance;
-	}
 	for (int i = 0; i < WALK_FRAMES; i++) {
 		if (walk_step(w, pm) == WALK_END) {
 			end_walk(ctx, w);
 			return 0;
 		}
 	}
-	if (w->py_pending) {
-		w->py_pending = 0;
+	if (w->it_pending) {
+		w->it_pending = 0;
 		if (w->tail_calls < WALK_TAIL_CALLS) {
 			w->tail_calls++;
-			w->py_call_start = w->py_emitted;
-			bpf_tail_call(ctx, &walk_progs, PROG_PY);
+			w->it_call_start = w->it_emitted;
+			bpf_tail_call(ctx, &walk_progs, PROG_PY + (w->it_lang & 1));
 		}
 		/* no tail call left: the frame stays native */
-		w->py_state = PY_OFF;
+		w->it_state = IT_OFF;
 	}
 	if (w->tail_calls < WALK_TAIL_CALLS) {
 		w->tail_calls++;
@@ -702,49 +710,100 @@ int kiln_walk(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* ---- Python frames (include/kiln/python.h, docs/python.md) ---- */
+/* ---- interpreter frames (include/kiln/interp.h, docs/python.md, docs/ruby.md) ---- */
 
-#define PY_FRAMES_PER_RUN 16    /* interpreter frames read per kiln_py run */
+#define IT_FRAMES_PER_RUN 16    /* interpreter frames read per walker run */
 #define PY_TSD_KEYS 32          /* glibc's first block of thread-specific keys */
+#define RB_STACK_WORDS (1u << 28) /* a sane vm_stack_size (VALUE words) */
+#define RB_BODY_READ 96         /* bytes of an iseq body read (< IT_SCRATCH - 8) */
+
+enum { IT_MORE = 0, IT_CALL_DONE = 1, IT_STOP = 2 };
 
 /* The u64 / u32 / u8 at off in w->scratch (what the last read put there). */
 static __always_inline __u64 scratch_u64(struct walk *w, __u32 off)
 {
-	return *(__u64 *)&w->scratch[off & PY_OFF_MASK];
+	return *(__u64 *)&w->scratch[off & IT_OFF_MASK];
 }
 
 static __always_inline __u32 scratch_u32(struct walk *w, __u32 off)
 {
-	return *(__u32 *)&w->scratch[off & PY_OFF_MASK];
+	return *(__u32 *)&w->scratch[off & IT_OFF_MASK];
 }
 
 static __always_inline __u8 scratch_u8(struct walk *w, __u32 off)
 {
-	return w->scratch[off & PY_OFF_MASK];
+	return w->scratch[off & IT_OFF_MASK];
 }
+
+/* The thread pointer of the sampled thread (x86-64 only for now: 0). */
+static __always_inline __u64 thread_pointer(void)
+{
+#ifdef __TARGET_ARCH_x86
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(task, thread.fsbase);
+#else
+	return 0;
+#endif
+}
+
+/* The first time a process's code object is met, user space is told, so
+ * that it reads its names while the process lives (a short one may be
+ * gone by the drain). */
+static __always_inline void it_announce(struct walk *w, __u64 code, __u32 event)
+{
+	struct interp_seen_key k = { .pid = w->key.pid, .code = code };
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&interp_seen, &k))
+		return;
+	bpf_map_update_elem(&interp_seen, &k, &one, BPF_ANY);
+	send_walk_event(event, w->key.pid, w->it_instance, code);
+}
+
+/* Writes one interpreter frame (kiln/interp.h) and announces its code
+ * object; IT_STOP when the stack or the frame cap is full. */
+static __always_inline int it_emit(struct walk *w, __u32 lang, __u64 tag_code, __u64 tag_where,
+				   __u64 code, __u32 check, __u32 idx, __u32 event)
+{
+	__u32 n = w->stack.len;
+
+	if (n >= KILN_MAX_STACK_DEPTH - 1 || w->it_emitted >= KILN_INTERP_MAX_FRAMES) {
+		count_interp(lang, KILN_INTERP_TRUNCATED);
+		w->stack.flags |= KILN_STACK_TRUNCATED;
+		return IT_STOP;
+	}
+	w->stack.ips[n] = tag_code << KILN_INTERP_TAG_SHIFT | code;
+	w->stack.ips[n + 1] = tag_where << KILN_INTERP_TAG_SHIFT | (__u64)check << 32 | idx;
+	w->stack.len = n + 2;
+	w->it_emitted++;
+	count_interp(lang, KILN_INTERP_FRAMES);
+	it_announce(w, code, event);
+	return IT_MORE;
+}
+
+/* -- Python -- */
 
 /* The sampled thread's own current interpreter frame: its thread state
  * is the value of the interpreter's thread-state key in the thread's
  * glibc TSD (not the GIL holder's, not the main thread's). 0 with a
  * counted reason when there is none. */
-static __always_inline __u64 py_first_frame(const struct kiln_py_proc *py)
+static __always_inline __u64 py_first_frame(struct walk *w, const struct kiln_py_proc *py)
 {
-#ifdef __TARGET_ARCH_x86
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 tp = BPF_CORE_READ(task, thread.fsbase), tstate, cframe, frame;
+	__u64 tp = thread_pointer(), tstate, cframe, frame;
 	__s32 tss[2];
 
 	if (bpf_probe_read_user(tss, sizeof(tss), (const void *)py->tss_addr) || tss[0] != 1 ||
 	    tss[1] < 0 || tss[1] >= PY_TSD_KEYS) {
-		count_py(KILN_PY_ERR_TSS);
+		count_interp(KILN_LANG_PY, KILN_INTERP_ERR_KEY);
 		return 0;
 	}
 	if (!tp || read_user(&tstate, tp + py->tsd_off + 16 * (__u64)tss[1])) {
-		count_py(KILN_PY_ERR_TSD);
+		count_interp(KILN_LANG_PY, KILN_INTERP_ERR_TSD);
 		return 0;
 	}
 	if (!tstate) {
-		count_py(KILN_PY_NO_TSTATE);
+		count_interp(KILN_LANG_PY, KILN_INTERP_NO_STATE);
 		return 0;
 	}
 	cframe = tstate;
@@ -754,137 +813,237 @@ static __always_inline __u64 py_first_frame(const struct kiln_py_proc *py)
 		goto bad;
 	return frame;
 bad:
-	count_py(KILN_PY_ERR_FRAME);
+	count_interp(KILN_LANG_PY, KILN_INTERP_ERR_FRAME);
 	return 0;
-#else
-	count_py(KILN_PY_ERR_TSD);     /* x86-64 only for now */
-	return 0;
-#endif
 }
 
-enum { PY_MORE = 0, PY_CALL_DONE = 1, PY_STOP = 2 };
-
-/* The first time a process's code object is met, user space is told, so
- * that it reads its names while the process lives (a short one may be
- * gone by the drain). */
-static __always_inline void py_announce(struct walk *w, __u64 code)
-{
-	struct py_seen_key k = { .pid = w->key.pid, .code = code };
-	__u8 one = 1;
-
-	if (bpf_map_lookup_elem(&py_seen, &k))
-		return;
-	bpf_map_update_elem(&py_seen, &k, &one, BPF_ANY);
-	send_walk_event(KILN_EVENT_PY_CODE, w->key.pid, w->py_instance, code);
-}
-
-/* Emits the interpreter frame at w->py_frame (when it is one: a 3.12+
+/* Emits the interpreter frame at w->it_frame (when it is one: a 3.12+
  * entry shim ends the call instead) and moves to the previous one. */
 static __always_inline int py_step(struct walk *w, const struct kiln_py_proc *py)
 {
-	__u64 frame = w->py_frame, code, prev, instr, idx = KILN_PY_NO_INSTR;
-	__u32 n, check;
+	__u64 frame = w->it_frame, code, prev, instr, idx = KILN_INTERP_NO_INSTR;
+	__u32 check;
 	__u8 entry;
 
 	if (!frame)
-		return PY_CALL_DONE;
-	if (bpf_probe_read_user(w->scratch, PY_READ, (const void *)frame)) {
-		count_py(KILN_PY_ERR_FRAME);
-		return PY_STOP;
+		return IT_CALL_DONE;
+	if (bpf_probe_read_user(w->scratch, IT_READ, (const void *)frame)) {
+		count_interp(KILN_LANG_PY, KILN_INTERP_ERR_FRAME);
+		return IT_STOP;
 	}
 	code = scratch_u64(w, py->o.frame_code);
 	prev = scratch_u64(w, py->o.frame_previous);
 	instr = scratch_u64(w, py->o.frame_instr);
 	entry = scratch_u8(w, py->o.frame_entry);
-	w->py_frame = prev;
+	w->it_frame = prev;
 	if (py->o.entry_kind == KILN_PY_ENTRY_SHIM && entry == py->o.entry_value)
-		return w->py_leftover ? PY_MORE : PY_CALL_DONE;
-	if (!code || bpf_probe_read_user(w->scratch, PY_READ, (const void *)code) ||
+		return w->it_leftover ? IT_MORE : IT_CALL_DONE;
+	if (!code || bpf_probe_read_user(w->scratch, IT_READ, (const void *)code) ||
 	    scratch_u64(w, 8) != py->code_type) {
-		count_py(KILN_PY_ERR_CODE);
-		return PY_STOP;
+		count_interp(KILN_LANG_PY, KILN_INTERP_ERR_CODE);
+		return IT_STOP;
 	}
 	check = (scratch_u32(w, py->o.code_firstlineno) ^ scratch_u32(w, py->o.code_argcount) << 16 ^
-		 scratch_u32(w, py->o.code_flags) << 8) & KILN_PY_CHECK_MASK;
+		 scratch_u32(w, py->o.code_flags) << 8) & KILN_INTERP_CHECK_MASK;
 	if (instr >= code + py->o.code_bytecode && instr - code - py->o.code_bytecode < (1ull << 32))
 		idx = (instr - code - py->o.code_bytecode) / 2;
-	n = w->stack.len;
-	if (n >= KILN_MAX_STACK_DEPTH - 1 || w->py_emitted >= KILN_PY_MAX_FRAMES) {
-		count_py(KILN_PY_TRUNCATED);
-		w->stack.flags |= KILN_STACK_TRUNCATED;
-		return PY_STOP;
-	}
-	w->stack.ips[n] = (__u64)KILN_PY_TAG_CODE << KILN_PY_TAG_SHIFT | code;
-	w->stack.ips[n + 1] =
-		(__u64)KILN_PY_TAG_WHERE << KILN_PY_TAG_SHIFT | (__u64)check << 32 | (__u32)idx;
-	w->stack.len = n + 2;
-	w->py_emitted++;
-	count_py(KILN_PY_FRAMES);
-	py_announce(w, code);
-	if (py->o.entry_kind == KILN_PY_ENTRY_FLAG && entry && !w->py_leftover)
-		return PY_CALL_DONE;
-	return PY_MORE;
+	if (it_emit(w, KILN_LANG_PY, KILN_PY_TAG_CODE, KILN_PY_TAG_WHERE, code, check, (__u32)idx,
+		    KILN_EVENT_PY_CODE) == IT_STOP)
+		return IT_STOP;
+	if (py->o.entry_kind == KILN_PY_ENTRY_FLAG && entry && !w->it_leftover)
+		return IT_CALL_DONE;
+	return IT_MORE;
 }
 
+/* -- Ruby -- */
+
+#define RB_T_MASK 0x1f
+#define RB_T_IMEMO 0x1a
+#define RB_IMEMO_ISEQ 7
+#define RB_IMEMO_SHIFT 12
+
+/* The sampled thread's own execution context: ruby_current_ec, the
+ * thread's TLS variable, found through its DTV (glibc x86-64: the DTV at
+ * tp + 8, 16-byte entries); or, without it, the main ractor's running EC
+ * when its thread is the sampled one (tp is its pthread_self()). Then its
+ * current control frame, and where its control frames end (w->it_end).
+ * 0 with a counted reason when there is none. */
+static __always_inline __u64 rb_first_frame(struct walk *w, const struct kiln_rb_proc *rb)
+{
+	__u64 tp = thread_pointer(), ec, dtv, block, ractor, th, id, cfp, end;
+
+	if (!tp) {
+		count_interp(KILN_LANG_RB, KILN_INTERP_ERR_TSD);
+		return 0;
+	}
+	if (rb->ec_kind == KILN_RB_EC_TLS) {
+		if (read_user(&dtv, tp + 8) || read_user(&block, dtv + 16 * (rb->tls_modid & 0xffff)) ||
+		    block == (__u64)-1 || read_user(&ec, block + rb->tls_off)) {
+			count_interp(KILN_LANG_RB, KILN_INTERP_ERR_KEY);
+			return 0;
+		}
+	} else {
+		if (read_user(&ractor, rb->main_ractor) ||
+		    read_user(&ec, ractor + rb->o.ractor_running_ec)) {
+			count_interp(KILN_LANG_RB, KILN_INTERP_ERR_KEY);
+			return 0;
+		}
+		if (ec && (read_user(&th, ec + rb->o.ec_thread) || read_user(&id, th + rb->o.thread_id) ||
+			   id != tp)) {
+			count_interp(KILN_LANG_RB, KILN_INTERP_NOT_HOLDER);
+			return 0;
+		}
+	}
+	if (!ec) {
+		count_interp(KILN_LANG_RB, KILN_INTERP_NO_STATE);
+		return 0;
+	}
+	if (bpf_probe_read_user(w->scratch, 24, (const void *)ec))
+		goto bad;
+	end = scratch_u64(w, rb->o.ec_vm_stack);
+	if (scratch_u64(w, rb->o.ec_vm_stack_size) >= RB_STACK_WORDS)
+		goto bad;
+	end += 8 * scratch_u64(w, rb->o.ec_vm_stack_size);
+	cfp = scratch_u64(w, rb->o.ec_cfp);
+	if (cfp < scratch_u64(w, rb->o.ec_vm_stack) || cfp >= end)
+		goto bad;
+	/* (the outermost frame is the thread's dummy: never Ruby) */
+	w->it_end = end - rb->o.cfp_size;
+	return cfp;
+bad:
+	count_interp(KILN_LANG_RB, KILN_INTERP_ERR_FRAME);
+	return 0;
+}
+
+/* Emits the control frame at w->it_frame when it is a Ruby one (C frames
+ * are the native frames' to show) and moves to its caller; the frame
+ * rb_vm_exec was entered with (FINISH) ends the call. */
+static __always_inline int rb_step(struct walk *w, const struct kiln_rb_proc *rb)
+{
+	__u64 cfp = w->it_frame, pc, iseq, ep, flags, body, encoded, idx = KILN_INTERP_NO_INSTR;
+	__u32 check, size;
+
+	if (!cfp || cfp >= w->it_end) {
+		w->it_frame = 0;
+		return IT_CALL_DONE;
+	}
+	if (bpf_probe_read_user(w->scratch, 40, (const void *)cfp)) {
+		count_interp(KILN_LANG_RB, KILN_INTERP_ERR_FRAME);
+		return IT_STOP;
+	}
+	pc = scratch_u64(w, rb->o.cfp_pc);
+	iseq = scratch_u64(w, rb->o.cfp_iseq);
+	ep = scratch_u64(w, rb->o.cfp_ep);
+	w->it_frame = cfp + rb->o.cfp_size < w->it_end ? cfp + rb->o.cfp_size : 0;
+	if (read_user(&flags, ep)) {
+		count_interp(KILN_LANG_RB, KILN_INTERP_ERR_FRAME);
+		return IT_STOP;
+	}
+	if (flags & KILN_RB_FRAME_CFRAME)
+		return IT_MORE;
+	if (bpf_probe_read_user(w->scratch, 24, (const void *)iseq) ||
+	    (scratch_u64(w, 0) & RB_T_MASK) != RB_T_IMEMO ||
+	    (scratch_u64(w, 0) >> RB_IMEMO_SHIFT & 0xf) != RB_IMEMO_ISEQ) {
+		count_interp(KILN_LANG_RB, KILN_INTERP_ERR_CODE);
+		return IT_STOP;
+	}
+	body = scratch_u64(w, rb->o.iseq_body);
+	if (bpf_probe_read_user(w->scratch, RB_BODY_READ, (const void *)body)) {
+		count_interp(KILN_LANG_RB, KILN_INTERP_ERR_CODE);
+		return IT_STOP;
+	}
+	size = scratch_u32(w, rb->o.body_size);
+	encoded = scratch_u64(w, rb->o.body_encoded);
+	check = (scratch_u32(w, rb->o.body_first_lineno) ^ size << 8 ^
+		 scratch_u32(w, rb->o.body_type) << 20) & KILN_INTERP_CHECK_MASK;
+	/* pc points past the instruction running: Ruby looks up pos - 1 */
+	if (pc >= encoded && (pc - encoded) / 8 <= size) {
+		idx = (pc - encoded) / 8;
+		if (idx)
+			idx--;
+	}
+	if (it_emit(w, KILN_LANG_RB, KILN_RB_TAG_ISEQ, KILN_RB_TAG_WHERE, iseq, check, (__u32)idx,
+		    KILN_EVENT_RB_ISEQ) == IT_STOP)
+		return IT_STOP;
+	if ((flags & KILN_RB_FRAME_FINISH) && !w->it_leftover)
+		return IT_CALL_DONE;
+	return IT_MORE;
+}
+
+/* -- both -- */
+
 /* Entered from kiln_walk at a native frame in the eval loop: writes the
- * Python frames of that C call of the loop (from the thread's current
+ * interpreter frames of that C call of the loop (from the thread's current
  * frame, or where the last call's ended, to the call's entry frame) in its
  * place, and goes back to kiln_walk, which unwinds the eval-loop frame
  * without recording it. Also entered once at the walk's end to append the
- * Python frames left (py_leftover). */
-SEC("perf_event")
-int kiln_py(struct bpf_perf_event_data *ctx)
+ * frames left (it_leftover). lang is a constant: each language's program
+ * gets its own copy. */
+static __always_inline int interp_run(struct bpf_perf_event_data *ctx, __u32 lang)
 {
 	__u32 zero = 0, pid;
 	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
-	struct kiln_py_proc *py;
-	int r = PY_MORE;
+	struct kiln_py_proc *py = NULL;
+	struct kiln_rb_proc *rb = NULL;
+	__u32 instance;
+	int r = IT_MORE;
 
 	if (!w)
 		return 0;
 	pid = w->key.pid;
-	py = bpf_map_lookup_elem(&py_procs, &pid);
-	if (!py || py->instance != w->py_instance) {
-		w->py_state = PY_OFF;
+	if (lang == KILN_LANG_PY) {
+		py = bpf_map_lookup_elem(&py_procs, &pid);
+		instance = py ? py->instance : 0;
+	} else {
+		rb = bpf_map_lookup_elem(&rb_procs, &pid);
+		instance = rb ? rb->instance : 0;
+	}
+	if ((!py && !rb) || instance != w->it_instance) {
+		w->it_state = IT_OFF;
 		goto back;
 	}
-	if (w->py_state == PY_UNSTARTED) {
-		count_py(KILN_PY_WALKS);
-		w->py_frame = py_first_frame(py);
-		w->py_state = w->py_frame ? PY_ACTIVE : PY_OFF;
-		if (!w->py_frame)
+	if (w->it_state == IT_UNSTARTED) {
+		count_interp(lang, KILN_INTERP_WALKS);
+		w->it_frame = py ? py_first_frame(w, py) : rb ? rb_first_frame(w, rb) : 0;
+		w->it_state = w->it_frame ? IT_ACTIVE : IT_OFF;
+		if (!w->it_frame)
 			goto back;
 	}
-	if (!w->py_frame && !w->py_leftover) {
-		/* an eval-loop frame beyond the thread's Python frames */
-		count_py(KILN_PY_CHAIN_SHORT);
+	if (!w->it_frame && !w->it_leftover) {
+		/* an eval-loop frame beyond the thread's interpreter frames */
+		count_interp(lang, KILN_INTERP_CHAIN_SHORT);
 		goto back;
 	}
-	for (int i = 0; i < PY_FRAMES_PER_RUN && r == PY_MORE; i++)
-		r = py_step(w, py);
-	if (r == PY_STOP) {
-		w->py_state = PY_OFF;
+	for (int i = 0; i < IT_FRAMES_PER_RUN && r == IT_MORE; i++)
+		r = py ? py_step(w, py) : rb ? rb_step(w, rb) : IT_STOP;
+	if (r == IT_STOP) {
+		w->it_state = IT_OFF;
 		/* what was emitted of this call stands in for its native frame */
-		w->py_replaced = !w->py_leftover && w->py_emitted != w->py_call_start;
+		w->it_replaced = !w->it_leftover && w->it_emitted != w->it_call_start;
 		goto back;
 	}
-	if (r == PY_MORE && w->py_frame) {
+	if (r == IT_MORE && w->it_frame) {
 		if (w->tail_calls < WALK_TAIL_CALLS) {
 			w->tail_calls++;
-			bpf_tail_call(ctx, &walk_progs, PROG_PY);
+			bpf_tail_call(ctx, &walk_progs, PROG_PY + lang);
 		}
-		count_py(KILN_PY_LOOP_CAP);
+		count_interp(lang, KILN_INTERP_LOOP_CAP);
 		w->stack.flags |= KILN_STACK_TRUNCATED;
-		w->py_state = PY_OFF;
+		w->it_state = IT_OFF;
 	}
 	/* A call with no frame (sampled as the loop set its first one up)
 	 * keeps its native frame. */
-	w->py_replaced = !w->py_leftover && w->py_emitted != w->py_call_start;
+	w->it_replaced = !w->it_leftover && w->it_emitted != w->it_call_start;
 back:
-	if (w->py_leftover) {
+	if (w->it_leftover) {
+		if (w->it_emitted != w->it_call_start)
+			count_interp(lang, KILN_INTERP_LEFTOVER);
 		finish_walk(w);
 		return 0;
 	}
+	/* the native frame stays when no interpreter frame replaced it (and
+	 * is not handed to the walker again) */
+	w->it_replaced = w->it_replaced ? IT_REPLACED : IT_KEPT;
 	if (w->tail_calls < WALK_TAIL_CALLS) {
 		w->tail_calls++;
 		bpf_tail_call(ctx, &walk_progs, PROG_WALK);
@@ -894,18 +1053,62 @@ back:
 	return 0;
 }
 
-/* Whether tgid's user stack is walked with tables: user space wrote its
- * mappings, for the process image running now (not one before an exec, or
- * a process that had the pid before). */
-static __always_inline bool tables_apply(__u32 tgid)
+SEC("perf_event")
+int kiln_py(struct bpf_perf_event_data *ctx)
+{
+	return interp_run(ctx, KILN_LANG_PY);
+}
+
+SEC("perf_event")
+int kiln_rb(struct bpf_perf_event_data *ctx)
+{
+	return interp_run(ctx, KILN_LANG_RB);
+}
+
+/* Sets up the walk's interpreter for tgid (instance), if it runs one
+ * user space checked: its eval loop's range and language. */
+static __always_inline void interp_setup(struct walk *w, __u32 tgid, __u32 instance)
+{
+	struct kiln_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct kiln_rb_proc *rb;
+
+	w->it_frame = 0;
+	w->it_state = IT_UNSTARTED;
+	w->it_emitted = 0;
+	w->it_instance = 0;
+	w->it_call_start = 0;
+	w->it_replaced = 0;
+	w->it_leftover = 0;
+	w->it_pending = 0;
+	w->it_eval_len = 0;
+	if (py && py->instance == instance) {
+		w->it_lang = KILN_LANG_PY;
+		w->it_eval_start = py->eval_start;
+		w->it_eval_len = py->eval_end - py->eval_start;
+		w->it_instance = instance;
+		return;
+	}
+	rb = bpf_map_lookup_elem(&rb_procs, &tgid);
+	if (rb && rb->instance == instance) {
+		w->it_lang = KILN_LANG_RB;
+		w->it_eval_start = rb->eval_start;
+		w->it_eval_len = rb->eval_end - rb->eval_start;
+		w->it_instance = instance;
+	}
+}
+
+/* The instance tgid's user stack is walked with tables for: user space
+ * wrote its mappings, for the process image running now (not one before
+ * an exec, or a process that had the pid before). 0: not walked. */
+static __always_inline __u32 tables_instance(__u32 tgid)
 {
 	struct kiln_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &tgid);
 	__u32 *inst;
 
 	if (!pm)
-		return false;
+		return 0;
 	inst = bpf_map_lookup_elem(&instances, &tgid);
-	return inst && *inst == pm->instance;
+	return inst && *inst == pm->instance ? pm->instance : 0;
 }
 
 /* Word indices in the user register set (x86-64 struct pt_regs, arm64
@@ -1013,18 +1216,13 @@ int kiln_sample(struct bpf_perf_event_data *ctx)
 	} else if (user_regs_stale(task)) {
 		count_event(KILN_EV_EXEC_USER_SKIPPED);
 	} else {
-		if (tables_apply(tgid) && user_regs(ctx, task, w) == 0) {
+		__u32 tabled = tables_instance(tgid);
+
+		if (tabled && user_regs(ctx, task, w) == 0) {
 			count_unwind(KILN_UW_WALKS);
 			w->tail_calls = 0;
 			w->pc_is_ra = 0;
-			w->py_frame = 0;
-			w->py_state = PY_UNSTARTED;
-			w->py_emitted = 0;
-			w->py_instance = 0;
-			w->py_call_start = 0;
-			w->py_replaced = 0;
-			w->py_leftover = 0;
-			w->py_pending = 0;
+			interp_setup(w, tgid, tabled);
 			w->stack.len = 0;
 			w->stack.flags = KILN_STACK_TABLES;
 			bpf_tail_call(ctx, &walk_progs, 0);

@@ -53,6 +53,8 @@
 		       "processes whose stacks are walked with unwind tables at once (~4 KiB of BPF memory each; others: frame pointers)"), \
 	CONFIG_ROW_BOOL(T, pipe.no_python, "no-python", 0, \
 			"no Python frames: CPython processes keep their native eval-loop frames and their memory is not read"), \
+	CONFIG_ROW_BOOL(T, pipe.no_ruby, "no-ruby", 0, \
+			"no Ruby frames: CRuby processes keep their native rb_vm_exec frames and their memory is not read"), \
 	CONFIG_ROW_U64(T, pipe.max_mappings, "max-mappings", 0, "N", "262144", 4096, 1 << 26, \
 		       "executable mappings held for all processes together (each keeps at most 4096)"), \
 	CONFIG_ROW_SIZE(T, pipe.cache_bytes, "symbol-cache", "SIZE", "64M", 1 << 20, 1ull << 36, \

@@ -76,7 +76,7 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	proc_table__observe(p->procs, &(struct proc_observer){ on_mapped, on_ended, p });
 	if (p->sampler && opts->sampler.unwind_rows) {
 		struct unwinder_opts uo = { opts->unwind_cache, opts->unwind_cache_bytes,
-					    !opts->no_python };
+					    !opts->no_python, !opts->no_ruby };
 
 		p->uw = unwinder__new(p->sampler, &uo);
 		if (!p->uw) {
@@ -84,7 +84,8 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 			return -ENOMEM;
 		}
 		unwinder__prewarm(p->uw);
-		symbolizer__use_python(p->sym, unwinder__python(p->uw));
+		for (int i = 0; i < KILN_LANG_COUNT; i++)
+			symbolizer__use_interp(p->sym, i, unwinder__interp(p->uw, i));
 	}
 	p->md = metadata__new(&opts->metadata);
 	if (!p->md)     /* metadata__new said why; EINVAL: a bad tag or label option */
@@ -155,8 +156,10 @@ static void on_event(const struct kiln_event *ev, void *ctx)
 			unwinder__miss(p->uw, p->procs, ev->instance);
 		return;
 	}
-	if (ev->type == KILN_EVENT_PY_CODE) {
-		symbolizer__python_code(p->sym, ev->instance, ev->addr);
+	if (ev->type == KILN_EVENT_PY_CODE || ev->type == KILN_EVENT_RB_ISEQ) {
+		symbolizer__interp_code(p->sym,
+					ev->type == KILN_EVENT_PY_CODE ? KILN_LANG_PY : KILN_LANG_RB,
+					ev->instance, ev->addr);
 		return;
 	}
 	proc_table__on_event(p->procs, ev);

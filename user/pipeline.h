@@ -25,6 +25,7 @@ struct pipeline_opts {
 	const char *unwind_cache;       /* tables cached on disk: NULL default, "none" off */
 	uint64_t unwind_cache_bytes;    /* its bound; 0: off */
 	bool no_python;                 /* no Python frames (unwind/python.h) */
+	bool no_ruby;                   /* no Ruby frames (unwind/ruby.h) */
 	uint64_t cache_bytes;           /* ELF symbol cache */
 	uint64_t cache_ttl_ns;          /* its tables unused this long go; 0: never */
 	struct debuginfod_opts debuginfod; /* debug files from DEBUGINFOD_URLS' servers */

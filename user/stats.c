@@ -106,20 +106,54 @@ static bool bpf_stats_on(const void *snap)
 	LABELED("kiln_unwind_cache_refused_total", "reason", NAME, \
 		"unwinder.cache.refused." NAME, unwinder.cache.refused[I], "files", \
 		"unwind cache files not used (deleted) or not written, or its directory not used, by reason")
-#define PY_WALK(I, NAME) \
-	LABELED("kiln_python_walk_errors_total", "reason", NAME, "python.walk_errors." NAME, \
-		py_walker[I], "samples", \
-		"Python walks in BPF that ended early or were cut, by reason (native frames kept)", \
-		.summary = "Python walks stopped (" NAME ")")
-#define PY_REFUSED(I, NAME) \
-	LABELED("kiln_python_processes_refused_total", "reason", NAME, "python.refused." NAME, \
-		python.refused[I], "processes", \
-		"Python processes given no Python frames, by reason (logged once per binary)", \
-		.summary = "Python processes refused (" NAME ")")
-#define PY_UNNAMED(I, NAME) \
-	LABELED("kiln_python_frames_unnamed_total", "reason", NAME, "python.unnamed." NAME, \
-		py_names.failures[I], "frames", "Python frames left without a name, by reason", \
-		.summary = "Python frames unnamed (" NAME ")")
+/* Interpreter frames of language L (kiln/interp.h), LANG its metric and
+ * JSON prefix, TITLE its name in help text. */
+#define INTERP_WALK(L, LANG, TITLE, I, NAME) \
+	LABELED("kiln_" LANG "_walk_errors_total", "reason", NAME, LANG ".walk_errors." NAME, \
+		interp_walker[L][I], "samples", \
+		TITLE " walks in BPF that ended early or were cut, by reason (native frames kept)", \
+		.summary = TITLE " walks stopped (" NAME ")")
+#define INTERP_REFUSED(L, LANG, TITLE, I, NAME) \
+	LABELED("kiln_" LANG "_processes_refused_total", "reason", NAME, LANG ".refused." NAME, \
+		interp[L].refused[I], "processes", \
+		TITLE " processes given no " TITLE " frames, by reason (logged once per binary)", \
+		.summary = TITLE " processes refused (" NAME ")")
+#define INTERP_UNNAMED(L, LANG, TITLE, I, NAME) \
+	LABELED("kiln_" LANG "_frames_unnamed_total", "reason", NAME, LANG ".unnamed." NAME, \
+		names[L].failures[I], "frames", TITLE " frames left without a name, by reason", \
+		.summary = TITLE " frames unnamed (" NAME ")")
+#define INTERP_UNNAMED_ALL(L, LANG, TITLE) \
+	INTERP_UNNAMED(L, LANG, TITLE, CODE_NAMES_GONE, "no_process"), \
+	INTERP_UNNAMED(L, LANG, TITLE, CODE_NAMES_UNREADABLE, "unreadable"), \
+	INTERP_UNNAMED(L, LANG, TITLE, CODE_NAMES_NOT_CODE, "not_code"), \
+	INTERP_UNNAMED(L, LANG, TITLE, CODE_NAMES_REUSED, "reused"), \
+	INTERP_UNNAMED(L, LANG, TITLE, CODE_NAMES_BAD_STRING, "bad_string")
+#define INTERP_COMMON(L, LANG, TITLE) \
+	COUNTER("kiln_" LANG "_walks_total", LANG ".walks", interp_walker[L][KILN_INTERP_WALKS], \
+		"samples", "samples whose BPF walk met the " TITLE " eval loop"), \
+	COUNTER("kiln_" LANG "_frames_walked_total", LANG ".frames", \
+		interp_walker[L][KILN_INTERP_FRAMES], "frames", \
+		TITLE " frames written by the BPF walk")
+#define INTERP_NAMES(L, LANG, TITLE) \
+	GAUGE("kiln_" LANG "_processes", LANG ".processes", interp[L].processes, "processes", \
+	      TITLE " processes given " TITLE " frames now"), \
+	COUNTER("kiln_" LANG "_processes_detected_total", LANG ".detected", interp[L].detected, \
+		"processes", TITLE " processes recognized and checked"), \
+	COUNTER("kiln_" LANG "_frames_total", LANG ".frames_symbolized", names[L].frames, "frames", \
+		TITLE " frames symbolized (once per distinct stack and drain)"), \
+	COUNTER("kiln_" LANG "_frames_named_total", LANG ".frames_named", names[L].named, \
+		"frames", TITLE " frames named from their code objects"), \
+	COUNTER("kiln_" LANG "_code_reads_total", LANG ".code_reads", names[L].reads, "reads", \
+		"code objects read from " TITLE " processes"), \
+	INTERP_UNNAMED_ALL(L, LANG, TITLE), \
+	GAUGE("kiln_" LANG "_names_bytes", LANG ".names_bytes", names[L].bytes, "bytes", \
+	      "bytes of " TITLE " names and line tables cached (at most 32 MiB)"), \
+	COUNTER("kiln_" LANG "_names_flushes_total", LANG ".names_flushes", names[L].flushes, \
+		"flushes", "times the " TITLE " name cache was full and started over", \
+		.summary = TITLE " name cache flushes"), \
+	COUNTER("kiln_" LANG "_line_tables_skipped_total", LANG ".line_tables_skipped", \
+		names[L].no_lines, "code objects", \
+		"code objects whose line table was over 64 KiB (their frames get the first line)")
 #define OUTPUT_REFUSED(I, NAME) \
 	LABELED("kiln_output_refused_total", "reason", NAME, "output_refused." NAME, \
 		output_refused[I], "refusals", \
@@ -448,49 +482,44 @@ static const struct counter stats_rows[] = {
 	UNWIND_UNSUPPORTED(UNWIND_UNSUP_CFI_ERROR, "cfi_error"),
 	UNWIND_UNSUPPORTED(UNWIND_UNSUP_RANGE, "fde_range"),
 	/* Python frames (docs/python.md) */
-	COUNTER("kiln_python_walks_total", "python.walks", py_walker[KILN_PY_WALKS], "samples",
-		"samples whose BPF walk met the Python eval loop"),
-	COUNTER("kiln_python_frames_walked_total", "python.frames", py_walker[KILN_PY_FRAMES],
-		"frames", "Python frames written by the BPF walk"),
-	PY_WALK(KILN_PY_ERR_TSS, "thread_state_key"),
-	PY_WALK(KILN_PY_ERR_TSD, "thread_specific_data"),
-	PY_WALK(KILN_PY_NO_TSTATE, "no_thread_state"),
-	PY_WALK(KILN_PY_ERR_FRAME, "frame_unreadable"),
-	PY_WALK(KILN_PY_ERR_CODE, "not_code"),
-	PY_WALK(KILN_PY_TRUNCATED, "frame_cap"),
-	PY_WALK(KILN_PY_LOOP_CAP, "walk_budget"),
-	PY_WALK(KILN_PY_CHAIN_SHORT, "chain_short"),
-	PY_WALK(KILN_PY_LEFTOVER, "leftover_at_root"),
-	GAUGE("kiln_python_processes", "python.processes", python.processes, "processes",
-	      "Python processes given Python frames now"),
-	COUNTER("kiln_python_processes_detected_total", "python.detected", python.detected,
-		"processes", "Python processes recognized and checked"),
-	PY_REFUSED(PY_REFUSED_VERSION, "version"),
-	PY_REFUSED(PY_REFUSED_SYMBOLS, "symbols"),
-	PY_REFUSED(PY_REFUSED_OFFSETS, "offsets"),
-	PY_REFUSED(PY_REFUSED_TSD, "thread_state_key"),
-	PY_REFUSED(PY_REFUSED_UNREADABLE, "unreadable"),
-	PY_REFUSED(PY_REFUSED_NOT_READY, "not_initialized"),
-	PY_REFUSED(PY_REFUSED_FULL, "full"),
-	COUNTER("kiln_python_frames_total", "python.frames_symbolized", py_names.frames, "frames",
-		"Python frames symbolized (once per distinct stack and drain)"),
-	COUNTER("kiln_python_frames_named_total", "python.frames_named", py_names.named, "frames",
-		"Python frames named from their code objects"),
-	COUNTER("kiln_python_code_reads_total", "python.code_reads", py_names.reads, "reads",
-		"code objects read from Python processes"),
-	PY_UNNAMED(PY_NAMES_GONE, "no_process"),
-	PY_UNNAMED(PY_NAMES_UNREADABLE, "unreadable"),
-	PY_UNNAMED(PY_NAMES_NOT_CODE, "not_code"),
-	PY_UNNAMED(PY_NAMES_REUSED, "reused"),
-	PY_UNNAMED(PY_NAMES_BAD_STRING, "bad_string"),
-	GAUGE("kiln_python_names_bytes", "python.names_bytes", py_names.bytes, "bytes",
-	      "bytes of Python names and line tables cached (at most 32 MiB)"),
-	COUNTER("kiln_python_names_flushes_total", "python.names_flushes", py_names.flushes,
-		"flushes", "times the Python name cache was full and started over",
-		.summary = "Python name cache flushes"),
-	COUNTER("kiln_python_line_tables_skipped_total", "python.line_tables_skipped",
-		py_names.no_lines, "code objects",
-		"code objects whose line table was over 64 KiB (their frames get the first line)"),
+	INTERP_COMMON(KILN_LANG_PY, "python", "Python"),
+	INTERP_WALK(KILN_LANG_PY, "python", "Python", KILN_INTERP_ERR_KEY, "thread_state_key"),
+	INTERP_WALK(KILN_LANG_PY, "python", "Python", KILN_INTERP_ERR_TSD, "thread_specific_data"),
+	INTERP_WALK(KILN_LANG_PY, "python", "Python", KILN_INTERP_NO_STATE, "no_thread_state"),
+	INTERP_WALK(KILN_LANG_PY, "python", "Python", KILN_INTERP_ERR_FRAME, "frame_unreadable"),
+	INTERP_WALK(KILN_LANG_PY, "python", "Python", KILN_INTERP_ERR_CODE, "not_code"),
+	INTERP_WALK(KILN_LANG_PY, "python", "Python", KILN_INTERP_TRUNCATED, "frame_cap"),
+	INTERP_WALK(KILN_LANG_PY, "python", "Python", KILN_INTERP_LOOP_CAP, "walk_budget"),
+	INTERP_WALK(KILN_LANG_PY, "python", "Python", KILN_INTERP_CHAIN_SHORT, "chain_short"),
+	INTERP_WALK(KILN_LANG_PY, "python", "Python", KILN_INTERP_LEFTOVER, "leftover_at_root"),
+	INTERP_REFUSED(KILN_LANG_PY, "python", "Python", PY_REFUSED_VERSION, "version"),
+	INTERP_REFUSED(KILN_LANG_PY, "python", "Python", PY_REFUSED_SYMBOLS, "symbols"),
+	INTERP_REFUSED(KILN_LANG_PY, "python", "Python", PY_REFUSED_OFFSETS, "offsets"),
+	INTERP_REFUSED(KILN_LANG_PY, "python", "Python", PY_REFUSED_TSD, "thread_state_key"),
+	INTERP_REFUSED(KILN_LANG_PY, "python", "Python", PY_REFUSED_UNREADABLE, "unreadable"),
+	INTERP_REFUSED(KILN_LANG_PY, "python", "Python", PY_REFUSED_NOT_READY, "not_initialized"),
+	INTERP_REFUSED(KILN_LANG_PY, "python", "Python", PY_REFUSED_FULL, "full"),
+	INTERP_NAMES(KILN_LANG_PY, "python", "Python"),
+	/* Ruby frames (docs/ruby.md) */
+	INTERP_COMMON(KILN_LANG_RB, "ruby", "Ruby"),
+	INTERP_WALK(KILN_LANG_RB, "ruby", "Ruby", KILN_INTERP_ERR_KEY, "tls"),
+	INTERP_WALK(KILN_LANG_RB, "ruby", "Ruby", KILN_INTERP_ERR_TSD, "thread_pointer"),
+	INTERP_WALK(KILN_LANG_RB, "ruby", "Ruby", KILN_INTERP_NO_STATE, "no_execution_context"),
+	INTERP_WALK(KILN_LANG_RB, "ruby", "Ruby", KILN_INTERP_NOT_HOLDER, "not_gvl_holder"),
+	INTERP_WALK(KILN_LANG_RB, "ruby", "Ruby", KILN_INTERP_ERR_FRAME, "frame_unreadable"),
+	INTERP_WALK(KILN_LANG_RB, "ruby", "Ruby", KILN_INTERP_ERR_CODE, "not_iseq"),
+	INTERP_WALK(KILN_LANG_RB, "ruby", "Ruby", KILN_INTERP_TRUNCATED, "frame_cap"),
+	INTERP_WALK(KILN_LANG_RB, "ruby", "Ruby", KILN_INTERP_LOOP_CAP, "walk_budget"),
+	INTERP_WALK(KILN_LANG_RB, "ruby", "Ruby", KILN_INTERP_CHAIN_SHORT, "chain_short"),
+	INTERP_WALK(KILN_LANG_RB, "ruby", "Ruby", KILN_INTERP_LEFTOVER, "leftover_at_root"),
+	INTERP_REFUSED(KILN_LANG_RB, "ruby", "Ruby", RB_REFUSED_VERSION, "version"),
+	INTERP_REFUSED(KILN_LANG_RB, "ruby", "Ruby", RB_REFUSED_SYMBOLS, "symbols"),
+	INTERP_REFUSED(KILN_LANG_RB, "ruby", "Ruby", RB_REFUSED_OFFSETS, "offsets"),
+	INTERP_REFUSED(KILN_LANG_RB, "ruby", "Ruby", RB_REFUSED_THREAD, "thread"),
+	INTERP_REFUSED(KILN_LANG_RB, "ruby", "Ruby", RB_REFUSED_UNREADABLE, "unreadable"),
+	INTERP_REFUSED(KILN_LANG_RB, "ruby", "Ruby", RB_REFUSED_NOT_READY, "not_initialized"),
+	INTERP_REFUSED(KILN_LANG_RB, "ruby", "Ruby", RB_REFUSED_FULL, "full"),
+	INTERP_NAMES(KILN_LANG_RB, "ruby", "Ruby"),
 	OUTPUT_REFUSED(FILE_REFUSED_DIR_OWNER, "dir_owner"),
 	OUTPUT_REFUSED(FILE_REFUSED_DIR_MODE, "dir_mode"),
 	OUTPUT_REFUSED(FILE_REFUSED_LINK, "link"),
@@ -600,9 +629,11 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	sampler__unwind_stats(smp, s->walker);
 	if (pipeline__unwinder(p))
 		unwinder__stats(pipeline__unwinder(p), &s->unwinder);
-	sampler__python_stats(smp, s->py_walker);
-	pythons__stats(unwinder__python(pipeline__unwinder(p)), &s->python);
-	symbolizer__python_stats(pipeline__symbolizer(p), &s->py_names);
+	for (int i = 0; i < KILN_LANG_COUNT; i++) {
+		sampler__interp_stats(smp, i, s->interp_walker[i]);
+		interp_procs__stats(unwinder__interp(pipeline__unwinder(p), i), &s->interp[i]);
+		symbolizer__interp_stats(pipeline__symbolizer(p), i, &s->names[i]);
+	}
 	file__refusal_stats(s->output_refused);
 }
 

@@ -43,10 +43,11 @@ struct kiln_stats {
 	/* The BPF walker and the tables loaded for it (zero without). */
 	uint64_t walker[KILN_UW_STAT_COUNT];
 	struct unwinder_stats unwinder;
-	/* Python frames: the BPF walk, the processes, the names. */
-	uint64_t py_walker[KILN_PY_STAT_COUNT];
-	struct python_stats python;
-	struct py_names_stats py_names;
+	/* Interpreter frames, per language (kiln/interp.h): the BPF walk, the
+	 * processes, the names. */
+	uint64_t interp_walker[KILN_LANG_COUNT][KILN_INTERP_STAT_COUNT];
+	struct interp_stats interp[KILN_LANG_COUNT];
+	struct code_names_stats names[KILN_LANG_COUNT];
 	uint64_t output_refused[FILE_REFUSAL_COUNT]; /* core/file */
 	/* The agent's exporters. */
 	struct files_stats files;

@@ -74,6 +74,7 @@ enum kiln_event_type {
 	KILN_EVENT_MAPS = 4,    /* a walk met a pc outside the process's known mappings */
 	KILN_EVENT_PY_CODE = 5, /* a Python walk met a code object (addr) the first
 				 * time: user space names it while the process lives */
+	KILN_EVENT_RB_ISEQ = 6, /* the same for a Ruby instruction sequence */
 };
 
 struct kiln_event {
@@ -84,7 +85,7 @@ struct kiln_event {
 	__u64 start_ns;         /* task start, ns since boot */
 	__u64 cgroup_id;
 	__u64 time_ns;          /* when sent, CLOCK_MONOTONIC */
-	__u64 addr;             /* KILN_EVENT_PY_CODE: the code object */
+	__u64 addr;             /* KILN_EVENT_PY_CODE, _RB_ISEQ: the code object */
 	char comm[KILN_COMM_LEN];
 };
 

@@ -189,7 +189,8 @@ static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
 	}
 	s->uw.rows_fd = bpf_map__fd(s->skel->maps.unwind_rows);
 	s->uw.py_procs_fd = bpf_map__fd(s->skel->maps.py_procs);
-	s->uw.py_procs_max = opts->unwind_processes;
+	s->uw.rb_procs_fd = bpf_map__fd(s->skel->maps.rb_procs);
+	s->uw.procs_max = opts->unwind_processes;
 	s->uw.rows_cap = opts->unwind_rows;
 	s->uw.rule_stride = (sizeof(struct kiln_unwind_rule) + 7) & ~(size_t)7;
 	s->uw.proc_maps_fd = bpf_map__fd(s->skel->maps.proc_maps);
@@ -257,6 +258,9 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 				 opts->unwind_rows && opts->unwind_processes ?
 				 opts->unwind_processes : 1);
 	bpf_map__set_max_entries(s->skel->maps.py_procs,
+				 opts->unwind_rows && opts->unwind_processes ?
+				 opts->unwind_processes : 1);
+	bpf_map__set_max_entries(s->skel->maps.rb_procs,
 				 opts->unwind_rows && opts->unwind_processes ?
 				 opts->unwind_processes : 1);
 	bpf_map__set_max_entries(s->skel->maps.events,
@@ -570,12 +574,14 @@ void sampler__unwind_stats(struct sampler *s, uint64_t out[KILN_UW_STAT_COUNT])
 		out[i] = sum_percpu(fd, i, s->percpu, s->ncpus, false);
 }
 
-void sampler__python_stats(struct sampler *s, uint64_t out[KILN_PY_STAT_COUNT])
+void sampler__interp_stats(struct sampler *s, enum kiln_interp_lang lang,
+			   uint64_t out[KILN_INTERP_STAT_COUNT])
 {
-	int fd = bpf_map__fd(s->skel->maps.py_stats);
+	int fd = bpf_map__fd(s->skel->maps.interp_stats);
 
-	for (uint32_t i = 0; i < KILN_PY_STAT_COUNT; i++)
-		out[i] = sum_percpu(fd, i, s->percpu, s->ncpus, false);
+	for (uint32_t i = 0; i < KILN_INTERP_STAT_COUNT; i++)
+		out[i] = sum_percpu(fd, lang * KILN_INTERP_STAT_COUNT + i, s->percpu, s->ncpus,
+				    false);
 }
 
 bool sampler__unwind_maps(struct sampler *s, struct sampler_unwind_maps *out)

@@ -12,6 +12,7 @@
 
 #include "kiln/sample.h"
 #include "kiln/python.h"
+#include "kiln/ruby.h"
 #include "kiln/unwind.h"
 
 struct sampler_opts {
@@ -37,7 +38,8 @@ struct sampler_unwind_maps {
 	struct kiln_exe_table *tables;  /* KILN_UNWIND_SLOTS */
 	int proc_maps_fd;
 	int py_procs_fd;                /* include/kiln/python.h */
-	uint32_t py_procs_max;
+	int rb_procs_fd;                /* include/kiln/ruby.h */
+	uint32_t procs_max;             /* entries of each */
 	size_t bytes;                   /* kernel memory of these maps, about */
 };
 
@@ -94,8 +96,10 @@ void sampler__stop(struct sampler *s);
 void sampler__event_stats(struct sampler *s, uint64_t out[KILN_EV_STAT_COUNT]);
 /* Cumulative walker counters (enum kiln_unwind_stat). */
 void sampler__unwind_stats(struct sampler *s, uint64_t out[KILN_UW_STAT_COUNT]);
-/* Cumulative Python walker counters (enum kiln_py_stat). */
-void sampler__python_stats(struct sampler *s, uint64_t out[KILN_PY_STAT_COUNT]);
+/* Cumulative interpreter walker counters of language lang (enum
+ * kiln_interp_stat). */
+void sampler__interp_stats(struct sampler *s, enum kiln_interp_lang lang,
+			   uint64_t out[KILN_INTERP_STAT_COUNT]);
 /* The walker's maps; false when opts->unwind_rows was 0 (no walks). */
 bool sampler__unwind_maps(struct sampler *s, struct sampler_unwind_maps *out);
 unsigned sampler__cpus(const struct sampler *s);

@@ -40,8 +40,10 @@ struct symbolizer {
 	struct symbolizer_stats before; /* stats before the last stack */
 	struct jit_cache *jit;
 	struct symtab *vdso;
-	struct pythons *py;     /* NULL: Python frames stay unnamed */
-	struct py_names *py_names;
+	/* per language (kiln/interp.h): its processes (NULL: its frames
+	 * stay unnamed) and its names */
+	struct interp_procs *interp[KILN_LANG_COUNT];
+	struct code_names *names[KILN_LANG_COUNT];
 	char *scratch;          /* names of the current stack */
 	size_t scratch_len;
 	size_t inlined_room;    /* inlined frames the current stack may still get */
@@ -91,8 +93,10 @@ struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns, si
 	sym->scratch = malloc(SCRATCH_BYTES);
 	sym->cache = symcache__new(cache_bytes);
 	sym->jit = jit_cache__new(proc_table__root(procs), jit_bytes);
-	sym->py_names = py_names__new(PY_NAMES_BYTES);
-	if (!sym->scratch || !sym->cache || !sym->jit || !sym->py_names) {
+	sym->names[KILN_LANG_PY] = code_names__new(&py_names_lang, CODE_NAMES_BYTES);
+	sym->names[KILN_LANG_RB] = code_names__new(&rb_names_lang, CODE_NAMES_BYTES);
+	if (!sym->scratch || !sym->cache || !sym->jit || !sym->names[KILN_LANG_PY] ||
+	    !sym->names[KILN_LANG_RB]) {
 		symbolizer__free(sym);
 		errno = ENOMEM;
 		return NULL;
@@ -333,31 +337,41 @@ static size_t user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uin
 	return 1;
 }
 
-static bool py_slot(uint64_t ip, unsigned tag)
+/* The language of an interpreter slot (kiln/interp.h: each language's
+ * tags are 0xc1 + 2 * lang, code then where), -1 for a native pc; *where:
+ * the slot is the second of its frame. */
+static int interp_slot(uint64_t ip, bool *where)
 {
-	return ip >> KILN_PY_TAG_SHIFT == tag;
+	unsigned tag = (unsigned)(ip >> KILN_INTERP_TAG_SHIFT);
+
+	if (tag < KILN_PY_TAG_CODE || tag >= KILN_PY_TAG_CODE + 2 * KILN_LANG_COUNT)
+		return -1;
+	*where = (tag - KILN_PY_TAG_CODE) & 1;
+	return (int)(tag - KILN_PY_TAG_CODE) / 2;
 }
 
-/* A Python frame from its two slots (include/kiln/python.h). */
-static void python_frame(struct symbolizer *sym, const struct proc_snapshot *snap,
+/* An interpreter frame of language lang from its two slots. */
+static void interp_frame(struct symbolizer *sym, const struct proc_snapshot *snap, int lang,
 			 uint64_t code_slot, uint64_t where_slot, uint64_t count, struct frame *f)
 {
-	uint64_t code = code_slot & ((1ull << KILN_PY_TAG_SHIFT) - 1);
-	const struct python_info *info = snap ? pythons__get(sym->py, snap->instance) : NULL;
-	struct py_frame_name pn;
+	static const char *const unnamed[KILN_LANG_COUNT] = { "[python code 0x%" PRIx64 "]",
+							       "[ruby iseq 0x%" PRIx64 "]" };
+	uint64_t code = code_slot & ((1ull << KILN_INTERP_TAG_SHIFT) - 1);
+	const void *facts = snap ? interp_procs__get(sym->interp[lang], snap->instance) : NULL;
+	struct code_frame_name cn;
 
 	*f = (struct frame){ .kind = FRAME_USER, .addr = code };
 	sym->stats.user_frames += count;
-	if (snap && py_names__frame(sym->py_names, info, snap->pid, snap->instance, code,
-				    (uint32_t)(where_slot >> 32) & KILN_PY_CHECK_MASK,
-				    (uint32_t)where_slot, &pn) == 0) {
-		f->name = scratch_name(sym, "%s", pn.name);
-		f->file = scratch_name(sym, "%s", pn.file);
-		f->line = pn.line;
+	if (snap && code_names__frame(sym->names[lang], facts, snap->pid, snap->instance, code,
+				      (uint32_t)(where_slot >> 32) & KILN_INTERP_CHECK_MASK,
+				      (uint32_t)where_slot, &cn) == 0) {
+		f->name = scratch_name(sym, "%s", cn.name);
+		f->file = scratch_name(sym, "%s", cn.file);
+		f->line = cn.line;
 		sym->stats.user_resolved += count;
 		return;
 	}
-	f->name = scratch_name(sym, "[python code 0x%" PRIx64 "]", code);
+	f->name = scratch_name(sym, unnamed[lang], code);
 	f->unnamed = true;
 }
 
@@ -383,7 +397,9 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	 * left the stack (a caller built without frame pointers): what lies
 	 * beyond it is noise, shown as one [unknown] caller. */
 	for (uint32_t i = 1; i < un; i++) {
-		if (py_slot(uips[i], KILN_PY_TAG_CODE) || py_slot(uips[i], KILN_PY_TAG_WHERE))
+		bool where;
+
+		if (interp_slot(uips[i], &where) >= 0)
 			continue;
 		if (!find_mapping(sym, snap, uips[i] - 1)) {
 			n += user_frame(sym, snap, uips[i], uips[i] - 1, count, &frames[n]);
@@ -393,14 +409,18 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 		}
 	}
 	for (uint32_t i = un; i-- > 0;) {
-		if (py_slot(uips[i], KILN_PY_TAG_WHERE)) {
-			if (i > 0 && py_slot(uips[i - 1], KILN_PY_TAG_CODE)) {
-				python_frame(sym, snap, uips[i - 1], uips[i], count, &frames[n++]);
+		bool where, code_where;
+		int lang = interp_slot(uips[i], &where);
+
+		if (lang >= 0 && where) {
+			if (i > 0 && interp_slot(uips[i - 1], &code_where) == lang && !code_where) {
+				interp_frame(sym, snap, lang, uips[i - 1], uips[i], count,
+					     &frames[n++]);
 				i--;
 			}
 			continue;
 		}
-		if (py_slot(uips[i], KILN_PY_TAG_CODE))
+		if (lang >= 0)
 			continue;       /* a slot without its pair: not a frame */
 		n += user_frame(sym, snap, uips[i], i ? uips[i] - 1 : uips[i], count, &frames[n]);
 	}
@@ -517,30 +537,34 @@ void symbolizer__jit_stats(const struct symbolizer *sym, struct jit_stats *out)
 	jit_cache__stats(sym->jit, out);
 }
 
-void symbolizer__use_python(struct symbolizer *sym, struct pythons *py)
+void symbolizer__use_interp(struct symbolizer *sym, enum kiln_interp_lang lang,
+			   struct interp_procs *procs)
 {
-	sym->py = py;
+	sym->interp[lang] = procs;
 }
 
-void symbolizer__python_code(struct symbolizer *sym, uint32_t instance, uint64_t code)
+void symbolizer__interp_code(struct symbolizer *sym, enum kiln_interp_lang lang,
+			     uint32_t instance, uint64_t code)
 {
-	const struct python_info *info = pythons__get(sym->py, instance);
-	const struct proc_snapshot *snap = info ? proc_table__get(sym->procs, instance) : NULL;
+	const void *facts = interp_procs__get(sym->interp[lang], instance);
+	const struct proc_snapshot *snap = facts ? proc_table__get(sym->procs, instance) : NULL;
 
 	if (snap && !snap->ended)
-		py_names__prefetch(sym->py_names, info, snap->pid, instance, code);
+		code_names__prefetch(sym->names[lang], facts, snap->pid, instance, code);
 }
 
-void symbolizer__python_stats(const struct symbolizer *sym, struct py_names_stats *out)
+void symbolizer__interp_stats(const struct symbolizer *sym, enum kiln_interp_lang lang,
+			      struct code_names_stats *out)
 {
-	py_names__stats(sym->py_names, out);
+	code_names__stats(sym->names[lang], out);
 }
 
 void symbolizer__free(struct symbolizer *sym)
 {
 	if (!sym)
 		return;
-	py_names__free(sym->py_names);
+	for (int i = 0; i < KILN_LANG_COUNT; i++)
+		code_names__free(sym->names[i]);
 	debuginfod__free(sym->dbgi);
 	kallsyms__free(sym->ks);
 	jit_cache__free(sym->jit);

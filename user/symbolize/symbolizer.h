@@ -16,6 +16,7 @@
 #include "symbolize/debuginfod.h"
 #include "symbolize/jit.h"
 #include "symbolize/py_names.h"
+#include "symbolize/rb_names.h"
 #include "symbolize/symcache.h"
 #include "unwind/python.h"
 
@@ -102,14 +103,18 @@ void symbolizer__mapped(struct symbolizer *sym, const struct proc_snapshot *snap
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *out);
 void symbolizer__cache_stats(const struct symbolizer *sym, struct symcache_stats *out);
 void symbolizer__jit_stats(const struct symbolizer *sym, struct jit_stats *out);
-/* Python frames (the (code, where) slot pairs of include/kiln/python.h)
- * are named from the code objects of the processes py knows; without it
- * (or for a process it does not know) they stay unnamed, counted. */
-void symbolizer__use_python(struct symbolizer *sym, struct pythons *py);
+/* Interpreter frames (the (code, where) slot pairs of include/kiln/interp.h)
+ * of language lang are named from the code objects of the processes
+ * procs knows; without it (or for a process it does not know) they stay
+ * unnamed, counted. */
+void symbolizer__use_interp(struct symbolizer *sym, enum kiln_interp_lang lang,
+			   struct interp_procs *procs);
 /* BPF met code object code of instance for the first time: read its names
  * now, while the process lives. */
-void symbolizer__python_code(struct symbolizer *sym, uint32_t instance, uint64_t code);
-void symbolizer__python_stats(const struct symbolizer *sym, struct py_names_stats *out);
+void symbolizer__interp_code(struct symbolizer *sym, enum kiln_interp_lang lang,
+			     uint32_t instance, uint64_t code);
+void symbolizer__interp_stats(const struct symbolizer *sym, enum kiln_interp_lang lang,
+			      struct code_names_stats *out);
 void symbolizer__free(struct symbolizer *sym);
 
 #endif

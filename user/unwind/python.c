@@ -25,8 +25,6 @@
 #include <bpf/bpf.h>
 
 #include "core/elf.h"
-#include "core/hash.h"
-#include "core/hashmap.h"
 #include "core/log.h"
 #include "unwind/python.h"
 
@@ -40,10 +38,7 @@ const char *const python_refusal_names[PY_REFUSAL_COUNT] = {
 	[PY_REFUSED_FULL] = "full",
 };
 
-#define SYMBOLS_MAX (1u << 22) /* symbols looked at in one file */
-#define ATTEMPTS_MAX 4 /* the first read and the re-reads at ~50 ms, 250 ms, 1 s */
 #define THREADS_MAX 64 /* thread states looked at when checking the key */
-#define LOGGED_MAX 4096 /* binaries whose refusal was logged */
 #define TSD_SCAN 0x800 /* bytes of a thread descriptor searched for its state */
 #define TSD_SCAN_FROM 0x100
 #define PY_READ_MAX 72 /* the walker reads 80 bytes: a u64 field must end by 80 */
@@ -134,54 +129,6 @@ static const struct py_layout layouts[] = {
 	  .compact_data = 56 },
 };
 
-enum { ST_PENDING = 0, ST_OK, ST_REFUSED };
-
-struct py_proc {
-	uint32_t instance;
-	pid_t pid;
-	int state;
-	int attempts;
-	struct python_info info;
-};
-
-struct pythons {
-	int fd;
-	uint32_t max, used;
-	struct hashmap procs; /* instance -> struct py_proc */
-	struct hashmap logged; /* binary key hash -> 1 */
-	size_t nlogged;
-	struct python_stats st;
-};
-
-struct pythons *pythons__new(int py_procs_fd, uint32_t max)
-{
-	struct pythons *p = calloc(1, sizeof(*p));
-
-	if (!p)
-		return NULL;
-	p->fd = py_procs_fd;
-	p->max = max;
-	return p;
-}
-
-int python__read(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n;
-
-	if (!addr)
-		return -EFAULT;
-	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
-static int read_u64(pid_t pid, uint64_t addr, uint64_t *v)
-{
-	return python__read(pid, addr, v, sizeof(*v));
-}
-
 /* ---- the binary ---- */
 
 enum { SYM_RUNTIME, SYM_EVAL, SYM_CODE_TYPE, SYM_GILSTATE, SYM_VERSION, SYM_COUNT };
@@ -206,64 +153,6 @@ static uint32_t name_minor(const char *base)
 		return 0;
 	m = strtoul(v + 8, &end, 10);
 	return end != v + 8 && m < 100 ? (uint32_t)m : 0;
-}
-
-/* The symbols of the file open at fd, at their runtime addresses for the
- * executable mapping m. 0 or -errno. */
-static int read_binary(const struct proc_mapping *m, struct py_binary *out)
-{
-	Elf *elf = elf__begin_fd(m->bin->fd, m->bin->path);
-	uint64_t bias = 0;
-	bool have_bias = false;
-	size_t nph = 0, seen = 0;
-	Elf_Scn *scn = NULL;
-
-	if (!elf)
-		return -EINVAL;
-	if (elf_getphdrnum(elf, &nph) == 0) {
-		for (size_t i = 0; i < nph && !have_bias; i++) {
-			GElf_Phdr ph;
-
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
-			    !(ph.p_flags & PF_X))
-				continue;
-			if (m->pgoff >= ph.p_offset && m->pgoff < ph.p_offset + ph.p_filesz) {
-				bias = m->start - m->pgoff - (ph.p_vaddr - ph.p_offset);
-				have_bias = true;
-			}
-		}
-	}
-	while (have_bias && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || sh.sh_entsize == 0)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < n && seen < SYMBOLS_MAX; i++, seen++) {
-			GElf_Sym s;
-			const char *name;
-
-			if (!gelf_getsym(data, (int)i, &s) || s.st_value == 0 ||
-			    s.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (!name || (name[0] != '_' && name[0] != 'P'))
-				continue;
-			for (int k = 0; k < SYM_COUNT; k++)
-				if (!out->addr[k] && strcmp(name, sym_names[k]) == 0) {
-					out->addr[k] = s.st_value + bias;
-					out->size[k] = s.st_size;
-				}
-		}
-	}
-	elf_end(elf);
-	return have_bias ? 0 : -ENOENT;
 }
 
 /* ---- checks against the running process ---- */
@@ -292,12 +181,12 @@ static int check_code_type(pid_t pid, uint64_t type, const struct py_layout *l)
 	unsigned found = 0;
 	int err;
 
-	if ((err = read_u64(pid, type + TP_BASICSIZE, &basic)) ||
-	    (err = read_u64(pid, type + TP_MEMBERS, &table)))
+	if ((err = interp__read_u64(pid, type + TP_BASICSIZE, &basic)) ||
+	    (err = interp__read_u64(pid, type + TP_MEMBERS, &table)))
 		return err;
 	if (basic != l->o.code_bytecode)
 		return -EPROTO;
-	if ((err = python__read(pid, table, members, sizeof(members))))
+	if ((err = interp__read(pid, table, members, sizeof(members))))
 		return err;
 	for (int i = 0; i < MEMBERS_MAX; i++) {
 		uint64_t name_addr, off;
@@ -307,7 +196,7 @@ static int check_code_type(pid_t pid, uint64_t type, const struct py_layout *l)
 		memcpy(&off, members + i * MEMBER_SIZE + 16, 8);
 		if (!name_addr)
 			break;
-		if (python__read(pid, name_addr, name, sizeof(name)))
+		if (interp__read(pid, name_addr, name, sizeof(name)))
 			continue;
 		name[sizeof(name) - 1] = 0;
 		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
@@ -338,7 +227,7 @@ static int use_debug_offsets(pid_t pid, uint64_t runtime, uint32_t version, stru
 {
 	uint8_t d[DBG_END];
 	uint64_t v[DBG_END / 8];
-	int err = python__read(pid, runtime, d, sizeof(d));
+	int err = interp__read(pid, runtime, d, sizeof(d));
 
 	if (err)
 		return err;
@@ -411,7 +300,7 @@ static uint64_t decode_tss(pid_t pid, uint64_t fn)
 {
 	uint8_t c[48];
 
-	if (!fn || python__read(pid, fn, c, sizeof(c)))
+	if (!fn || interp__read(pid, fn, c, sizeof(c)))
 		return 0;
 	for (size_t i = 0; i + 7 <= sizeof(c); i++) {
 		int32_t d;
@@ -444,15 +333,15 @@ static int find_tsd(pid_t pid, uint64_t runtime, const struct py_layout *l, int3
 
 	*tsd_off = 0;
 	*first_tstate = 0;
-	if (read_u64(pid, runtime + l->runtime_interpreters, &interp) || !interp ||
-	    read_u64(pid, interp + l->interp_threads, &ts) || !ts)
+	if (interp__read_u64(pid, runtime + l->runtime_interpreters, &interp) || !interp ||
+	    interp__read_u64(pid, interp + l->interp_threads, &ts) || !ts)
 		return -EAGAIN;
 	*first_tstate = ts;
 	for (int i = 0; i < THREADS_MAX && ts; i++) {
 		uint64_t tp, buf[TSD_SCAN / 8], next = 0;
 
-		if (read_u64(pid, ts + l->tstate_thread_id, &tp) || !tp ||
-		    python__read(pid, tp + TSD_SCAN_FROM, buf, sizeof(buf)))
+		if (interp__read_u64(pid, ts + l->tstate_thread_id, &tp) || !tp ||
+		    interp__read(pid, tp + TSD_SCAN_FROM, buf, sizeof(buf)))
 			goto next;
 		checked++;
 		if (*tsd_off) {
@@ -473,7 +362,7 @@ static int find_tsd(pid_t pid, uint64_t runtime, const struct py_layout *l, int3
 			}
 		}
 next:
-		if (read_u64(pid, ts + l->tstate_next, &next))
+		if (interp__read_u64(pid, ts + l->tstate_next, &next))
 			break;
 		ts = next;
 	}
@@ -488,22 +377,22 @@ static int check_frame(pid_t pid, uint64_t tstate, uint64_t code_type, const str
 {
 	uint64_t cframe = tstate, frame, code, type;
 
-	if (l->o.tstate_cframe != NONE && read_u64(pid, tstate + l->o.tstate_cframe, &cframe))
+	if (l->o.tstate_cframe != NONE && interp__read_u64(pid, tstate + l->o.tstate_cframe, &cframe))
 		return -EFAULT;
-	if (!cframe || read_u64(pid, cframe + l->o.cframe_frame, &frame))
+	if (!cframe || interp__read_u64(pid, cframe + l->o.cframe_frame, &frame))
 		return -EFAULT;
 	for (int i = 0; i < 8 && frame; i++) {
 		uint8_t entry;
 
-		if (read_u64(pid, frame + l->o.frame_code, &code) ||
-		    python__read(pid, frame + l->o.frame_entry, &entry, 1))
+		if (interp__read_u64(pid, frame + l->o.frame_code, &code) ||
+		    interp__read(pid, frame + l->o.frame_entry, &entry, 1))
 			return -EFAULT;
 		if (!(l->o.entry_kind == KILN_PY_ENTRY_SHIM && entry == l->o.entry_value)) {
-			if (read_u64(pid, code + 8, &type))
+			if (interp__read_u64(pid, code + 8, &type))
 				return -EFAULT;
 			return type == code_type ? 0 : -EPROTO;
 		}
-		if (read_u64(pid, frame + l->o.frame_previous, &frame))
+		if (interp__read_u64(pid, frame + l->o.frame_previous, &frame))
 			return -EFAULT;
 	}
 	return 0; /* no frame to check (between calls) */
@@ -530,7 +419,7 @@ static int detect(pid_t pid, const struct py_binary *b, struct python_info *out)
 	return PY_REFUSED_TSD + 1;
 #endif
 	if (b->addr[SYM_VERSION]) {
-		if ((err = python__read(pid, b->addr[SYM_VERSION], &version, sizeof(version))))
+		if ((err = interp__read(pid, b->addr[SYM_VERSION], &version, sizeof(version))))
 			return refusal_of(err) + 1;
 		minor = version >> 16 & 0xff;
 		if (version >> 24 != 3)
@@ -560,7 +449,7 @@ static int detect(pid_t pid, const struct py_binary *b, struct python_info *out)
 	tss = decode_tss(pid, b->addr[SYM_GILSTATE]);
 	if (tss < b->addr[SYM_RUNTIME] || tss + 8 > b->addr[SYM_RUNTIME] + b->size[SYM_RUNTIME])
 		tss = b->addr[SYM_RUNTIME] + l.runtime_tss;
-	if ((err = python__read(pid, tss, tss_val, sizeof(tss_val))))
+	if ((err = interp__read(pid, tss, tss_val, sizeof(tss_val))))
 		return refusal_of(err) + 1;
 	if (tss_val[0] != 1)
 		return -EAGAIN; /* not initialized yet */
@@ -594,157 +483,77 @@ static int detect(pid_t pid, const struct py_binary *b, struct python_info *out)
 
 /* ---- processes ---- */
 
-static bool python_named(const char *path)
-{
-	const char *base = strrchr(path, '/');
+static const char *const python_prefixes[] = { "python", "libpython", NULL };
 
-	base = base ? base + 1 : path;
-	return strncmp(base, "python", 6) == 0 || strncmp(base, "libpython", 9) == 0;
+static const struct interp_kind python_kind = {
+	.name = "python",
+	.refusal_names = python_refusal_names,
+	.nrefusals = PY_REFUSAL_COUNT,
+	.full = PY_REFUSED_FULL,
+	.facts_size = sizeof(struct python_info),
+	.bpf_size = sizeof(struct kiln_py_proc),
+};
+
+struct interp_procs *pythons__new(int py_procs_fd, uint32_t max)
+{
+	return interp_procs__new(&python_kind, py_procs_fd, max);
 }
 
-static void refuse(struct pythons *p, struct py_proc *e, enum python_refusal why,
-		   const struct binary *bin)
+void pythons__mapped(struct interp_procs *p, const struct proc_snapshot *s)
 {
-	uint64_t h = hash__str(bin ? bin->key : "?");
-
-	e->state = ST_REFUSED;
-	p->st.refused[why]++;
-	if (p->nlogged < LOGGED_MAX && !hashmap__get_u64(&p->logged, h) &&
-	    hashmap__put_u64(&p->logged, h, (void *)1) == 0) {
-		p->nlogged++;
-		pr_warn("python: %s (pid %d): no Python frames (%s); its stacks keep their native frames; further cases counted only",
-			bin && bin->path ? bin->path : "?", e->pid, python_refusal_names[why]);
-	}
-}
-
-static int write_entry(struct pythons *p, struct py_proc *e)
-{
-	uint32_t key = (uint32_t)e->pid;
-
-	e->info.bpf.instance = e->instance;
-	if (p->used >= p->max || bpf_map_update_elem(p->fd, &key, &e->info.bpf, BPF_ANY))
-		return -ENOSPC;
-	p->used++;
-	return 0;
-}
-
-void pythons__mapped(struct pythons *p, const struct proc_snapshot *s)
-{
-	struct py_proc *e = p ? hashmap__get_u64(&p->procs, s->instance) : NULL;
+	struct interp_proc *e;
 	const struct proc_mapping *m = NULL;
 	struct py_binary b;
 	size_t i = 0;
 	int r;
 
-	if (!p || s->ended || (e && e->state != ST_PENDING))
-		return;
-	for (; i < s->nmaps && !m; i++)
-		if (s->maps[i].bin && s->maps[i].bin->fd >= 0 && python_named(s->maps[i].name))
+	for (; p && i < s->nmaps && !m; i++)
+		if (s->maps[i].bin && s->maps[i].bin->fd >= 0 &&
+		    interp__named(s->maps[i].name, python_prefixes))
 			m = &s->maps[i];
-	if (!m)
+	if (!m || !(e = interp_procs__pending(p, s)))
 		return;
 	i--;
-	if (!e) {
-		e = calloc(1, sizeof(*e));
-		if (!e || hashmap__put_u64(&p->procs, s->instance, e)) {
-			free(e);
-			return;
-		}
-		e->instance = s->instance;
-		e->pid = s->pid;
-	}
 	/* The first python-named file with an interpreter in it: a python
 	 * binary linked with libpython has none of its own. */
 	memset(&b, 0, sizeof(b));
 	for (m = NULL; !m && i < s->nmaps; i++) {
 		const struct proc_mapping *o = &s->maps[i];
 
-		if (!o->bin || o->bin->fd < 0 || !python_named(o->name))
+		if (!o->bin || o->bin->fd < 0 || !interp__named(o->name, python_prefixes))
 			continue;
 		memset(&b, 0, sizeof(b));
 		b.file_minor = name_minor(o->name);
 		/* (3.6 has no _PyRuntime: refused by its version) */
-		if (read_binary(o, &b) == 0 && (b.addr[SYM_RUNTIME] || b.addr[SYM_EVAL]))
+		if (interp__symbols(o, sym_names, SYM_COUNT, b.addr, b.size, NULL) == 0 &&
+		    (b.addr[SYM_RUNTIME] || b.addr[SYM_EVAL]))
 			m = o;
 	}
 	if (!m) {
 		/* python-named, but no interpreter (yet: libpython may be
 		 * mapped by the next read) */
-		if (++e->attempts >= ATTEMPTS_MAX)
-			e->state = ST_REFUSED;
+		interp_procs__retry(p, e, -1, NULL);
 		return;
 	}
-	r = detect(s->pid, &b, &e->info);
+	r = detect(s->pid, &b, e->facts);
 	if (r == -EAGAIN) {
-		if (++e->attempts >= ATTEMPTS_MAX)
-			refuse(p, e, PY_REFUSED_NOT_READY, m->bin);
+		interp_procs__retry(p, e, PY_REFUSED_NOT_READY, m->bin);
 		return;
 	}
 	if (r > 0) {
-		refuse(p, e, (enum python_refusal)(r - 1), m->bin);
+		interp_procs__refuse(p, e, (unsigned)(r - 1), m->bin);
 		return;
 	}
-	if (write_entry(p, e)) {
-		refuse(p, e, PY_REFUSED_FULL, m->bin);
+	if (interp_procs__accept(p, e, m->bin))
 		return;
+	{
+		const struct python_info *info = e->facts;
+
+		pr_debug("python: pid %d: CPython %u.%u.%u, eval loop 0x%" PRIx64 "-0x%" PRIx64
+			 ", key at 0x%" PRIx64 ", TSD +0x%x",
+			 s->pid, info->version >> 24, info->version >> 16 & 0xff,
+			 info->version >> 8 & 0xff, (uint64_t)info->bpf.eval_start,
+			 (uint64_t)info->bpf.eval_end, (uint64_t)info->bpf.tss_addr,
+			 info->bpf.tsd_off);
 	}
-	e->state = ST_OK;
-	p->st.detected++;
-	p->st.processes++;
-	pr_debug("python: pid %d: CPython %u.%u.%u, eval loop 0x%" PRIx64 "-0x%" PRIx64
-		 ", key at 0x%" PRIx64 ", TSD +0x%x",
-		 s->pid, e->info.version >> 24, e->info.version >> 16 & 0xff,
-		 e->info.version >> 8 & 0xff, (uint64_t)e->info.bpf.eval_start,
-		 (uint64_t)e->info.bpf.eval_end, (uint64_t)e->info.bpf.tss_addr,
-		 e->info.bpf.tsd_off);
-}
-
-void pythons__ended(struct pythons *p, const struct proc_snapshot *s)
-{
-	struct py_proc *e = p ? hashmap__del_u64(&p->procs, s->instance) : NULL;
-	struct kiln_py_proc cur;
-	uint32_t key = (uint32_t)s->pid;
-
-	if (!e)
-		return;
-	if (e->state == ST_OK) {
-		/* The pid's entry may already be the next program's. */
-		if (bpf_map_lookup_elem(p->fd, &key, &cur) == 0 && cur.instance == s->instance)
-			bpf_map_delete_elem(p->fd, &key);
-		p->used--;
-		p->st.processes--;
-	}
-	free(e);
-}
-
-const struct python_info *pythons__get(const struct pythons *p, uint32_t instance)
-{
-	const struct py_proc *e = p ? hashmap__get_u64(&p->procs, instance) : NULL;
-
-	return e && e->state == ST_OK ? &e->info : NULL;
-}
-
-void pythons__stats(const struct pythons *p, struct python_stats *out)
-{
-	if (p)
-		*out = p->st;
-	else
-		memset(out, 0, sizeof(*out));
-}
-
-static void free_proc(uint64_t hash, void *val, void *ctx)
-{
-	(void)hash;
-	(void)ctx;
-	free(val);
-}
-
-void pythons__free(struct pythons *p)
-{
-	if (!p)
-		return;
-	hashmap__each(&p->procs, free_proc, NULL);
-	hashmap__clear(&p->procs);
-	hashmap__clear(&p->logged);
-	free(p);
 }

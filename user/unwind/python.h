@@ -18,6 +18,7 @@
 
 #include "kiln/python.h"
 #include "proc/proc.h"
+#include "unwind/interp_procs.h"
 
 /* Why a Python process gets no Python frames. Label values:
  * python_refusal_names. */
@@ -45,28 +46,12 @@ struct python_info {
 	uint16_t compact_data; /* sizeof(PyCompactUnicodeObject) */
 };
 
-struct python_stats {
-	uint64_t processes; /* Python processes walked now */
-	uint64_t detected; /* since start */
-	uint64_t refused[PY_REFUSAL_COUNT];
-};
-
-struct pythons;
-
-/* py_procs_fd: the walker's py_procs map; max: its entries. NULL + errno. */
-struct pythons *pythons__new(int py_procs_fd, uint32_t max);
+/* The Python processes (unwind/interp_procs.h; facts: struct
+ * python_info). map_fd: the walker's py_procs map; max: its entries. */
+struct interp_procs *pythons__new(int py_procs_fd, uint32_t max);
 /* s's mappings were (re)read: a process mapping a Python binary is
  * recognized and checked, and its entry written, once; one not initialized
- * yet is tried again at its next re-read. pid_alive: s is still running. */
-void pythons__mapped(struct pythons *p, const struct proc_snapshot *s);
-void pythons__ended(struct pythons *p, const struct proc_snapshot *s);
-/* The facts of instance, or NULL (not Python, refused, or not yet). */
-const struct python_info *pythons__get(const struct pythons *p, uint32_t instance);
-void pythons__stats(const struct pythons *p, struct python_stats *out);
-void pythons__free(struct pythons *p);
-
-/* Reads len bytes of pid's memory at addr (process_vm_readv). 0 or -errno
- * (-EFAULT for a short read). */
-int python__read(pid_t pid, uint64_t addr, void *buf, size_t len);
+ * yet is tried again at its next re-read. */
+void pythons__mapped(struct interp_procs *p, const struct proc_snapshot *s);
 
 #endif

@@ -131,7 +131,7 @@ struct unwinder {
 	struct unwind_limits limits;
 	struct table_cache *cache;      /* NULL: none; the builder's alone */
 	struct unwinder_stats st;
-	struct pythons *py;             /* NULL: no Python frames */
+	struct interp_procs *interp[KILN_LANG_COUNT]; /* NULL: no frames of that language */
 };
 
 static bool exe_eq(const void *ctx, const void *val, const void *key)
@@ -176,12 +176,12 @@ struct unwinder *unwinder__new(struct sampler *s, const struct unwinder_opts *o)
 	for (uint32_t i = 0; i < KILN_UNWIND_SLOTS; i++)
 		u->free_slots[i] = KILN_UNWIND_SLOTS - 1 - i;
 	u->nfree_slots = KILN_UNWIND_SLOTS;
-	if (o && o->python) {
-		u->py = pythons__new(u->m.py_procs_fd, u->m.py_procs_max);
-		if (!u->py) {
-			unwinder__free(u);
-			return NULL;
-		}
+	if ((o && o->python &&
+	     !(u->interp[KILN_LANG_PY] = pythons__new(u->m.py_procs_fd, u->m.procs_max))) ||
+	    (o && o->ruby &&
+	     !(u->interp[KILN_LANG_RB] = rubies__new(u->m.rb_procs_fd, u->m.procs_max)))) {
+		unwinder__free(u);
+		return NULL;
 	}
 	u->st.rows_cap = u->m.rows_cap;
 	u->st.maps_bytes = u->m.bytes;
@@ -740,7 +740,8 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 		u->pending--;
 	}
 	/* After the mappings: the walker needs both. */
-	pythons__mapped(u->py, s);
+	pythons__mapped(u->interp[KILN_LANG_PY], s);
+	rubies__mapped(u->interp[KILN_LANG_RB], s);
 	return 0;
 }
 
@@ -750,7 +751,8 @@ void unwinder__ended(struct unwinder *u, const struct proc_snapshot *s)
 	struct kiln_proc_maps cur;
 	uint32_t key = (uint32_t)s->pid;
 
-	pythons__ended(u->py, s);
+	for (int i = 0; i < KILN_LANG_COUNT; i++)
+		interp_procs__ended(u->interp[i], s);
 	if (!p)
 		return;
 	/* The pid's entry may already be the next program's (its new instance). */
@@ -839,9 +841,9 @@ int unwinder__poll_ms(const struct unwinder *u, int timeout_ms)
 	return timeout_ms;
 }
 
-struct pythons *unwinder__python(const struct unwinder *u)
+struct interp_procs *unwinder__interp(const struct unwinder *u, enum kiln_interp_lang lang)
 {
-	return u ? u->py : NULL;
+	return u ? u->interp[lang] : NULL;
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out)
@@ -893,6 +895,7 @@ void unwinder__free(struct unwinder *u)
 	free(u->free_slots);
 	free(u->rules);
 	table_cache__close(u->cache);
-	pythons__free(u->py);
+	for (int i = 0; i < KILN_LANG_COUNT; i++)
+		interp_procs__free(u->interp[i]);
 	free(u);
 }

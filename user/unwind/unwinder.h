@@ -18,6 +18,7 @@
 #include "sampler/sampler.h"
 #include "unwind/table_cache.h"
 #include "unwind/python.h"
+#include "unwind/ruby.h"
 
 /* Why an executable mapping was left to frame pointers. Label values:
  * unwinder_fallback_names. */
@@ -59,6 +60,7 @@ struct unwinder_opts {
 	const char *cache_dir;
 	uint64_t cache_bytes;
 	bool python;            /* Python processes get Python frames (--no-python) */
+	bool ruby;              /* Ruby processes get Ruby frames (--no-ruby) */
 };
 
 /* NULL (nothing to do) when the sampler was opened without unwind rows.
@@ -86,9 +88,10 @@ void unwinder__tick(struct unwinder *u, struct proc_table *procs);
  * processes are queued, a few ms while tables are being built. */
 int unwinder__poll_ms(const struct unwinder *u, int timeout_ms);
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
-/* The Python processes of u's walks (unwind/python.h); NULL when u is, or
- * with python false at unwinder__new. */
-struct pythons *unwinder__python(const struct unwinder *u);
+/* The processes of language lang of u's walks (unwind/python.h,
+ * unwind/ruby.h); NULL when u is, or with that language off at
+ * unwinder__new. */
+struct interp_procs *unwinder__interp(const struct unwinder *u, enum kiln_interp_lang lang);
 void unwinder__free(struct unwinder *u);
 
 #endif

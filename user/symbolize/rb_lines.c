@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* DESIGN: rank(pos), the number of entries that begin at or before pos,
+ * names the entry pos belongs to (rank - 1), as Ruby's own lookup does;
+ * from the positions array it is a binary search, from the succinct table
+ * a few words and a population count. */
+#include <string.h>
+
+#include "symbolize/rb_lines.h"
+
+static uint32_t u32_at(const uint8_t *b, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, b + off, 4);
+	return v;
+}
+
+static uint64_t u64_at(const uint8_t *b, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, 8);
+	return v;
+}
+
+size_t rb_lines__succ_bytes(uint32_t iseq_size)
+{
+	size_t blocks = iseq_size < RB_SUCC_IMMEDIATE ?
+				0 :
+				((size_t)iseq_size - RB_SUCC_IMMEDIATE + 511) / 512;
+
+	return RB_SUCC_HEAD + blocks * RB_SUCC_BLOCK;
+}
+
+/* rank(pos) in the succinct table t of len bytes; -1: outside it. */
+static int64_t succ_rank(const uint8_t *t, size_t len, uint32_t pos)
+{
+	uint64_t block_at, bits, small;
+	uint32_t bit, sub;
+
+	if (len < RB_SUCC_HEAD)
+		return -1;
+	if (pos < RB_SUCC_IMMEDIATE)
+		return (int64_t)(u64_at(t, pos / 9 * 8) >> (pos % 9 * 7) & 0x7f);
+	block_at = RB_SUCC_HEAD + (uint64_t)(pos - RB_SUCC_IMMEDIATE) / 512 * RB_SUCC_BLOCK;
+	if (block_at + RB_SUCC_BLOCK > len)
+		return -1;
+	bit = (pos - RB_SUCC_IMMEDIATE) % 512;
+	sub = bit / 64;
+	small = sub ? u64_at(t, block_at + 8) >> ((sub - 1) * 9) & 0x1ff : 0;
+	bits = u64_at(t, block_at + 16 + sub * 8) << (63 - bit % 64);
+	return (int64_t)u32_at(t, block_at) + (int64_t)small + __builtin_popcountll(bits);
+}
+
+uint32_t rb_lines__line(const uint8_t *table, size_t len, uint32_t pos)
+{
+	uint32_t n, kind;
+	const uint8_t *lines, *rest;
+	size_t rest_len;
+	int64_t rank;
+
+	if (len < 8)
+		return 0;
+	n = u32_at(table, 0);
+	kind = u32_at(table, 4);
+	if (n == 0 || n > (len - 8) / 4)
+		return 0;
+	lines = table + 8;
+	rest = lines + 4 * (size_t)n;
+	rest_len = len - 8 - 4 * (size_t)n;
+	if (n == 1)
+		rank = 1;
+	else if (kind == RB_LINES_POSITIONS) {
+		uint32_t lo = 0, hi;
+
+		if (rest_len / 4 < n)
+			return 0;
+		hi = n; /* entries [0, lo) begin at or before pos */
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (u32_at(rest, 4 * (size_t)mid) <= pos)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		rank = lo;
+	} else if (kind == RB_LINES_SUCCINCT) {
+		rank = succ_rank(rest, rest_len, pos);
+	} else {
+		return 0;
+	}
+	if (rank < 1 || rank > n || u32_at(lines, 4 * (size_t)(rank - 1)) > INT32_MAX)
+		return 0; /* (a negative line: none) */
+	return u32_at(lines, 4 * (size_t)(rank - 1));
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* DESIGN: one table per language, keyed by process instance, of entries
+ * whose facts the language fills; the BPF map gets an entry only once the
+ * facts are checked, and loses it when the process ends (unless the pid's
+ * entry is already the next program's). Every read of another process is
+ * a bounded process_vm_readv. */
+#include <errno.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <bpf/bpf.h>
+
+#include "core/elf.h"
+#include "core/hash.h"
+#include "core/hashmap.h"
+#include "core/log.h"
+#include "unwind/interp_procs.h"
+
+#define SYMBOLS_MAX (1u << 22) /* symbols looked at in one file */
+#define LOGGED_MAX 4096 /* binaries whose refusal was logged */
+
+struct interp_procs {
+	const struct interp_kind *kind;
+	int fd;
+	uint32_t max, used;
+	struct hashmap procs; /* instance -> struct interp_proc */
+	struct hashmap logged; /* binary key hash -> 1 */
+	size_t nlogged;
+	struct interp_stats st;
+};
+
+struct interp_procs *interp_procs__new(const struct interp_kind *kind, int map_fd, uint32_t max)
+{
+	struct interp_procs *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->kind = kind;
+	p->fd = map_fd;
+	p->max = max;
+	return p;
+}
+
+int interp__read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n;
+
+	if (!addr)
+		return -EFAULT;
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int interp__read_u64(pid_t pid, uint64_t addr, uint64_t *v)
+{
+	return interp__read(pid, addr, v, sizeof(*v));
+}
+
+bool interp__named(const char *path, const char *const *prefixes)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (; *prefixes; prefixes++)
+		if (strncmp(base, *prefixes, strlen(*prefixes)) == 0)
+			return true;
+	return false;
+}
+
+int interp__symbols(const struct proc_mapping *m, const char *const *names, size_t n,
+		    uint64_t *addr, uint64_t *size, uint64_t *bias_out)
+{
+	Elf *elf = elf__begin_fd(m->bin->fd, m->bin->path);
+	uint64_t bias = 0;
+	bool have_bias = false;
+	size_t nph = 0, seen = 0;
+	Elf_Scn *scn = NULL;
+
+	if (!elf)
+		return -EINVAL;
+	if (elf_getphdrnum(elf, &nph) == 0) {
+		for (size_t i = 0; i < nph && !have_bias; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+			    !(ph.p_flags & PF_X))
+				continue;
+			if (m->pgoff >= ph.p_offset && m->pgoff < ph.p_offset + ph.p_filesz) {
+				bias = m->start - m->pgoff - (ph.p_vaddr - ph.p_offset);
+				have_bias = true;
+			}
+		}
+	}
+	while (have_bias && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t count;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || sh.sh_entsize == 0)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		count = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < count && seen < SYMBOLS_MAX; i++, seen++) {
+			GElf_Sym s;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF)
+				continue;
+			if (s.st_value == 0 && GELF_ST_TYPE(s.st_info) != STT_TLS)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (!name)
+				continue;
+			for (size_t k = 0; k < n; k++)
+				if (!addr[k] && name[0] == names[k][0] && strcmp(name, names[k]) == 0) {
+					/* a TLS symbol's value is its offset in the
+					 * block (kept as offset + 1: 0 is absent) */
+					addr[k] = GELF_ST_TYPE(s.st_info) == STT_TLS ?
+							  s.st_value + 1 :
+							  s.st_value + bias;
+					size[k] = s.st_size;
+				}
+		}
+	}
+	elf_end(elf);
+	if (bias_out)
+		*bias_out = bias;
+	return have_bias ? 0 : -ENOENT;
+}
+
+struct interp_proc *interp_procs__pending(struct interp_procs *p, const struct proc_snapshot *s)
+{
+	struct interp_proc *e = p ? hashmap__get_u64(&p->procs, s->instance) : NULL;
+
+	if (!p || s->ended || (e && e->state != INTERP_PENDING))
+		return NULL;
+	if (e)
+		return e;
+	e = calloc(1, sizeof(*e) + p->kind->facts_size);
+	if (!e || hashmap__put_u64(&p->procs, s->instance, e)) {
+		free(e);
+		return NULL;
+	}
+	e->instance = s->instance;
+	e->pid = s->pid;
+	e->facts = e + 1;
+	return e;
+}
+
+void interp_procs__refuse(struct interp_procs *p, struct interp_proc *e, unsigned why,
+			  const struct binary *bin)
+{
+	uint64_t h = hash__str(bin ? bin->key : "?");
+
+	e->state = INTERP_REFUSED;
+	if (why >= p->kind->nrefusals)
+		return;
+	p->st.refused[why]++;
+	if (p->nlogged < LOGGED_MAX && !hashmap__get_u64(&p->logged, h) &&
+	    hashmap__put_u64(&p->logged, h, (void *)1) == 0) {
+		p->nlogged++;
+		pr_warn("%s: %s (pid %d): no %s frames (%s); its stacks keep their native frames; further cases counted only",
+			p->kind->name, bin && bin->path ? bin->path : "?", e->pid, p->kind->name,
+			p->kind->refusal_names[why]);
+	}
+}
+
+bool interp_procs__retry(struct interp_procs *p, struct interp_proc *e, int not_ready,
+			 const struct binary *bin)
+{
+	if (++e->attempts < INTERP_ATTEMPTS_MAX)
+		return true;
+	if (not_ready >= 0)
+		interp_procs__refuse(p, e, (unsigned)not_ready, bin);
+	else
+		e->state = INTERP_REFUSED;
+	return false;
+}
+
+int interp_procs__accept(struct interp_procs *p, struct interp_proc *e, const struct binary *bin)
+{
+	uint32_t key = (uint32_t)e->pid;
+
+	memcpy(e->facts, &e->instance, sizeof(e->instance));
+	if (p->used >= p->max || bpf_map_update_elem(p->fd, &key, e->facts, BPF_ANY)) {
+		interp_procs__refuse(p, e, p->kind->full, bin);
+		return -ENOSPC;
+	}
+	p->used++;
+	e->state = INTERP_OK;
+	p->st.detected++;
+	p->st.processes++;
+	return 0;
+}
+
+void interp_procs__ended(struct interp_procs *p, const struct proc_snapshot *s)
+{
+	struct interp_proc *e = p ? hashmap__del_u64(&p->procs, s->instance) : NULL;
+	uint32_t key = (uint32_t)s->pid;
+
+	if (!e)
+		return;
+	if (e->state == INTERP_OK) {
+		uint8_t cur[256];
+		uint32_t inst;
+
+		/* The pid's entry may already be the next program's. */
+		if (p->kind->bpf_size <= sizeof(cur) &&
+		    bpf_map_lookup_elem(p->fd, &key, cur) == 0 &&
+		    (memcpy(&inst, cur, sizeof(inst)), inst == s->instance))
+			bpf_map_delete_elem(p->fd, &key);
+		p->used--;
+		p->st.processes--;
+	}
+	free(e);
+}
+
+const void *interp_procs__get(const struct interp_procs *p, uint32_t instance)
+{
+	const struct interp_proc *e = p ? hashmap__get_u64(&p->procs, instance) : NULL;
+
+	return e && e->state == INTERP_OK ? e->facts : NULL;
+}
+
+void interp_procs__stats(const struct interp_procs *p, struct interp_stats *out)
+{
+	if (p)
+		*out = p->st;
+	else
+		memset(out, 0, sizeof(*out));
+}
+
+static void free_proc(uint64_t hash, void *val, void *ctx)
+{
+	(void)hash;
+	(void)ctx;
+	free(val);
+}
+
+void interp_procs__free(struct interp_procs *p)
+{
+	if (!p)
+		return;
+	hashmap__each(&p->procs, free_proc, NULL);
+	hashmap__clear(&p->procs);
+	hashmap__clear(&p->logged);
+	free(p);
+}
