@@ -30,6 +30,8 @@
 #                 bars; in make test, not under SANITIZE=1)
 # make test-python  Python frames on Debian's python3.11 and pyenv's 3.11-3.13
 #                 (tests/unwind/python.sh; in make test, not under SANITIZE=1)
+# make test-ruby  Ruby frames on Debian's ruby3.1 (tests/unwind/ruby.sh; in
+#                 make test, not under SANITIZE=1)
 # make test-hygiene  SPDX lines and license texts (tests/hygiene/check.sh)
 # make format-check  clang-format on the C files changed since FORMAT_BASE
 # make test-kernels  the BPF checks on this host's kernel and on Debian's 6.1
@@ -110,7 +112,8 @@ CROSS_DEPS := $(if $(CROSS),gcc-$(TRIPLET) libstdc++-12-dev-$(ARCH)-cross $(adds
 # make test-kernels: qemu for the guests, busybox for their initramfs.
 KERNEL_TEST_DEPS := qemu-system-x86 qemu-system-arm busybox-static cpio binutils
 TEST_DEPS  += $(KERNEL_TEST_DEPS)
-# make test-unwind: perf (the reference) and the programs it profiles.
+# make test-unwind: perf (the reference) and the programs it profiles
+# (make test-python, test-ruby: the interpreters).
 UNWIND_DEPS := linux-perf python3.11 ruby3.1 perl xz-utils gzip
 TEST_DEPS  += $(UNWIND_DEPS)
 # make e2e-symbols: a debuginfod server, and Rust programs to name.
@@ -445,6 +448,12 @@ test-unwind: test-deps $(OUT)/kiln $(OUT)/unwind/truth_shares $(OUT)/unwind/gotr
 test-python: test-deps $(OUT)/kiln workloads
 	$(SUITE) python env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/unwind/python.sh
 
+# Ruby frames on Debian's ruby3.1: known shares, lines, threads, a fake
+# interpreter, --no-ruby (tests/unwind/ruby.sh; root). RB_SECONDS, RB_HZ
+# pass through.
+test-ruby: test-deps $(OUT)/kiln workloads
+	$(SUITE) ruby env KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/unwind/ruby.sh
+
 # The include graph of user/: arrows only from a stage to an earlier one on
 # the path of a sample, no circles (tests/layers/check.py).
 test-layers:
@@ -475,7 +484,8 @@ TEST_TARGETS := test-layers test-hygiene test-docs unit fuzz-replay e2e-record e
 ifneq ($(SANITIZE),1)
 # (the unwind suite compares shares within 2 points: a sanitized kiln's
 # slower start would judge ASan, not the walker)
-TEST_TARGETS += test-browser test-deploy test-receiver test-kernels test-unwind test-python
+TEST_TARGETS += test-browser test-deploy test-receiver test-kernels test-unwind test-python \
+	test-ruby
 endif
 test: test-deps
 	$(MAKE) all $(OUT)/unit_tests workloads

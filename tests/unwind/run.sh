@@ -87,7 +87,7 @@ profile() {
 	case $SUBJECT in
 	kiln)
 		subj=$TMP/$name.kiln.folded
-		timeout -s INT "$guard" "$KILN" record -q --no-python -F "$HZ" -o "$subj" -- "${ref[@]}" "$@" \
+		timeout -s INT "$guard" "$KILN" record -q --no-python --no-ruby -F "$HZ" -o "$subj" -- "${ref[@]}" "$@" \
 			>"$TMP/$name.out" 2>"$TMP/$name.subject.err"
 		rc=$?
 		grep -E '^kiln: (dropped|frames)' "$TMP/$name.subject.err" | sed 's/^/   /'

@@ -2,13 +2,14 @@
 # Ruby of known shares for tests/unwind/ruby.sh: Shares#five, Shares#three
 # and Shares.two take CPU time 5:3:2 until ARGV[0] CPU seconds have passed,
 # each spinning in a block (`block in spin`) that calls a C method
-# (Integer#times). With "threads", a second thread hashes a large buffer in
-# C (Digest::SHA256, which releases no GVL but runs native code only) while
-# the main thread spins in Ruby (rb_spin): each thread's time must stay on
-# its own stack. Prints the CPU seconds each method took, as JSON, at the
+# (Integer#times). With "threads", a second thread compresses a buffer in C
+# with the GVL released (Zlib's deflate, deflate_worker) while the main
+# thread spins in Ruby (rb_spin): each thread's time must stay on its own
+# stack. Prints the CPU seconds each method took, as JSON, at the
 # end. Each call spins a random 50-150 % of its share, so the rounds cannot
 # alias with the sampling period.
 require "json"
+require "zlib"
 
 def cpu
   Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
@@ -54,19 +55,19 @@ def rb_spin(seconds)
   Shares.new.spin(seconds)
 end
 
-def hash_worker(seconds, out)
-  require "digest"
-  data = "k" * (64 << 20)
+def deflate_worker(seconds, out)
+  rng = Random.new(1)
+  data = Array.new(1 << 16) { rng.rand(64).to_s(36) * 8 }.join
   t = cpu
-  Digest::SHA256.digest(data) while cpu - t < seconds
-  out["hash_worker"] = cpu - t
+  Zlib::Deflate.deflate(data, Zlib::BEST_COMPRESSION) while cpu - t < seconds
+  out["deflate_worker"] = cpu - t
 end
 
 def main
   seconds = ARGV[0].to_f
   if ARGV[1] == "threads"
     out = {}
-    th = Thread.new { hash_worker(seconds, out) }
+    th = Thread.new { deflate_worker(seconds, out) }
     t = cpu
     rb_spin(seconds)
     out["rb_spin"] = cpu - t

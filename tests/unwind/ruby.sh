@@ -1,0 +1,221 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Ruby frames (docs/ruby.md), judged on Debian's ruby3.1: kiln record of
+# tests/unwind/workloads/rb_shares.rb, whose methods take CPU time 5:3:2
+# and which prints what each really took (the truth).
+#
+#   shares     five, three and two carry their true shares of the samples
+#              within 2 points, each directly under its Ruby caller (main),
+#              with the script's block (block in spin) and the C method it
+#              runs in (Integer#times' native code) above them
+#   lines      pprof (go tool pprof -lines -traces) gives five its file and
+#              the line of its call to spin
+#   threads    one thread in Ruby (rb_spin), one compressing with the GVL
+#              released (deflate_worker): each thread's samples under its
+#              own method, the compressing ones on zlib's native code, no
+#              stack holding both
+#   fake / refuse  a program that pretends to be Ruby 3.1
+#              (tests/workloads/ruby_fake.c) and then turns its frames into
+#              garbage: kiln ends, its failures are counted, its native
+#              frames kept, its memory bounded; one whose checks fail from
+#              the start is refused, counted, logged
+#   off        --no-ruby: no Ruby frame, rb_vm_exec kept, nothing read
+#
+# Environment: KILN, WORKLOADS (build/workloads), RB_SECONDS (6: CPU seconds
+# each workload runs), RB_HZ (499). Needs root.
+set -u
+. "$(dirname "$0")/../lib.sh"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+KILN=${KILN:-build/kiln}
+WORKLOADS=${WORKLOADS:-build/workloads}
+SECONDS_CPU=${RB_SECONDS:-6}
+HZ=${RB_HZ:-499}
+SHARE_BAR=2
+SCRIPT=$HERE/workloads/rb_shares.rb
+RUBY=/usr/bin/ruby3.1
+TMP=$(mktemp -d /tmp/kiln-ruby.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+# record NAME [KILN OPTIONS] -- ARGS...: kiln record of ARGS into
+# $TMP/NAME.{folded,json,out,err}.
+record() {
+	local name=$1
+	shift
+	local opts=()
+	while [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	timeout -s INT 300 "$KILN" record -q -F "$HZ" "${opts[@]}" --stats "$TMP/$name.json" \
+		-o "$TMP/$name.folded" -- "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+}
+
+# json FILE KEY...: a value of record's --stats.
+json() {
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+for k in sys.argv[2:]: d = d[k]
+print(d)' "$@"
+}
+
+have_ruby() {
+	[ -x "$RUBY" ] && return 0
+	fail "$1" "$RUBY missing (make test-deps installs ruby3.1)"
+	return 1
+}
+
+test_shares() {
+	local r worst n chained block
+	have_ruby shares || return
+	if ! record shares -- "$RUBY" "$SCRIPT" "$SECONDS_CPU"; then
+		fail shares "kiln record failed: $(tail -1 "$TMP/shares.err")"
+		return
+	fi
+	r=$(python3 - "$TMP/shares.folded" "$TMP/shares.out" <<'PY'
+import json, sys
+truth = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+counts = {k: 0 for k in truth}
+chained = block = 0
+for line in open(sys.argv[1]):
+    stack, n = line.rsplit(" ", 1)
+    n = int(n)
+    frames = stack.split(";")
+    for k in counts:
+        if k in frames:
+            counts[k] += n
+            i = frames.index(k)
+            if i > 0 and frames[i - 1] == "main":
+                chained += n
+            # spin's block, run by Integer#times' native code between them
+            if frames[i + 1:i + 2] == ["spin"] and "block in spin" in frames[i + 3:]:
+                block += n
+total_t = sum(truth.values())
+total_k = sum(counts.values())
+worst = 0
+out = []
+for k in truth:
+    t = 100 * truth[k] / total_t
+    s = 100 * counts[k] / total_k if total_k else 0
+    worst = max(worst, abs(t - s))
+    out.append("%s %.1f%% (truth %.1f%%)" % (k, s, t))
+print("%.2f %d %.1f %.1f %s" % (worst, total_k, 100 * chained / total_k if total_k else 0,
+                                100 * block / total_k if total_k else 0, "; ".join(out)))
+PY
+)
+	read -r worst n chained block _ <<<"$r"
+	echo "   shares: $r"
+	if [ "$n" -ge 300 ] && awk -v w="$worst" -v b="$SHARE_BAR" -v c="$chained" -v k="$block" \
+		'BEGIN { exit !(w <= b && c >= 99 && k >= 10) }'; then
+		pass shares
+	else
+		fail shares "$r (worst point difference, samples, % under main, % in the block, shares)"
+	fi
+}
+
+test_lines() {
+	local line
+	have_ruby lines || return
+	timeout 300 "$KILN" record -q -F "$HZ" -o "$TMP/lines.pb.gz" -- "$RUBY" "$SCRIPT" 2 \
+		>/dev/null 2>&1
+	# the line where five calls spin, read from the script
+	line=$(grep -n 'spin(0.005' "$SCRIPT" | cut -d: -f1)
+	if HOME=$TMP GOCACHE=$TMP/gocache go tool pprof -lines -traces "$TMP/lines.pb.gz" 2>/dev/null |
+		grep -Eq "five $SCRIPT:$line\$"; then
+		pass lines
+	else
+		fail lines "no 'five $SCRIPT:$line' in go tool pprof -lines -traces"
+	fi
+}
+
+test_threads() {
+	local r spin work native both
+	have_ruby threads || return
+	if ! record threads -- "$RUBY" "$SCRIPT" "$SECONDS_CPU" threads; then
+		fail threads "kiln record failed: $(tail -1 "$TMP/threads.err")"
+		return
+	fi
+	r=$(python3 - "$TMP/threads.folded" <<'PY'
+import sys
+spin = work = native = both = 0
+for line in open(sys.argv[1]):
+    stack, n = line.rsplit(" ", 1)
+    n = int(n)
+    f = stack.split(";")
+    if "rb_spin" in f and "deflate_worker" in f:
+        both += n
+    elif "deflate_worker" in f:
+        work += n
+        after = f[f.index("deflate_worker") + 1:]
+        if any(x in ("deflate", "deflate_slow", "longest_match", "fill_window",
+                     "compress_block", "deflateParams") or x.startswith("libz") for x in after):
+            native += n
+    elif "rb_spin" in f:
+        spin += n
+print(spin, work, native, both)
+PY
+)
+	read -r spin work native both <<<"$r"
+	echo "   threads: rb_spin $spin, deflate_worker $work (on zlib code $native), both $both"
+	if [ "$spin" -ge 200 ] && [ "$work" -ge 200 ] && [ "$both" = 0 ] &&
+		[ $((native * 100)) -ge $((work * 90)) ]; then
+		pass threads
+	else
+		fail threads "rb_spin $spin, deflate_worker $work (zlib $native), both $both"
+	fi
+}
+
+test_fake() {
+	local errs rss total native
+	if ! record fake -- "$WORKLOADS/ruby_fake" "$SECONDS_CPU"; then
+		fail fake "kiln record failed: $(tail -1 "$TMP/fake.err")"
+		return
+	fi
+	errs=0
+	for k in frame_unreadable not_iseq frame_cap walk_budget; do
+		errs=$((errs + $(json "$TMP/fake.json" ruby walk_errors.$k)))
+	done
+	rss=$(json "$TMP/fake.json" max_rss_kb)
+	total=$(awk '{ n += $NF } END { print n + 0 }' "$TMP/fake.folded")
+	native=$(awk '/;main;rb_vm_exec/ { n += $NF } END { print n + 0 }' "$TMP/fake.folded")
+	echo "   fake: detected $(json "$TMP/fake.json" ruby detected), walk errors $errs, $native of $total samples on native rb_vm_exec, max RSS $rss KiB"
+	if [ "$(json "$TMP/fake.json" ruby detected)" = 1 ] && [ "$errs" -ge 10 ] &&
+		[ "$total" -ge 300 ] && [ "$native" -ge 10 ] && grep -q ";main;fake_method" "$TMP/fake.folded" &&
+		[ "$rss" -lt 262144 ]; then
+		pass fake
+	else
+		fail fake "detected, walk errors, native frames or memory not as expected"
+	fi
+}
+
+test_refuse() {
+	if record refuse -- "$WORKLOADS/ruby_fake" 2 refuse &&
+		[ "$(json "$TMP/refuse.json" ruby refused.offsets)" = 1 ] &&
+		[ "$(json "$TMP/refuse.json" ruby walks)" = 0 ] &&
+		grep -q ";main;rb_vm_exec" "$TMP/refuse.folded" &&
+		grep -q "ruby_fake.*offsets" "$TMP/refuse.err"; then
+		pass refuse
+	else
+		fail refuse "no counted, logged refusal with native frames: refused.offsets $(json "$TMP/refuse.json" ruby refused.offsets), walks $(json "$TMP/refuse.json" ruby walks), log: $(grep -m1 'ruby' "$TMP/refuse.err")"
+	fi
+}
+
+test_off() {
+	have_ruby off || return
+	if record off --no-ruby -- "$RUBY" "$SCRIPT" 1 &&
+		[ "$(json "$TMP/off.json" ruby detected)" = 0 ] &&
+		[ "$(json "$TMP/off.json" ruby walks)" = 0 ] &&
+		grep -q ";rb_vm_exec;" "$TMP/off.folded" && ! grep -q ";five;" "$TMP/off.folded"; then
+		pass off
+	else
+		fail off "--no-ruby: Ruby frames or reads seen"
+	fi
+}
+
+if [ "$(id -u)" != 0 ]; then
+	skip_all "needs root" test_shares
+	finish 1
+	exit
+fi
+run_tests test_shares test_lines test_threads test_fake test_refuse test_off
+finish 6
