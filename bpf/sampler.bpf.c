@@ -983,28 +983,22 @@ static __always_inline int interp_run(struct bpf_perf_event_data *ctx, __u32 lan
 {
 	__u32 zero = 0, pid;
 	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
-	struct kiln_py_proc *py = NULL;
-	struct kiln_rb_proc *rb = NULL;
-	__u32 instance;
+	void *proc;
 	int r = IT_MORE;
 
 	if (!w)
 		return 0;
 	pid = w->key.pid;
-	if (lang == KILN_LANG_PY) {
-		py = bpf_map_lookup_elem(&py_procs, &pid);
-		instance = py ? py->instance : 0;
-	} else {
-		rb = bpf_map_lookup_elem(&rb_procs, &pid);
-		instance = rb ? rb->instance : 0;
-	}
-	if ((!py && !rb) || instance != w->it_instance) {
+	/* (each language's facts begin with its instance) */
+	proc = bpf_map_lookup_elem(lang == KILN_LANG_PY ? (void *)&py_procs : (void *)&rb_procs,
+				   &pid);
+	if (!proc || *(__u32 *)proc != w->it_instance) {
 		w->it_state = IT_OFF;
 		goto back;
 	}
 	if (w->it_state == IT_UNSTARTED) {
 		count_interp(lang, KILN_INTERP_WALKS);
-		w->it_frame = py ? py_first_frame(w, py) : rb ? rb_first_frame(w, rb) : 0;
+		w->it_frame = lang == KILN_LANG_PY ? py_first_frame(w, proc) : rb_first_frame(w, proc);
 		w->it_state = w->it_frame ? IT_ACTIVE : IT_OFF;
 		if (!w->it_frame)
 			goto back;
@@ -1015,7 +1009,7 @@ static __always_inline int interp_run(struct bpf_perf_event_data *ctx, __u32 lan
 		goto back;
 	}
 	for (int i = 0; i < IT_FRAMES_PER_RUN && r == IT_MORE; i++)
-		r = py ? py_step(w, py) : rb ? rb_step(w, rb) : IT_STOP;
+		r = lang == KILN_LANG_PY ? py_step(w, proc) : rb_step(w, proc);
 	if (r == IT_STOP) {
 		w->it_state = IT_OFF;
 		/* what was emitted of this call stands in for its native frame */

@@ -90,7 +90,7 @@ int preflight__check(void)
 		}
 	}
 	if (!has_cap(caps, CAP_SYS_PTRACE))
-		pr_warn("kiln lacks CAP_SYS_PTRACE: other users' processes keep unnamed frames and Python processes their native frames (grant CAP_SYS_PTRACE, or run as root)");
+		pr_warn("kiln lacks CAP_SYS_PTRACE: other users' processes keep unnamed frames and Python and Ruby processes their native frames (grant CAP_SYS_PTRACE, or run as root)");
 	/* Snapshots keep one descriptor per mapped file: use what we may. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
