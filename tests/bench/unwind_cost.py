@@ -39,6 +39,9 @@ it) and the process's peak RSS:
    early returns for other processes included) and per sampled run of the
    workload; the table walk's frames per stack and its ns per frame (the
    difference to the frame-pointer mode over the frames walked). Medians.
+   Then an interpreter sample beside a native one: python3.11 cpu.py and
+   ruby3.1 cpu.rb (tests/unwind/workloads/) recorded with their frames read
+   and with --no-python / --no-ruby, alternated: BPF ns per sample.
 
 Prints markdown; writes every figure to OUT.json (default
 tests/bench/results/unwind-<date>.json). Needs root to read every
@@ -309,16 +312,18 @@ def stop_heavy(started):
 WALK_SECONDS = os.environ.get("UNWIND_WALK_SECONDS", "5")
 PYTHON = "/usr/bin/python3.11"
 CPU_PY = os.path.join(HERE, "..", "unwind", "workloads", "cpu.py")
+RUBY = "/usr/bin/ruby3.1"
+CPU_RB = os.path.join(HERE, "..", "unwind", "workloads", "cpu.rb")
 
 
-def walk_run(unwind_memory):
-    """One kiln record of the python workload; its --stats."""
+def walk_run(unwind_memory, options=(), cmd=(PYTHON, CPU_PY)):
+    """One kiln record of an interpreter's workload; its --stats."""
     stats = f"/tmp/kiln-walk-cost.{os.getpid()}.json"
     folded = f"/tmp/kiln-walk-cost.{os.getpid()}.folded"
-    args = [KILN, "record", "-q", "-F", "999", "--stats", stats, "-o", folded]
+    args = [KILN, "record", "-q", "-F", "999", "--stats", stats, "-o", folded, *options]
     if unwind_memory is not None:
         args += ["--unwind-memory", unwind_memory]
-    r = subprocess.run(args + ["--", PYTHON, CPU_PY, WALK_SECONDS], capture_output=True, text=True)
+    r = subprocess.run(args + ["--", *cmd, WALK_SECONDS], capture_output=True, text=True)
     try:
         with open(stats) as f:
             st = json.load(f)
@@ -355,7 +360,33 @@ def part_walk():
     out["frames_per_walk"] = med([r["frames"] / r["walks"] for r in tables if r["walks"]])
     out["walk_ns_per_frame"] = (out["tables_ns_per_sample"] - out["fp_ns_per_sample"]) / \
         out["frames_per_walk"] if out["frames_per_walk"] else None
+    out["interpreters"] = part_interpreters()
     return out
+
+
+def part_interpreters():
+    """An interpreter sample (its frames read by the BPF walk) beside a
+    native one (--no-python, --no-ruby: the eval loop's frames only), both
+    walked with tables, rounds alternated."""
+    rows = []
+    for label, cmd, off in (("python3.11 cpu.py", (PYTHON, CPU_PY), "--no-python"),
+                            ("ruby3.1 cpu.rb", (RUBY, CPU_RB), "--no-ruby")):
+        if not all(os.path.exists(x) for x in cmd):
+            rows.append({"label": label, "failed": "missing " + " or ".join(cmd)})
+            continue
+        on, native = [], []
+        for i in range(ROUNDS):
+            order = [(on, ()), (native, (off,))]
+            for rs, opts in (order if i % 2 == 0 else order[::-1]):
+                rs.append(walk_run(None, opts, cmd))
+        bad = [r["failed"] for r in on + native if "failed" in r]
+        if bad:
+            rows.append({"label": label, "failed": bad[0]})
+            continue
+        rows.append({"label": label, "interp": on, "native": native,
+                     "interp_ns_per_sample": med([r["ns_per_sample"] for r in on]),
+                     "native_ns_per_sample": med([r["ns_per_sample"] for r in native])})
+    return rows
 
 
 def n(x):
@@ -440,6 +471,18 @@ def main():
               f"| {walk['fp_ns_per_sample']:.0f} | | |")
         print(f"| unwind tables | {walk['tables_ns_per_run']:.0f} | {walk['tables_ns_per_sample']:.0f} "
               f"| {walk['frames_per_walk']:.1f} | {walk['walk_ns_per_frame']:.0f} |")
+        print()
+        print("BPF cost of an interpreter sample (its frames read) beside a native one "
+              "(--no-python / --no-ruby), unwind tables, same runs:")
+        print()
+        print("| workload | BPF ns per sample, interpreter frames | BPF ns per sample, native only |")
+        print("|---|---|---|")
+        for r in walk["interpreters"]:
+            if "failed" in r:
+                print(f"| {r['label']} | not measured ({r['failed']}) | |")
+            else:
+                print(f"| {r['label']} | {r['interp_ns_per_sample']:.0f} "
+                      f"| {r['native_ns_per_sample']:.0f} |")
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w") as f:
         json.dump({"meta": meta, "binaries": bins,
