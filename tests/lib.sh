@@ -82,3 +82,10 @@ print(d)' "$@"
 folded_count() {
 	grep -E "$2" "$1" | awk '{ s += $NF } END { print s + 0 }'
 }
+
+# stats_json FILE KEY...: a value of kiln record's --stats.
+stats_json() {
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+for k in sys.argv[2:]: d = d[k]
+print(d)' "$@"
+}

@@ -51,32 +51,7 @@ record() {
 
 # shares NAME: the workload's truth and kiln's shares of five/three/two.
 shares() {
-	python3 - "$TMP/$1.folded" "$TMP/$1.out" <<'EOF'
-import json, sys
-truth = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
-counts = {k: 0 for k in truth}
-chained = 0
-for line in open(sys.argv[1]):
-    stack, n = line.rsplit(" ", 1)
-    frames = stack.split(";")
-    for k in counts:
-        if k in frames:
-            counts[k] += int(n)
-            i = frames.index(k)
-            if i > 0 and frames[i - 1] == "main":
-                chained += int(n)
-total_t = sum(truth.values())
-total_k = sum(counts.values())
-worst = 0
-out = []
-for k in truth:
-    t = 100 * truth[k] / total_t
-    s = 100 * counts[k] / total_k if total_k else 0
-    worst = max(worst, abs(t - s))
-    out.append("%s %.1f%% (truth %.1f%%)" % (k, s, t))
-print("%.2f %d %.1f %s" % (worst, total_k, 100 * chained / total_k if total_k else 0,
-                           "; ".join(out)))
-EOF
+	python3 "$HERE/interp_check.py" shares "$TMP/$1.folded" "$TMP/$1.out"
 }
 
 # check_python LABEL PYTHON: shares and lines under one interpreter.
@@ -88,7 +63,7 @@ check_python() {
 		return
 	fi
 	r=$(shares "$label")
-	read -r worst n chained _ <<<"$r"
+	read -r worst n chained _ _ <<<"$r"
 	echo "   $label: $r"
 	if [ "$n" -ge 300 ] && awk -v w="$worst" -v b="$SHARE_BAR" -v c="$chained" \
 		'BEGIN { exit !(w <= b && c >= 99) }'; then
@@ -144,7 +119,7 @@ test_unsupported() {
 			continue
 		fi
 		if record "$name" "$py" "$HERE/workloads/cpu.py" 2 &&
-			[ "$(json "$TMP/$name.json" python refused.version)" -ge 1 ] &&
+			[ "$(stats_json "$TMP/$name.json" python refused.version)" -ge 1 ] &&
 			grep -q "_PyEval_EvalFrameDefault" "$TMP/$name.folded" &&
 			! grep -q ";fib;" "$TMP/$name.folded"; then
 			pass "$name refused"
@@ -160,25 +135,7 @@ test_threads() {
 		fail threads "kiln record failed: $(tail -1 "$TMP/threads.err")"
 		return
 	fi
-	r=$(python3 - "$TMP/threads.folded" <<'EOF'
-import sys
-spin = hashing = native = both = 0
-for line in open(sys.argv[1]):
-    stack, n = line.rsplit(" ", 1)
-    n = int(n)
-    f = stack.split(";")
-    if "py_spin" in f and "hash_worker" in f:
-        both += n
-    elif "hash_worker" in f:
-        hashing += n
-        after = f[f.index("hash_worker") + 1:]
-        if any("sha256" in x.lower() for x in after):
-            native += n
-    elif "py_spin" in f:
-        spin += n
-print(spin, hashing, native, both)
-EOF
-)
+	r=$(python3 "$HERE/interp_check.py" threads "$TMP/threads.folded" py_spin hash_worker sha256)
 	read -r spin hashing native both <<<"$r"
 	echo "   threads: py_spin $spin, hash_worker $hashing (on sha256 code $native), both $both"
 	if [ "$spin" -ge 200 ] && [ "$hashing" -ge 200 ] && [ "$both" = 0 ] &&
@@ -197,13 +154,13 @@ test_fake() {
 	fi
 	errs=0
 	for k in frame_unreadable not_code frame_cap walk_budget; do
-		errs=$((errs + $(json "$TMP/fake.json" python walk_errors.$k)))
+		errs=$((errs + $(stats_json "$TMP/fake.json" python walk_errors.$k)))
 	done
-	rss=$(json "$TMP/fake.json" max_rss_kb)
+	rss=$(stats_json "$TMP/fake.json" max_rss_kb)
 	total=$(awk '{ n += $NF } END { print n + 0 }' "$TMP/fake.folded")
 	main=$(awk '/;main;/ { n += $NF } END { print n + 0 }' "$TMP/fake.folded")
-	echo "   fake: detected $(json "$TMP/fake.json" python detected), walk errors $errs, unnamed $(json "$TMP/fake.json" python unnamed.bad_string), $main of $total samples under main, max RSS $rss KiB"
-	if [ "$(json "$TMP/fake.json" python detected)" = 1 ] && [ "$errs" -ge 10 ] &&
+	echo "   fake: detected $(stats_json "$TMP/fake.json" python detected), walk errors $errs, unnamed $(stats_json "$TMP/fake.json" python unnamed.bad_string), $main of $total samples under main, max RSS $rss KiB"
+	if [ "$(stats_json "$TMP/fake.json" python detected)" = 1 ] && [ "$errs" -ge 10 ] &&
 		[ "$total" -ge 300 ] && [ $((main * 100)) -ge $((total * 95)) ] &&
 		[ "$rss" -lt 262144 ]; then
 		pass fake
@@ -214,21 +171,14 @@ test_fake() {
 
 test_refuse() {
 	if record refuse "$WORKLOADS/python_fake" 2 refuse &&
-		[ "$(json "$TMP/refuse.json" python refused.offsets)" = 1 ] &&
-		[ "$(json "$TMP/refuse.json" python walks)" = 0 ] &&
+		[ "$(stats_json "$TMP/refuse.json" python refused.offsets)" = 1 ] &&
+		[ "$(stats_json "$TMP/refuse.json" python walks)" = 0 ] &&
 		grep -q ";main;_PyEval_EvalFrameDefault" "$TMP/refuse.folded" &&
 		grep -q "python_fake.*offsets" "$TMP/refuse.err"; then
 		pass refuse
 	else
-		fail refuse "no counted, logged refusal with native frames: refused.offsets $(json "$TMP/refuse.json" python refused.offsets), walks $(json "$TMP/refuse.json" python walks), native stacks $(grep -c ";main;_PyEval_EvalFrameDefault" "$TMP/refuse.folded"), log: $(grep -m1 'python' "$TMP/refuse.err")"
+		fail refuse "no counted, logged refusal with native frames: refused.offsets $(stats_json "$TMP/refuse.json" python refused.offsets), walks $(stats_json "$TMP/refuse.json" python walks), native stacks $(grep -c ";main;_PyEval_EvalFrameDefault" "$TMP/refuse.folded"), log: $(grep -m1 'python' "$TMP/refuse.err")"
 	fi
-}
-
-# json FILE KEY [SUBKEY]: a value of record's --stats.
-json() {
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
-for k in sys.argv[2:]: d = d[k]
-print(d)' "$@"
 }
 
 if [ "$(id -u)" != 0 ]; then

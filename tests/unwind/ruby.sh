@@ -52,13 +52,6 @@ record() {
 		-o "$TMP/$name.folded" -- "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
 }
 
-# json FILE KEY...: a value of record's --stats.
-json() {
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
-for k in sys.argv[2:]: d = d[k]
-print(d)' "$@"
-}
-
 have_ruby() {
 	[ -x "$RUBY" ] && return 0
 	fail "$1" "$RUBY missing (make test-deps installs ruby3.1)"
@@ -72,44 +65,15 @@ test_shares() {
 		fail shares "kiln record failed: $(tail -1 "$TMP/shares.err")"
 		return
 	fi
-	r=$(python3 - "$TMP/shares.folded" "$TMP/shares.out" <<'PY'
-import json, sys
-truth = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
-counts = {k: 0 for k in truth}
-chained = block = 0
-for line in open(sys.argv[1]):
-    stack, n = line.rsplit(" ", 1)
-    n = int(n)
-    frames = stack.split(";")
-    for k in counts:
-        if k in frames:
-            counts[k] += n
-            i = frames.index(k)
-            if i > 0 and frames[i - 1] == "main":
-                chained += n
-            # spin's block, run by Integer#times' native code between them
-            if frames[i + 1:i + 2] == ["spin"] and "block in spin" in frames[i + 3:]:
-                block += n
-total_t = sum(truth.values())
-total_k = sum(counts.values())
-worst = 0
-out = []
-for k in truth:
-    t = 100 * truth[k] / total_t
-    s = 100 * counts[k] / total_k if total_k else 0
-    worst = max(worst, abs(t - s))
-    out.append("%s %.1f%% (truth %.1f%%)" % (k, s, t))
-print("%.2f %d %.1f %.1f %s" % (worst, total_k, 100 * chained / total_k if total_k else 0,
-                                100 * block / total_k if total_k else 0, "; ".join(out)))
-PY
-)
+	r=$(python3 "$HERE/interp_check.py" shares "$TMP/shares.folded" "$TMP/shares.out" \
+		spin "block in spin")
 	read -r worst n chained block _ <<<"$r"
 	echo "   shares: $r"
 	if [ "$n" -ge 300 ] && awk -v w="$worst" -v b="$SHARE_BAR" -v c="$chained" -v k="$block" \
 		'BEGIN { exit !(w <= b && c >= 99 && k >= 10) }'; then
 		pass shares
 	else
-		fail shares "$r (worst point difference, samples, % under main, % in the block, shares)"
+		fail shares "$r (worst point difference, samples, % under main, % in the block, shares); detected $(stats_json "$TMP/shares.json" ruby detected), log: $(grep -m1 'ruby' "$TMP/shares.err")"
 	fi
 }
 
@@ -135,26 +99,8 @@ test_threads() {
 		fail threads "kiln record failed: $(tail -1 "$TMP/threads.err")"
 		return
 	fi
-	r=$(python3 - "$TMP/threads.folded" <<'PY'
-import sys
-spin = work = native = both = 0
-for line in open(sys.argv[1]):
-    stack, n = line.rsplit(" ", 1)
-    n = int(n)
-    f = stack.split(";")
-    if "rb_spin" in f and "deflate_worker" in f:
-        both += n
-    elif "deflate_worker" in f:
-        work += n
-        after = f[f.index("deflate_worker") + 1:]
-        if any(x in ("deflate", "deflate_slow", "longest_match", "fill_window",
-                     "compress_block", "deflateParams") or x.startswith("libz") for x in after):
-            native += n
-    elif "rb_spin" in f:
-        spin += n
-print(spin, work, native, both)
-PY
-)
+	r=$(python3 "$HERE/interp_check.py" threads "$TMP/threads.folded" rb_spin deflate_worker \
+		deflate longest_match fill_window compress_block libz)
 	read -r spin work native both <<<"$r"
 	echo "   threads: rb_spin $spin, deflate_worker $work (on zlib code $native), both $both"
 	if [ "$spin" -ge 200 ] && [ "$work" -ge 200 ] && [ "$both" = 0 ] &&
@@ -173,13 +119,13 @@ test_fake() {
 	fi
 	errs=0
 	for k in frame_unreadable not_iseq frame_cap walk_budget; do
-		errs=$((errs + $(json "$TMP/fake.json" ruby walk_errors.$k)))
+		errs=$((errs + $(stats_json "$TMP/fake.json" ruby walk_errors.$k)))
 	done
-	rss=$(json "$TMP/fake.json" max_rss_kb)
+	rss=$(stats_json "$TMP/fake.json" max_rss_kb)
 	total=$(awk '{ n += $NF } END { print n + 0 }' "$TMP/fake.folded")
 	native=$(awk '/;main;rb_vm_exec/ { n += $NF } END { print n + 0 }' "$TMP/fake.folded")
-	echo "   fake: detected $(json "$TMP/fake.json" ruby detected), walk errors $errs, $native of $total samples on native rb_vm_exec, max RSS $rss KiB"
-	if [ "$(json "$TMP/fake.json" ruby detected)" = 1 ] && [ "$errs" -ge 10 ] &&
+	echo "   fake: detected $(stats_json "$TMP/fake.json" ruby detected), walk errors $errs, $native of $total samples on native rb_vm_exec, max RSS $rss KiB"
+	if [ "$(stats_json "$TMP/fake.json" ruby detected)" = 1 ] && [ "$errs" -ge 10 ] &&
 		[ "$total" -ge 300 ] && [ "$native" -ge 10 ] && grep -q ";main;fake_method" "$TMP/fake.folded" &&
 		[ "$rss" -lt 262144 ]; then
 		pass fake
@@ -190,21 +136,21 @@ test_fake() {
 
 test_refuse() {
 	if record refuse -- "$WORKLOADS/ruby_fake" 2 refuse &&
-		[ "$(json "$TMP/refuse.json" ruby refused.offsets)" = 1 ] &&
-		[ "$(json "$TMP/refuse.json" ruby walks)" = 0 ] &&
+		[ "$(stats_json "$TMP/refuse.json" ruby refused.offsets)" = 1 ] &&
+		[ "$(stats_json "$TMP/refuse.json" ruby walks)" = 0 ] &&
 		grep -q ";main;rb_vm_exec" "$TMP/refuse.folded" &&
 		grep -q "ruby_fake.*offsets" "$TMP/refuse.err"; then
 		pass refuse
 	else
-		fail refuse "no counted, logged refusal with native frames: refused.offsets $(json "$TMP/refuse.json" ruby refused.offsets), walks $(json "$TMP/refuse.json" ruby walks), log: $(grep -m1 'ruby' "$TMP/refuse.err")"
+		fail refuse "no counted, logged refusal with native frames: refused.offsets $(stats_json "$TMP/refuse.json" ruby refused.offsets), walks $(stats_json "$TMP/refuse.json" ruby walks), log: $(grep -m1 'ruby' "$TMP/refuse.err")"
 	fi
 }
 
 test_off() {
 	have_ruby off || return
 	if record off --no-ruby -- "$RUBY" "$SCRIPT" 1 &&
-		[ "$(json "$TMP/off.json" ruby detected)" = 0 ] &&
-		[ "$(json "$TMP/off.json" ruby walks)" = 0 ] &&
+		[ "$(stats_json "$TMP/off.json" ruby detected)" = 0 ] &&
+		[ "$(stats_json "$TMP/off.json" ruby walks)" = 0 ] &&
 		grep -q ";rb_vm_exec;" "$TMP/off.folded" && ! grep -q ";five;" "$TMP/off.folded"; then
 		pass off
 	else

@@ -4,6 +4,7 @@
  * and file (compact str objects) and its PEP 626 line table. */
 #include <string.h>
 
+#include "core/bytes.h"
 #include "symbolize/py_lines.h"
 #include "symbolize/py_names.h"
 
@@ -70,22 +71,6 @@ static int read_str(const struct python_info *info, pid_t pid, uint64_t addr, ch
 	return 0;
 }
 
-static uint32_t u32_at(const uint8_t *b, size_t off)
-{
-	uint32_t v;
-
-	memcpy(&v, b + off, 4);
-	return v;
-}
-
-static uint64_t u64_at(const uint8_t *b, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, b + off, 8);
-	return v;
-}
-
 static struct code_entry *read_code(const void *facts, pid_t pid, uint64_t code,
 				    struct code_scratch *sc, struct code_names_stats *st,
 				    enum code_names_failure *why)
@@ -100,16 +85,16 @@ static struct code_entry *read_code(const void *facts, pid_t pid, uint64_t code,
 		*why = CODE_NAMES_UNREADABLE;
 		return NULL;
 	}
-	if (u64_at(c, 8) != info->bpf.code_type) {
+	if (bytes__u64(c, 8) != info->bpf.code_type) {
 		*why = CODE_NAMES_NOT_CODE;
 		return NULL;
 	}
-	name_addr = u64_at(c, info->co_qualname ? info->co_qualname : info->co_name);
+	name_addr = bytes__u64(c, info->co_qualname ? info->co_qualname : info->co_name);
 	*why = CODE_NAMES_BAD_STRING;
 	if (read_str(info, pid, name_addr, sc->name, sizeof(sc->name)) ||
-	    read_str(info, pid, u64_at(c, info->co_filename), sc->file, sizeof(sc->file)))
+	    read_str(info, pid, bytes__u64(c, info->co_filename), sc->file, sizeof(sc->file)))
 		return NULL;
-	lt = u64_at(c, info->co_linetable);
+	lt = bytes__u64(c, info->co_linetable);
 	if (lt && interp__read(pid, lt + 16, &lt_len, 8) == 0) {
 		if (lt_len > CODE_LINES_MAX) {
 			st->no_lines++;
@@ -121,10 +106,10 @@ static struct code_entry *read_code(const void *facts, pid_t pid, uint64_t code,
 		lt_len = 0;
 	}
 	e = code_names__entry(sc, (uint32_t)lt_len,
-			      (u32_at(c, o->code_firstlineno) ^ u32_at(c, o->code_argcount) << 16 ^
-			       u32_at(c, o->code_flags) << 8) &
+			      (bytes__u32(c, o->code_firstlineno) ^ bytes__u32(c, o->code_argcount) << 16 ^
+			       bytes__u32(c, o->code_flags) << 8) &
 				      KILN_INTERP_CHECK_MASK,
-			      (int32_t)u32_at(c, o->code_firstlineno));
+			      (int32_t)bytes__u32(c, o->code_firstlineno));
 	if (!e)
 		*why = CODE_NAMES_UNREADABLE;
 	return e;

@@ -5,23 +5,8 @@
  * a few words and a population count. */
 #include <string.h>
 
+#include "core/bytes.h"
 #include "symbolize/rb_lines.h"
-
-static uint32_t u32_at(const uint8_t *b, size_t off)
-{
-	uint32_t v;
-
-	memcpy(&v, b + off, 4);
-	return v;
-}
-
-static uint64_t u64_at(const uint8_t *b, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, b + off, 8);
-	return v;
-}
 
 size_t rb_lines__succ_bytes(uint32_t iseq_size)
 {
@@ -41,15 +26,15 @@ static int64_t succ_rank(const uint8_t *t, size_t len, uint32_t pos)
 	if (len < RB_SUCC_HEAD)
 		return -1;
 	if (pos < RB_SUCC_IMMEDIATE)
-		return (int64_t)(u64_at(t, pos / 9 * 8) >> (pos % 9 * 7) & 0x7f);
+		return (int64_t)(bytes__u64(t, pos / 9 * 8) >> (pos % 9 * 7) & 0x7f);
 	block_at = RB_SUCC_HEAD + (uint64_t)(pos - RB_SUCC_IMMEDIATE) / 512 * RB_SUCC_BLOCK;
 	if (block_at + RB_SUCC_BLOCK > len)
 		return -1;
 	bit = (pos - RB_SUCC_IMMEDIATE) % 512;
 	sub = bit / 64;
-	small = sub ? u64_at(t, block_at + 8) >> ((sub - 1) * 9) & 0x1ff : 0;
-	bits = u64_at(t, block_at + 16 + sub * 8) << (63 - bit % 64);
-	return (int64_t)u32_at(t, block_at) + (int64_t)small + __builtin_popcountll(bits);
+	small = sub ? bytes__u64(t, block_at + 8) >> ((sub - 1) * 9) & 0x1ff : 0;
+	bits = bytes__u64(t, block_at + 16 + sub * 8) << (63 - bit % 64);
+	return (int64_t)bytes__u32(t, block_at) + (int64_t)small + __builtin_popcountll(bits);
 }
 
 uint32_t rb_lines__line(const uint8_t *table, size_t len, uint32_t pos)
@@ -61,8 +46,8 @@ uint32_t rb_lines__line(const uint8_t *table, size_t len, uint32_t pos)
 
 	if (len < 8)
 		return 0;
-	n = u32_at(table, 0);
-	kind = u32_at(table, 4);
+	n = bytes__u32(table, 0);
+	kind = bytes__u32(table, 4);
 	if (n == 0 || n > (len - 8) / 4)
 		return 0;
 	lines = table + 8;
@@ -79,7 +64,7 @@ uint32_t rb_lines__line(const uint8_t *table, size_t len, uint32_t pos)
 		while (lo < hi) {
 			uint32_t mid = lo + (hi - lo) / 2;
 
-			if (u32_at(rest, 4 * (size_t)mid) <= pos)
+			if (bytes__u32(rest, 4 * (size_t)mid) <= pos)
 				lo = mid + 1;
 			else
 				hi = mid;
@@ -90,7 +75,7 @@ uint32_t rb_lines__line(const uint8_t *table, size_t len, uint32_t pos)
 	} else {
 		return 0;
 	}
-	if (rank < 1 || rank > n || u32_at(lines, 4 * (size_t)(rank - 1)) > INT32_MAX)
+	if (rank < 1 || rank > n || bytes__u32(lines, 4 * (size_t)(rank - 1)) > INT32_MAX)
 		return 0; /* (a negative line: none) */
-	return u32_at(lines, 4 * (size_t)(rank - 1));
+	return bytes__u32(lines, 4 * (size_t)(rank - 1));
 }

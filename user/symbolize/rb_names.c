@@ -6,6 +6,7 @@
  * they begin, packed for rb_lines__line. Ruby 3.1 layouts (x86-64). */
 #include <string.h>
 
+#include "core/bytes.h"
 #include "symbolize/rb_lines.h"
 #include "symbolize/rb_names.h"
 
@@ -18,14 +19,6 @@
 #define FL_NOEMBED (1u << 13) /* RSTRING_NOEMBED */
 #define RARRAY_EMBED (1u << 13) /* RARRAY_EMBED_FLAG */
 #define ENTRY_SIZE 12 /* struct iseq_insn_info_entry */
-
-static uint64_t u64_at(const uint8_t *b, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, b + off, 8);
-	return v;
-}
 
 /* The String at addr into out (at most CODE_NAME_MAX bytes, a NUL or a
  * control character written as '?'). 0 or -1. */
@@ -77,8 +70,8 @@ static uint32_t read_lines(const struct ruby_info *info, pid_t pid, const uint8_
 			   struct code_scratch *sc, struct code_names_stats *st)
 {
 	uint32_t n, iseq_size, kind, *lines = (uint32_t *)(void *)(sc->lines + 8);
-	uint64_t entries = u64_at(b, info->info_body), positions = u64_at(b, info->info_positions);
-	uint64_t succ = u64_at(b, info->info_succ);
+	uint64_t entries = bytes__u64(b, info->info_body), positions = bytes__u64(b, info->info_positions);
+	uint64_t succ = bytes__u64(b, info->info_succ);
 	uint8_t *rest;
 	size_t rest_len, total;
 
@@ -131,13 +124,13 @@ static struct code_entry *read_iseq(const void *facts, pid_t pid, uint64_t iseq,
 		return NULL;
 	}
 	*why = CODE_NAMES_BAD_STRING;
-	if (read_string(pid, u64_at(b, info->body_label), sc->name) ||
-	    read_path(pid, u64_at(b, info->body_path), sc->file))
+	if (read_string(pid, bytes__u64(b, info->body_label), sc->name) ||
+	    read_path(pid, bytes__u64(b, info->body_path), sc->file))
 		return NULL;
 	lines_len = read_lines(info, pid, b, sc, st);
 	memcpy(&type, b + o->body_type, 4);
 	memcpy(&size, b + o->body_size, 4);
-	first = u64_at(b, o->body_first_lineno);
+	first = bytes__u64(b, o->body_first_lineno);
 	e = code_names__entry(sc, lines_len,
 			      ((uint32_t)first ^ size << 8 ^ type << 20) & KILN_INTERP_CHECK_MASK,
 			      (int32_t)((int64_t)first >> 1)); /* a Fixnum */
