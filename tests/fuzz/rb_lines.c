@@ -54,7 +54,8 @@ static size_t to_succinct(const uint8_t *t, uint32_t n, uint8_t *out)
 			if (j)
 				small |= small_rank << (9 * (j - 1));
 			for (uint32_t i = 0; i < 64; i++)
-				if (r < n && u32(pos + 4 * r) == k * 512 + j * 64 + i + RB_SUCC_IMMEDIATE) {
+				if (r < n &&
+				    u32(pos + 4 * r) == k * 512 + j * 64 + i + RB_SUCC_IMMEDIATE) {
 					bits |= 1ull << i;
 					r++;
 				}
@@ -84,7 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint32_t i = 0; ascending && i < n; i++) {
 		uint32_t p = u32(data + 8 + 4 * (size_t)n + 4 * (size_t)i);
 
-		ascending = p < POS_MAX && (i == 0 || p > u32(data + 8 + 4 * (size_t)n + 4 * (size_t)(i - 1)));
+		ascending = p < POS_MAX &&
+			    (i == 0 || p > u32(data + 8 + 4 * (size_t)n + 4 * (size_t)(i - 1)));
 	}
 	if (ascending) {
 		uint8_t *succ = malloc(8 + 4 * (size_t)n + RB_SUCC_HEAD +
@@ -95,7 +97,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			return 0;
 		len = to_succinct(data, n, succ);
 		for (uint32_t pos = 0; pos < POS_MAX - 1; pos++)
-			FUZZ_CHECK(rb_lines__line(data, size, pos) == rb_lines__line(succ, len, pos));
+			FUZZ_CHECK(rb_lines__line(data, size, pos) ==
+				   rb_lines__line(succ, len, pos));
 		free(succ);
 	}
 	return 0;

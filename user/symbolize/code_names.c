@@ -15,8 +15,8 @@
 #include "symbolize/code_names.h"
 
 const char *const code_names_failure_names[CODE_NAMES_FAILURE_COUNT] = {
-	[CODE_NAMES_GONE] = "no_process",     [CODE_NAMES_UNREADABLE] = "unreadable",
-	[CODE_NAMES_NOT_CODE] = "not_code",   [CODE_NAMES_REUSED] = "reused",
+	[CODE_NAMES_GONE] = "no_process",	[CODE_NAMES_UNREADABLE] = "unreadable",
+	[CODE_NAMES_NOT_CODE] = "not_code",	[CODE_NAMES_REUSED] = "reused",
 	[CODE_NAMES_BAD_STRING] = "bad_string",
 };
 
@@ -128,8 +128,7 @@ struct code_entry *code_names__entry(const struct code_scratch *sc, uint32_t lin
 }
 
 static struct code_entry *read_entry(struct code_names *n, const void *facts, pid_t pid,
-				     uint32_t instance, uint64_t addr,
-				     enum code_names_failure *why)
+				     uint32_t instance, uint64_t addr, enum code_names_failure *why)
 {
 	struct code_entry *e;
 
@@ -200,8 +199,8 @@ int code_names__frame(struct code_names *n, const void *facts, pid_t pid, uint32
 	return 0;
 }
 
-void code_names__prefetch(struct code_names *n, const void *facts, pid_t pid,
-			  uint32_t instance, uint64_t addr)
+void code_names__prefetch(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,
+			  uint64_t addr)
 {
 	struct key k = { instance, addr };
 	enum code_names_failure why;

@@ -82,8 +82,8 @@ int code_names__frame(struct code_names *n, const void *facts, pid_t pid, uint32
 		      uint64_t addr, uint32_t check, uint32_t index, struct code_frame_name *out);
 /* Reads and caches object addr of a live process now (BPF saw it for the
  * first time): its name survives the process's exit. */
-void code_names__prefetch(struct code_names *n, const void *facts, pid_t pid,
-			  uint32_t instance, uint64_t addr);
+void code_names__prefetch(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,
+			  uint64_t addr);
 void code_names__stats(const struct code_names *n, struct code_names_stats *out);
 void code_names__free(struct code_names *n);
 

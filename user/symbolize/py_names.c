@@ -106,7 +106,8 @@ static struct code_entry *read_code(const void *facts, pid_t pid, uint64_t code,
 		lt_len = 0;
 	}
 	e = code_names__entry(sc, (uint32_t)lt_len,
-			      (bytes__u32(c, o->code_firstlineno) ^ bytes__u32(c, o->code_argcount) << 16 ^
+			      (bytes__u32(c, o->code_firstlineno) ^
+			       bytes__u32(c, o->code_argcount) << 16 ^
 			       bytes__u32(c, o->code_flags) << 8) &
 				      KILN_INTERP_CHECK_MASK,
 			      (int32_t)bytes__u32(c, o->code_firstlineno));

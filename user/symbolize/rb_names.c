@@ -70,7 +70,8 @@ static uint32_t read_lines(const struct ruby_info *info, pid_t pid, const uint8_
 			   struct code_scratch *sc, struct code_names_stats *st)
 {
 	uint32_t n, iseq_size, kind, *lines = (uint32_t *)(void *)(sc->lines + 8);
-	uint64_t entries = bytes__u64(b, info->info_body), positions = bytes__u64(b, info->info_positions);
+	uint64_t entries = bytes__u64(b, info->info_body),
+		 positions = bytes__u64(b, info->info_positions);
 	uint64_t succ = bytes__u64(b, info->info_succ);
 	uint8_t *rest;
 	size_t rest_len, total;
@@ -97,8 +98,8 @@ static uint32_t read_lines(const struct ruby_info *info, pid_t pid, const uint8_
 	memcpy(sc->lines, &n, 4);
 	memcpy(sc->lines + 4, &kind, 4);
 	rest = sc->lines + 8 + 4 * (size_t)n;
-	if (n > 1 && interp__read(pid, kind == RB_LINES_POSITIONS ? positions : succ, rest,
-				  rest_len))
+	if (n > 1 &&
+	    interp__read(pid, kind == RB_LINES_POSITIONS ? positions : succ, rest, rest_len))
 		return 0;
 	return (uint32_t)(8 + 4 * (size_t)n + (n > 1 ? rest_len : 0));
 }

@@ -121,7 +121,8 @@ int interp__symbols(const struct proc_mapping *m, const char *const *names, size
 			if (!name)
 				continue;
 			for (size_t k = 0; k < n; k++)
-				if (!addr[k] && name[0] == names[k][0] && strcmp(name, names[k]) == 0) {
+				if (!addr[k] && name[0] == names[k][0] &&
+				    strcmp(name, names[k]) == 0) {
 					/* a TLS symbol's value is its offset in the
 					 * block (kept as offset + 1: 0 is absent) */
 					addr[k] = GELF_ST_TYPE(s.st_info) == STT_TLS ?

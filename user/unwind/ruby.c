@@ -25,9 +25,12 @@
 #include "unwind/ruby.h"
 
 const char *const ruby_refusal_names[RB_REFUSAL_COUNT] = {
-	[RB_REFUSED_VERSION] = "version",	  [RB_REFUSED_SYMBOLS] = "symbols",
-	[RB_REFUSED_OFFSETS] = "offsets",	  [RB_REFUSED_THREAD] = "thread",
-	[RB_REFUSED_UNREADABLE] = "unreadable", [RB_REFUSED_NOT_READY] = "not_initialized",
+	[RB_REFUSED_VERSION] = "version",
+	[RB_REFUSED_SYMBOLS] = "symbols",
+	[RB_REFUSED_OFFSETS] = "offsets",
+	[RB_REFUSED_THREAD] = "thread",
+	[RB_REFUSED_UNREADABLE] = "unreadable",
+	[RB_REFUSED_NOT_READY] = "not_initialized",
 	[RB_REFUSED_FULL] = "full",
 };
 
@@ -75,7 +78,7 @@ static const struct rb_layout layouts[] = {
 
 enum { SYM_EXEC, SYM_VM, SYM_EC, SYM_RACTOR, SYM_VERSION, SYM_COUNT };
 static const char *const sym_names[SYM_COUNT] = {
-	"rb_vm_exec", "ruby_current_vm_ptr", "ruby_current_ec", "ruby_single_main_ractor",
+	"rb_vm_exec",	"ruby_current_vm_ptr", "ruby_current_ec", "ruby_single_main_ractor",
 	"ruby_version",
 };
 
@@ -199,7 +202,8 @@ static int check_ec(pid_t pid, uint64_t ec, uint64_t th, const struct kiln_rb_of
 		uint64_t iseq, ep, flags, iflags;
 
 		if (interp__read_u64(pid, cfp + o->cfp_iseq, &iseq) ||
-		    interp__read_u64(pid, cfp + o->cfp_ep, &ep) || interp__read_u64(pid, ep, &flags))
+		    interp__read_u64(pid, cfp + o->cfp_ep, &ep) ||
+		    interp__read_u64(pid, ep, &flags))
 			return -EFAULT;
 		if ((flags & KILN_RB_FRAME_CFRAME) || !iseq)
 			continue;
@@ -273,9 +277,9 @@ static int detect(pid_t pid, const struct rb_binary *b, struct ruby_info *out)
 
 		out->bpf.o.thread_id = tid_off;
 		/* the TLS slot, checked on the main thread */
-		if (b->addr[SYM_EC] && (b->executable ||
-					(b->modid_slot &&
-					 interp__read_u64(pid, b->modid_slot, &modid) == 0)) &&
+		if (b->addr[SYM_EC] &&
+		    (b->executable ||
+		     (b->modid_slot && interp__read_u64(pid, b->modid_slot, &modid) == 0)) &&
 		    modid && modid < DTV_MODULES_MAX && interp__read_u64(pid, tp + 8, &dtv) == 0 &&
 		    interp__read_u64(pid, dtv + 16 * modid, &block) == 0 &&
 		    interp__read_u64(pid, block + b->addr[SYM_EC] - 1, &tls_ec) == 0 && tls_ec &&
@@ -375,6 +379,5 @@ void rubies__mapped(struct interp_procs *p, const struct proc_snapshot *s)
 		 s->pid, info->version, (uint64_t)info->bpf.eval_start,
 		 (uint64_t)info->bpf.eval_end,
 		 info->bpf.ec_kind == KILN_RB_EC_TLS ? "its TLS slot" : "the GVL holder",
-		 (uint64_t)info->bpf.tls_modid, (uint64_t)info->bpf.tls_off,
-		 info->bpf.o.thread_id);
+		 (uint64_t)info->bpf.tls_modid, (uint64_t)info->bpf.tls_off, info->bpf.o.thread_id);
 }
