@@ -716,6 +716,7 @@ int kiln_walk(struct bpf_perf_event_data *ctx)
 #define PY_TSD_KEYS 32          /* glibc's first block of thread-specific keys */
 #define RB_STACK_WORDS (1u << 28) /* a sane vm_stack_size (VALUE words) */
 #define RB_BODY_READ 96         /* bytes of an iseq body read (< IT_SCRATCH - 8) */
+#define RB_EP_DEPTH 4           /* environments followed to a block's method */
 
 enum { IT_MORE = 0, IT_CALL_DONE = 1, IT_STOP = 2 };
 
@@ -761,14 +762,17 @@ static __always_inline void it_announce(struct walk *w, __u64 code, __u32 event)
 	send_walk_event(event, w->key.pid, w->it_instance, code);
 }
 
-/* Writes one interpreter frame (kiln/interp.h) and announces its code
- * object; IT_STOP when the stack or the frame cap is full. */
+/* Writes one interpreter frame (kiln/interp.h: with_aux, a third slot
+ * holding aux) and announces its code object; IT_STOP when the stack or
+ * the frame cap is full. */
 static __always_inline int it_emit(struct walk *w, __u32 lang, __u64 tag_code, __u64 tag_where,
-				   __u64 code, __u32 check, __u32 idx, __u32 event)
+				   __u64 code, __u32 check, __u32 idx, __u32 event, bool with_aux,
+				   __u64 aux)
 {
 	__u32 n = w->stack.len;
 
-	if (n >= KILN_MAX_STACK_DEPTH - 1 || w->it_emitted >= KILN_INTERP_MAX_FRAMES) {
+	if (n >= KILN_MAX_STACK_DEPTH - 1 - with_aux ||
+	    w->it_emitted >= KILN_INTERP_MAX_FRAMES) {
 		count_interp(lang, KILN_INTERP_TRUNCATED);
 		w->stack.flags |= KILN_STACK_TRUNCATED;
 		return IT_STOP;
@@ -776,6 +780,11 @@ static __always_inline int it_emit(struct walk *w, __u32 lang, __u64 tag_code, _
 	w->stack.ips[n] = tag_code << KILN_INTERP_TAG_SHIFT | code;
 	w->stack.ips[n + 1] = tag_where << KILN_INTERP_TAG_SHIFT | (__u64)check << 32 | idx;
 	w->stack.len = n + 2;
+	if (with_aux) {
+		w->stack.ips[n + 2] =
+			(__u64)KILN_INTERP_TAG_AUX << KILN_INTERP_TAG_SHIFT | aux;
+		w->stack.len = n + 3;
+	}
 	w->it_emitted++;
 	count_interp(lang, KILN_INTERP_FRAMES);
 	it_announce(w, code, event);
@@ -848,7 +857,7 @@ static __always_inline int py_step(struct walk *w, const struct kiln_py_proc *py
 	if (instr >= code + py->o.code_bytecode && instr - code - py->o.code_bytecode < (1ull << 32))
 		idx = (instr - code - py->o.code_bytecode) / 2;
 	if (it_emit(w, KILN_LANG_PY, KILN_PY_TAG_CODE, KILN_PY_TAG_WHERE, code, check, (__u32)idx,
-		    KILN_EVENT_PY_CODE) == IT_STOP)
+		    KILN_EVENT_PY_CODE, false, 0) == IT_STOP)
 		return IT_STOP;
 	if (py->o.entry_kind == KILN_PY_ENTRY_FLAG && entry && !w->it_leftover)
 		return IT_CALL_DONE;
@@ -921,6 +930,7 @@ bad:
 static __always_inline int rb_step(struct walk *w, const struct kiln_rb_proc *rb)
 {
 	__u64 cfp = w->it_frame, pc, iseq, ep, flags, body, encoded, idx = KILN_INTERP_NO_INSTR;
+	__u64 env[3], me = 0; /* ep[-2] (method entry or cref), ep[-1] (prev ep), ep[0] */
 	__u32 check, size;
 
 	if (!cfp || cfp >= w->it_end) {
@@ -935,12 +945,24 @@ static __always_inline int rb_step(struct walk *w, const struct kiln_rb_proc *rb
 	iseq = scratch_u64(w, rb->o.cfp_iseq);
 	ep = scratch_u64(w, rb->o.cfp_ep);
 	w->it_frame = cfp + rb->o.cfp_size < w->it_end ? cfp + rb->o.cfp_size : 0;
-	if (read_user(&flags, ep)) {
+	if (bpf_probe_read_user(env, sizeof(env), (const void *)(ep - 16))) {
 		count_interp(KILN_LANG_RB, KILN_INTERP_ERR_FRAME);
 		return IT_STOP;
 	}
+	flags = env[2];
 	if (flags & KILN_RB_FRAME_CFRAME)
 		return IT_MORE;
+	/* The method entry (its class names the frame) is in the method's
+	 * own environment: a block's leads there through its previous eps.
+	 * User space checks what it is. */
+	for (int i = 0; i < RB_EP_DEPTH; i++) {
+		if (env[2] & KILN_RB_ENV_LOCAL) {
+			me = env[0];
+			break;
+		}
+		if (bpf_probe_read_user(env, sizeof(env), (const void *)((env[1] & ~3ull) - 16)))
+			break;
+	}
 	if (bpf_probe_read_user(w->scratch, 24, (const void *)iseq) ||
 	    (scratch_u64(w, 0) & RB_T_MASK) != RB_T_IMEMO ||
 	    (scratch_u64(w, 0) >> RB_IMEMO_SHIFT & 0xf) != RB_IMEMO_ISEQ) {
@@ -963,7 +985,7 @@ static __always_inline int rb_step(struct walk *w, const struct kiln_rb_proc *rb
 			idx--;
 	}
 	if (it_emit(w, KILN_LANG_RB, KILN_RB_TAG_ISEQ, KILN_RB_TAG_WHERE, iseq, check, (__u32)idx,
-		    KILN_EVENT_RB_ISEQ) == IT_STOP)
+		    KILN_EVENT_RB_ISEQ, true, me & ((1ull << KILN_INTERP_TAG_SHIFT) - 1)) == IT_STOP)
 		return IT_STOP;
 	if ((flags & KILN_RB_FRAME_FINISH) && !w->it_leftover)
 		return IT_CALL_DONE;

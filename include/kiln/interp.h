@@ -23,6 +23,9 @@
  * check differs (the address was reused). The index is 0xffffffff when
  * unknown. */
 #define KILN_INTERP_TAG_SHIFT 56
+/* A language may give its frames a third slot, after the two (towards the
+ * root): AUX << 56 | a value of its own (Ruby: the method entry). */
+#define KILN_INTERP_TAG_AUX 0xcfu
 #define KILN_INTERP_NO_INSTR 0xffffffffu
 #define KILN_INTERP_CHECK_MASK 0xffffffu
 

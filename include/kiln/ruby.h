@@ -8,11 +8,14 @@
 
 #include "kiln/interp.h"
 
-/* A Ruby frame's two slots (kiln/interp.h): the instruction sequence's
- * address (rb_iseq_t) under KILN_RB_TAG_ISEQ, and under KILN_RB_TAG_WHERE
- * the check, the low 24 bits of first_lineno ^ iseq_size << 8 ^ type << 20
- * of its body, with the instruction position (in VALUE words from
- * iseq_encoded, the one Ruby itself looks its line up at). */
+/* A Ruby frame's three slots (kiln/interp.h): the instruction sequence's
+ * address (rb_iseq_t) under KILN_RB_TAG_ISEQ; under KILN_RB_TAG_WHERE the
+ * check, the low 24 bits of first_lineno ^ iseq_size << 8 ^ type << 20 of
+ * its body, with the instruction position (in VALUE words from
+ * iseq_encoded, the one Ruby itself looks its line up at); under
+ * KILN_INTERP_TAG_AUX what the method's environment holds at ep[-2] (a
+ * method entry, whose class qualifies the name, or not: 0 when none was
+ * reached). */
 #define KILN_RB_TAG_ISEQ 0xc3u
 #define KILN_RB_TAG_WHERE 0xc4u
 
@@ -37,6 +40,7 @@ struct kiln_rb_offsets {
 /* Flags of a control frame (its ep[0]). */
 #define KILN_RB_FRAME_FINISH 0x20 /* the first frame of one rb_vm_exec call */
 #define KILN_RB_FRAME_CFRAME 0x80 /* a C frame (cfunc, ifunc, dummy): not Ruby */
+#define KILN_RB_ENV_LOCAL 0x02 /* a method's own environment (not a block's) */
 
 /* BPF map rb_procs: pid -> the Ruby process's facts, for one instance. */
 struct kiln_rb_proc {

@@ -2,10 +2,10 @@
 """Judges a folded profile of an interpreter workload for tests/unwind/
 python.sh and ruby.sh (stdlib only).
 
-  interp_check.py shares FOLDED OUT [CALLEE BLOCK]
+  interp_check.py shares FOLDED OUT CALLER [CALLEE BLOCK]
       OUT's last line is the workload's truth, {"function": CPU seconds};
       prints: worst point difference of the functions' shares, their
-      samples, % of them directly under "main", % of them with CALLEE
+      samples, % of them directly under CALLER, % of them with CALLEE
       right above and BLOCK somewhere above that (0 without), the shares
   interp_check.py threads FOLDED SPIN WORKER NATIVE...
       prints: samples under SPIN only, under WORKER only, of those with a
@@ -21,7 +21,7 @@ def stacks(path):
         yield stack.split(";"), int(n)
 
 
-def shares(folded, out, callee=None, block=None):
+def shares(folded, out, caller, callee=None, block=None):
     truth = json.loads(open(out).read().strip().splitlines()[-1])
     counts = {k: 0 for k in truth}
     chained = blocked = 0
@@ -30,7 +30,7 @@ def shares(folded, out, callee=None, block=None):
             if k in frames:
                 counts[k] += n
                 i = frames.index(k)
-                if i > 0 and frames[i - 1] == "main":
+                if i > 0 and frames[i - 1] == caller:
                     chained += n
                 if callee and frames[i + 1:i + 2] == [callee] and block in frames[i + 2:]:
                     blocked += n

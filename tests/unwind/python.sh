@@ -51,7 +51,7 @@ record() {
 
 # shares NAME: the workload's truth and kiln's shares of five/three/two.
 shares() {
-	python3 "$HERE/interp_check.py" shares "$TMP/$1.folded" "$TMP/$1.out"
+	python3 "$HERE/interp_check.py" shares "$TMP/$1.folded" "$TMP/$1.out" main
 }
 
 # check_python LABEL PYTHON: shares and lines under one interpreter.

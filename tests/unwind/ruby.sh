@@ -4,14 +4,15 @@
 # tests/unwind/workloads/rb_shares.rb, whose methods take CPU time 5:3:2
 # and which prints what each really took (the truth).
 #
-#   shares     five, three and two carry their true shares of the samples
-#              within 2 points, each directly under its Ruby caller (main),
-#              with the script's block (block in spin) and the C method it
-#              runs in (Integer#times' native code) above them
-#   lines      pprof (go tool pprof -lines -traces) gives five its file and
-#              the line of its call to spin
-#   threads    one thread in Ruby (rb_spin), one compressing with the GVL
-#              released (deflate_worker): each thread's samples under its
+#   shares     Shares#five, Shares#three and Shares.two carry their true
+#              shares of the samples within 2 points, each directly under
+#              its Ruby caller (Object#main), with the block of
+#              Shares#spin and the C method it runs in (Integer#times'
+#              native code) above them
+#   lines      pprof (go tool pprof -lines -traces) gives Shares#five its
+#              file and the line of its call to spin
+#   threads    one thread in Ruby (Object#rb_spin), one compressing with the
+#              GVL released (Object#deflate_worker): each thread's samples under its
 #              own method, the compressing ones on zlib's native code, no
 #              stack holding both
 #   fake / refuse  a program that pretends to be Ruby 3.1
@@ -66,7 +67,7 @@ test_shares() {
 		return
 	fi
 	r=$(python3 "$HERE/interp_check.py" shares "$TMP/shares.folded" "$TMP/shares.out" \
-		spin "block in spin")
+		Object#main Shares#spin "block in Shares#spin")
 	read -r worst n chained block _ <<<"$r"
 	echo "   shares: $r"
 	if [ "$n" -ge 300 ] && awk -v w="$worst" -v b="$SHARE_BAR" -v c="$chained" -v k="$block" \
@@ -85,10 +86,10 @@ test_lines() {
 	# the line where five calls spin, read from the script
 	line=$(grep -n 'spin(0.005' "$SCRIPT" | cut -d: -f1)
 	if HOME=$TMP GOCACHE=$TMP/gocache go tool pprof -lines -traces "$TMP/lines.pb.gz" 2>/dev/null |
-		grep -Eq "five $SCRIPT:$line\$"; then
+		grep -Eq "Shares#five $SCRIPT:$line\$"; then
 		pass lines
 	else
-		fail lines "no 'five $SCRIPT:$line' in go tool pprof -lines -traces"
+		fail lines "no 'Shares#five $SCRIPT:$line' in go tool pprof -lines -traces"
 	fi
 }
 
@@ -99,7 +100,7 @@ test_threads() {
 		fail threads "kiln record failed: $(tail -1 "$TMP/threads.err")"
 		return
 	fi
-	r=$(python3 "$HERE/interp_check.py" threads "$TMP/threads.folded" rb_spin deflate_worker \
+	r=$(python3 "$HERE/interp_check.py" threads "$TMP/threads.folded" Object#rb_spin Object#deflate_worker \
 		deflate longest_match fill_window compress_block libz)
 	read -r spin work native both <<<"$r"
 	echo "   threads: rb_spin $spin, deflate_worker $work (on zlib code $native), both $both"
@@ -151,7 +152,7 @@ test_off() {
 	if record off --no-ruby -- "$RUBY" "$SCRIPT" 1 &&
 		[ "$(stats_json "$TMP/off.json" ruby detected)" = 0 ] &&
 		[ "$(stats_json "$TMP/off.json" ruby walks)" = 0 ] &&
-		grep -q ";rb_vm_exec;" "$TMP/off.folded" && ! grep -q ";five;" "$TMP/off.folded"; then
+		grep -q ";rb_vm_exec;" "$TMP/off.folded" && ! grep -q "five" "$TMP/off.folded"; then
 		pass off
 	else
 		fail off "--no-ruby: Ruby frames or reads seen"

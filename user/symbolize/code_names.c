@@ -23,14 +23,14 @@ const char *const code_names_failure_names[CODE_NAMES_FAILURE_COUNT] = {
 struct code_names {
 	const struct code_lang *lang;
 	size_t max_bytes;
-	struct hashmap map; /* hash(instance, addr) -> struct code_entry */
+	struct hashmap map; /* hash(instance, addr, aux) -> struct code_entry */
 	struct code_names_stats st;
 	struct code_scratch sc;
 };
 
 struct key {
 	uint32_t instance;
-	uint64_t addr;
+	uint64_t addr, aux;
 };
 
 static bool entry_eq(const void *ctx, const void *val, const void *key)
@@ -39,12 +39,12 @@ static bool entry_eq(const void *ctx, const void *val, const void *key)
 	const struct key *k = key;
 
 	(void)ctx;
-	return e->instance == k->instance && e->addr == k->addr;
+	return e->instance == k->instance && e->addr == k->addr && e->aux == k->aux;
 }
 
 static uint64_t key_hash(const struct key *k)
 {
-	return hash__mix(k->addr ^ (uint64_t)k->instance << 48 ^ k->instance);
+	return hash__mix(k->addr ^ (uint64_t)k->instance << 48 ^ k->instance ^ hash__mix(k->aux));
 }
 
 struct code_names *code_names__new(const struct code_lang *lang, size_t max_bytes)
@@ -115,6 +115,7 @@ struct code_entry *code_names__entry(const struct code_scratch *sc, uint32_t lin
 		return NULL;
 	e->instance = 0;
 	e->addr = 0;
+	e->aux = 0;
 	e->check = check;
 	e->firstlineno = firstlineno;
 	e->bytes = bytes;
@@ -128,15 +129,17 @@ struct code_entry *code_names__entry(const struct code_scratch *sc, uint32_t lin
 }
 
 static struct code_entry *read_entry(struct code_names *n, const void *facts, pid_t pid,
-				     uint32_t instance, uint64_t addr, enum code_names_failure *why)
+				     uint32_t instance, uint64_t addr, uint64_t aux,
+				     enum code_names_failure *why)
 {
 	struct code_entry *e;
 
 	n->st.reads++;
-	e = n->lang->read(facts, pid, addr, &n->sc, &n->st, why);
+	e = n->lang->read(facts, pid, addr, aux, &n->sc, &n->st, why);
 	if (e) {
 		e->instance = instance;
 		e->addr = addr;
+		e->aux = aux;
 	}
 	return e;
 }
@@ -144,7 +147,7 @@ static struct code_entry *read_entry(struct code_names *n, const void *facts, pi
 /* Replaces (or adds) the entry of e's key. */
 static struct code_entry *store(struct code_names *n, struct code_entry *e)
 {
-	struct key k = { e->instance, e->addr };
+	struct key k = { e->instance, e->addr, e->aux };
 	uint64_t h = key_hash(&k);
 	struct code_entry *old = hashmap__del(&n->map, h, entry_eq, NULL, &k);
 
@@ -168,16 +171,24 @@ static struct code_entry *store(struct code_names *n, struct code_entry *e)
 	return e;
 }
 
-int code_names__frame(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,
-		      uint64_t addr, uint32_t check, uint32_t index, struct code_frame_name *out)
+static struct code_entry *lookup(struct code_names *n, uint32_t instance, uint64_t addr,
+				 uint64_t aux)
 {
-	struct key k = { instance, addr };
-	struct code_entry *e = hashmap__get(&n->map, key_hash(&k), entry_eq, NULL, &k);
+	struct key k = { instance, addr, aux };
+
+	return hashmap__get(&n->map, key_hash(&k), entry_eq, NULL, &k);
+}
+
+int code_names__frame(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,
+		      uint64_t addr, uint64_t aux, uint32_t check, uint32_t index,
+		      struct code_frame_name *out)
+{
+	struct code_entry *e = lookup(n, instance, addr, aux);
 	enum code_names_failure why = CODE_NAMES_GONE;
 
 	n->st.frames++;
 	if (!e || e->check != check) {
-		e = facts ? read_entry(n, facts, pid, instance, addr, &why) : NULL;
+		e = facts ? read_entry(n, facts, pid, instance, addr, aux, &why) : NULL;
 		if (e && e->check != check) {
 			free(e);
 			e = NULL;
@@ -185,6 +196,11 @@ int code_names__frame(struct code_names *n, const void *facts, pid_t pid, uint32
 		}
 		if (e)
 			e = store(n, e);
+		if (!e && aux && why != CODE_NAMES_REUSED) {
+			/* the object's own entry, read while the process lived */
+			e = lookup(n, instance, addr, 0);
+			e = e && e->check == check ? e : NULL;
+		}
 		if (!e) {
 			n->st.failures[why]++;
 			return -1;
@@ -202,13 +218,12 @@ int code_names__frame(struct code_names *n, const void *facts, pid_t pid, uint32
 void code_names__prefetch(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,
 			  uint64_t addr)
 {
-	struct key k = { instance, addr };
 	enum code_names_failure why;
 	struct code_entry *e;
 
-	if (!facts || hashmap__get(&n->map, key_hash(&k), entry_eq, NULL, &k))
+	if (!facts || lookup(n, instance, addr, 0))
 		return;
-	e = read_entry(n, facts, pid, instance, addr, &why);
+	e = read_entry(n, facts, pid, instance, addr, 0, &why);
 	if (e)
 		store(n, e);
 }

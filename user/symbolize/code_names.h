@@ -42,7 +42,7 @@ struct code_names_stats {
 /* One code object's names, in one allocation (code_names__entry). */
 struct code_entry {
 	uint32_t instance, check;
-	uint64_t addr;
+	uint64_t addr, aux;
 	int32_t firstlineno;
 	uint32_t lines_len; /* bytes of the line table at data */
 	const char *name, *file;
@@ -62,11 +62,12 @@ struct code_frame_name {
 };
 
 /* A language: read the object at addr of pid (facts: the language's
- * process facts) into sc and make its entry (code_names__entry), counting
- * st->no_lines; NULL and the failure in *why. line: the line of an
- * instruction index, 0 when unknown. */
+ * process facts; aux: the frame's third slot, kiln/interp.h, 0 without)
+ * into sc and make its entry (code_names__entry), counting st->no_lines;
+ * NULL and the failure in *why. line: the line of an instruction index, 0
+ * when unknown. */
 struct code_lang {
-	struct code_entry *(*read)(const void *facts, pid_t pid, uint64_t addr,
+	struct code_entry *(*read)(const void *facts, pid_t pid, uint64_t addr, uint64_t aux,
 				   struct code_scratch *sc, struct code_names_stats *st,
 				   enum code_names_failure *why);
 	uint32_t (*line)(const struct code_entry *e, uint32_t index);
@@ -75,11 +76,14 @@ struct code_lang {
 struct code_names;
 
 struct code_names *code_names__new(const struct code_lang *lang, size_t max_bytes);
-/* Names the frame (object addr, BPF's check, instruction index) of the
- * process instance (pid) described by facts (NULL: none). 0, or -1 with
- * the reason counted. */
+/* Names the frame (object addr, its aux slot, BPF's check, instruction
+ * index) of the process instance (pid) described by facts (NULL: none).
+ * An entry is per (instance, addr, aux); when one with aux cannot be read
+ * (the process is gone), the object's entry without aux serves. 0, or -1
+ * with the reason counted. */
 int code_names__frame(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,
-		      uint64_t addr, uint32_t check, uint32_t index, struct code_frame_name *out);
+		      uint64_t addr, uint64_t aux, uint32_t check, uint32_t index,
+		      struct code_frame_name *out);
 /* Reads and caches object addr of a live process now (BPF saw it for the
  * first time): its name survives the process's exit. */
 void code_names__prefetch(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,

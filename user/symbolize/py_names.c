@@ -71,7 +71,7 @@ static int read_str(const struct python_info *info, pid_t pid, uint64_t addr, ch
 	return 0;
 }
 
-static struct code_entry *read_code(const void *facts, pid_t pid, uint64_t code,
+static struct code_entry *read_code(const void *facts, pid_t pid, uint64_t code, uint64_t aux,
 				    struct code_scratch *sc, struct code_names_stats *st,
 				    enum code_names_failure *why)
 {
@@ -81,6 +81,7 @@ static struct code_entry *read_code(const void *facts, pid_t pid, uint64_t code,
 	uint64_t name_addr, lt, lt_len = 0;
 	struct code_entry *e;
 
+	(void)aux; /* Python frames have none */
 	if (interp__read(pid, code, c, sizeof(c))) {
 		*why = CODE_NAMES_UNREADABLE;
 		return NULL;

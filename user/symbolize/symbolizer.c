@@ -337,9 +337,12 @@ static size_t user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uin
 	return 1;
 }
 
+#define SLOT_VALUE(ip) ((ip) & ((1ull << KILN_INTERP_TAG_SHIFT) - 1))
+#define SLOT_AUX(ip) ((ip) >> KILN_INTERP_TAG_SHIFT == KILN_INTERP_TAG_AUX)
+
 /* The language of an interpreter slot (kiln/interp.h: each language's
- * tags are 0xc1 + 2 * lang, code then where), -1 for a native pc; *where:
- * the slot is the second of its frame. */
+ * tags are 0xc1 + 2 * lang, code then where), -1 for a native pc or an
+ * aux slot; *where: the slot is the second of its frame. */
 static int interp_slot(uint64_t ip, bool *where)
 {
 	unsigned tag = (unsigned)(ip >> KILN_INTERP_TAG_SHIFT);
@@ -350,19 +353,21 @@ static int interp_slot(uint64_t ip, bool *where)
 	return (int)(tag - KILN_PY_TAG_CODE) / 2;
 }
 
-/* An interpreter frame of language lang from its two slots. */
+/* An interpreter frame of language lang from its slots (aux: the value
+ * of its third, 0 without). */
 static void interp_frame(struct symbolizer *sym, const struct proc_snapshot *snap, int lang,
-			 uint64_t code_slot, uint64_t where_slot, uint64_t count, struct frame *f)
+			 uint64_t code_slot, uint64_t where_slot, uint64_t aux, uint64_t count,
+			 struct frame *f)
 {
 	static const char *const unnamed[KILN_LANG_COUNT] = { "[python code 0x%" PRIx64 "]",
 							       "[ruby iseq 0x%" PRIx64 "]" };
-	uint64_t code = code_slot & ((1ull << KILN_INTERP_TAG_SHIFT) - 1);
+	uint64_t code = SLOT_VALUE(code_slot);
 	const void *facts = snap ? interp_procs__get(sym->interp[lang], snap->instance) : NULL;
 	struct code_frame_name cn;
 
 	*f = (struct frame){ .kind = FRAME_USER, .addr = code };
 	sym->stats.user_frames += count;
-	if (snap && code_names__frame(sym->names[lang], facts, snap->pid, snap->instance, code,
+	if (snap && code_names__frame(sym->names[lang], facts, snap->pid, snap->instance, code, aux,
 				      (uint32_t)(where_slot >> 32) & KILN_INTERP_CHECK_MASK,
 				      (uint32_t)where_slot, &cn) == 0) {
 		f->name = scratch_name(sym, "%s", cn.name);
@@ -399,7 +404,7 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	for (uint32_t i = 1; i < un; i++) {
 		bool where;
 
-		if (interp_slot(uips[i], &where) >= 0)
+		if (interp_slot(uips[i], &where) >= 0 || SLOT_AUX(uips[i]))
 			continue;
 		if (!find_mapping(sym, snap, uips[i] - 1)) {
 			n += user_frame(sym, snap, uips[i], uips[i] - 1, count, &frames[n]);
@@ -411,16 +416,22 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	for (uint32_t i = un; i-- > 0;) {
 		bool where, code_where;
 		int lang = interp_slot(uips[i], &where);
+		uint64_t aux = 0;
 
+		if (SLOT_AUX(uips[i]) && i > 0) {
+			/* a frame's third slot: its pair follows */
+			aux = SLOT_VALUE(uips[i]);
+			lang = interp_slot(uips[--i], &where);
+		}
 		if (lang >= 0 && where) {
 			if (i > 0 && interp_slot(uips[i - 1], &code_where) == lang && !code_where) {
-				interp_frame(sym, snap, lang, uips[i - 1], uips[i], count,
+				interp_frame(sym, snap, lang, uips[i - 1], uips[i], aux, count,
 					     &frames[n++]);
 				i--;
 			}
 			continue;
 		}
-		if (lang >= 0)
+		if (lang >= 0 || SLOT_AUX(uips[i]))
 			continue;       /* a slot without its pair: not a frame */
 		n += user_frame(sym, snap, uips[i], i ? uips[i] - 1 : uips[i], count, &frames[n]);
 	}

@@ -46,7 +46,8 @@ struct rb_layout {
 	const char *version; /* "3.1" */
 	struct kiln_rb_offsets o;
 	uint16_t vm_main_ractor, vm_main_thread, thread_ec;
-	uint16_t body_path, body_label, info_body, info_positions, info_size, info_succ;
+	uint16_t body_path, body_label, body_base_label, info_body, info_positions, info_size,
+		info_succ, body_local_iseq, class_ext, ext_iv_tbl;
 };
 
 static const struct rb_layout layouts[] = {
@@ -69,17 +70,21 @@ static const struct rb_layout layouts[] = {
 	  .vm_main_thread = 40,
 	  .thread_ec = 40,
 	  .body_path = 64,
+	  .body_base_label = 72,
 	  .body_label = 80,
+	  .body_local_iseq = 176,
+	  .class_ext = 24,
+	  .ext_iv_tbl = 8,
 	  .info_body = 120,
 	  .info_positions = 128,
 	  .info_size = 136,
 	  .info_succ = 144 },
 };
 
-enum { SYM_EXEC, SYM_VM, SYM_EC, SYM_RACTOR, SYM_VERSION, SYM_COUNT };
+enum { SYM_EXEC, SYM_VM, SYM_EC, SYM_RACTOR, SYM_VERSION, SYM_OBJECT, SYM_COUNT };
 static const char *const sym_names[SYM_COUNT] = {
 	"rb_vm_exec",	"ruby_current_vm_ptr", "ruby_current_ec", "ruby_single_main_ractor",
-	"ruby_version",
+	"ruby_version", "rb_cObject",
 };
 
 struct rb_binary {
@@ -215,6 +220,60 @@ static int check_ec(pid_t pid, uint64_t ec, uint64_t th, const struct kiln_rb_of
 	return 0;
 }
 
+int ruby__ivars(pid_t pid, const struct ruby_info *info, uint64_t klass, uint64_t (*kv)[2],
+		size_t max)
+{
+	/* st_table: entries_start, entries_bound, entries at 32, 40, 48;
+	 * an entry is {hash, key, record} */
+	uint64_t ext, tbl, head[7], e[RUBY_IVARS_MAX][3];
+	size_t n;
+	int err;
+
+	if ((err = interp__read_u64(pid, klass + info->class_ext, &ext)) ||
+	    (err = interp__read_u64(pid, ext + info->ext_iv_tbl, &tbl)))
+		return err;
+	if (!tbl)
+		return 0;
+	if ((err = interp__read(pid, tbl, head, sizeof(head))))
+		return err;
+	if (head[5] < head[4] || head[5] - head[4] > RUBY_IVARS_MAX)
+		return -E2BIG;
+	n = head[5] - head[4];
+	if (n > max)
+		n = max;
+	if (n && (err = interp__read(pid, head[6] + 24 * head[4], e, 24 * n)))
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		kv[i][0] = e[i][1];
+		kv[i][1] = e[i][2];
+	}
+	return (int)n;
+}
+
+/* The IDs of __classpath__ and __attached__: the key of Object's
+ * instance variable that is the String "Object", and the key of its
+ * singleton class's that is Object. Left 0 when not found. */
+static void learn_class_ids(pid_t pid, uint64_t object_sym, struct ruby_info *info)
+{
+	uint64_t obj, meta, kv[RUBY_IVARS_MAX][2], head[3];
+	int n;
+
+	if (!object_sym || interp__read_u64(pid, object_sym, &obj) || !obj ||
+	    interp__read_u64(pid, obj + 8, &meta))
+		return;
+	n = ruby__ivars(pid, info, obj, kv, RUBY_IVARS_MAX);
+	for (int i = 0; i < n; i++)
+		/* an embedded String (T_STRING, length 6 in bits 14-18) */
+		if (interp__read(pid, kv[i][1], head, sizeof(head)) == 0 &&
+		    (head[0] & 0x1f) == 0x05 && !(head[0] & 1u << 13) &&
+		    (head[0] >> 14 & 0x1f) == 6 && memcmp(&head[2], "Object", 6) == 0)
+			info->classpath_id = kv[i][0];
+	n = ruby__ivars(pid, info, meta, kv, RUBY_IVARS_MAX);
+	for (int i = 0; i < n; i++)
+		if (kv[i][1] == obj)
+			info->attached_id = kv[i][0];
+}
+
 static bool layout_sane(const struct kiln_rb_offsets *o)
 {
 	return o->ec_vm_stack <= 16 && o->ec_vm_stack_size <= 16 && o->ec_cfp <= 16 &&
@@ -303,10 +362,15 @@ static int detect(pid_t pid, const struct rb_binary *b, struct ruby_info *out)
 	out->bpf.eval_end = b->addr[SYM_EXEC] + b->size[SYM_EXEC];
 	out->body_path = l->body_path;
 	out->body_label = l->body_label;
+	out->body_base_label = l->body_base_label;
+	out->body_local_iseq = l->body_local_iseq;
+	out->class_ext = l->class_ext;
+	out->ext_iv_tbl = l->ext_iv_tbl;
 	out->info_body = l->info_body;
 	out->info_positions = l->info_positions;
 	out->info_size = l->info_size;
 	out->info_succ = l->info_succ;
+	learn_class_ids(pid, b->addr[SYM_OBJECT], out);
 	return 0;
 }
 

@@ -35,10 +35,24 @@ extern const char *const ruby_refusal_names[RB_REFUSAL_COUNT];
 struct ruby_info {
 	struct kiln_rb_proc bpf;
 	char version[16]; /* ruby_version: "3.1.2" */
-	/* rb_iseq_constant_body: location.pathobj, .label; insns_info.body,
-	 * .positions, .size, .succ_index_table; bytes. */
-	uint16_t body_path, body_label, info_body, info_positions, info_size, info_succ;
+	/* rb_iseq_constant_body: location.pathobj, .label, .base_label;
+	 * insns_info.body, .positions, .size, .succ_index_table; local_iseq;
+	 * bytes. */
+	uint16_t body_path, body_label, body_base_label, info_body, info_positions, info_size,
+		info_succ, body_local_iseq;
+	/* A class's instance variables (RClass -> rb_classext_t -> st_table),
+	 * and the IDs of __classpath__ and __attached__ learned from Object's
+	 * (0: not found, names are not qualified). */
+	uint16_t class_ext, ext_iv_tbl;
+	uint64_t classpath_id, attached_id;
 };
+
+#define RUBY_IVARS_MAX 64 /* instance variables of a class looked at */
+
+/* The instance variables of class klass of pid: up to max (key, value)
+ * pairs into kv. Their number, or -errno. */
+int ruby__ivars(pid_t pid, const struct ruby_info *info, uint64_t klass, uint64_t (*kv)[2],
+		size_t max);
 
 /* The Ruby processes (unwind/interp_procs.h; facts: struct ruby_info).
  * rb_procs_fd: the walker's rb_procs map; max: its entries. */

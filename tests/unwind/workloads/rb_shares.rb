@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Ruby of known shares for tests/unwind/ruby.sh: Shares#five, Shares#three
-# and Shares.two take CPU time 5:3:2 until ARGV[0] CPU seconds have passed,
+# and Shares.two (the names Ruby's profiler API gives, and kiln) take CPU
+# time 5:3:2 until ARGV[0] CPU seconds have passed,
 # each spinning in a block (`block in spin`) that calls a C method
 # (Integer#times). With "threads", a second thread compresses a buffer in C
 # with the GVL released (Zlib's deflate, deflate_worker) while the main
@@ -35,19 +36,19 @@ class Shares
   def five
     t = cpu
     spin(0.005 * @rng.rand(0.5..1.5))
-    @spent["five"] += cpu - t
+    @spent["Shares#five"] += cpu - t
   end
 
   def three
     t = cpu
     spin(0.003 * @rng.rand(0.5..1.5))
-    @spent["three"] += cpu - t
+    @spent["Shares#three"] += cpu - t
   end
 
   def self.two(s, rng)
     t = cpu
     s.spin(0.002 * rng.rand(0.5..1.5))
-    s.spent["two"] += cpu - t
+    s.spent["Shares.two"] += cpu - t
   end
 end
 
@@ -60,7 +61,7 @@ def deflate_worker(seconds, out)
   data = Array.new(1 << 16) { rng.rand(64).to_s(36) * 8 }.join
   t = cpu
   Zlib::Deflate.deflate(data, Zlib::BEST_COMPRESSION) while cpu - t < seconds
-  out["deflate_worker"] = cpu - t
+  out["Object#deflate_worker"] = cpu - t
 end
 
 def main
@@ -70,7 +71,7 @@ def main
     th = Thread.new { deflate_worker(seconds, out) }
     t = cpu
     rb_spin(seconds)
-    out["rb_spin"] = cpu - t
+    out["Object#rb_spin"] = cpu - t
     th.join
     puts JSON.generate(out)
     return
