@@ -20,6 +20,9 @@
 #              garbage: kiln ends, its failures are counted, its native
 #              frames kept, its memory bounded; one whose checks fail from
 #              the start is refused, counted, logged
+#   fallback   the same fake without ruby_current_ec: the GVL holder's
+#              execution context, used for its own thread only; a second
+#              thread in rb_vm_exec keeps its native frames, counted
 #   off        --no-ruby: no Ruby frame, rb_vm_exec kept, nothing read
 #
 # Environment: KILN, WORKLOADS (build/workloads), RB_SECONDS (6: CPU seconds
@@ -147,6 +150,25 @@ test_refuse() {
 	fi
 }
 
+test_fallback() {
+	local own other
+	if ! record fallback -- "$WORKLOADS/ruby_fake" 3 gvl; then
+		fail fallback "kiln record failed: $(tail -1 "$TMP/fallback.err")"
+		return
+	fi
+	own=$(awk '/;main;fake_method/ { n += $NF } END { print n + 0 }' "$TMP/fallback.folded")
+	other=$(awk '/;other_thread;rb_vm_exec/ && !/fake_method/ { n += $NF } END { print n + 0 }' \
+		"$TMP/fallback.folded")
+	echo "   fallback: main thread $own samples with Ruby frames, other thread $other native, not_gvl_holder $(stats_json "$TMP/fallback.json" ruby walk_errors.not_gvl_holder)"
+	if [ "$own" -ge 100 ] && [ "$other" -ge 100 ] &&
+		! grep -q "other_thread.*fake_method" "$TMP/fallback.folded" &&
+		[ "$(stats_json "$TMP/fallback.json" ruby walk_errors.not_gvl_holder)" -ge "$other" ]; then
+		pass fallback
+	else
+		fail fallback "the GVL holder's frames given to another thread, or none to its own"
+	fi
+}
+
 test_off() {
 	have_ruby off || return
 	if record off --no-ruby -- "$RUBY" "$SCRIPT" 1 &&
@@ -164,5 +186,5 @@ if [ "$(id -u)" != 0 ]; then
 	finish 1
 	exit
 fi
-run_tests test_shares test_lines test_threads test_fake test_refuse test_off
-finish 6
+run_tests test_shares test_lines test_threads test_fake test_refuse test_fallback test_off
+finish 7

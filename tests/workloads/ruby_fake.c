@@ -9,9 +9,13 @@
  * of random bytes, a stack of more frames than kiln keeps. kiln must count
  * what it refuses and keep the native frames.
  *
- *   ruby_fake SECONDS [refuse]
+ *   ruby_fake SECONDS [refuse | gvl]
  * refuse: the frames hold no iseqs from the start: kiln refuses the
- * process (offsets) and reads nothing more. */
+ * process (offsets) and reads nothing more.
+ * gvl: ruby_current_ec stays unset, so kiln falls back to the main
+ * ractor's running EC (the main thread's, a sane state throughout), while
+ * a second thread spins in rb_vm_exec too: only the main thread's samples
+ * may get Ruby frames. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -150,13 +154,28 @@ static void corrupt(unsigned round)
 	}
 }
 
+static void *other_thread(void *until)
+{
+	rb_vm_exec(*(double *)until);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 5, end = now() + seconds;
 	int refuse = argc > 2 && strcmp(argv[2], "refuse") == 0;
 	unsigned round = 0;
+	pthread_t th;
 
 	setup(refuse);
+	if (argc > 2 && strcmp(argv[2], "gvl") == 0) {
+		ruby_current_ec = NULL;
+		if (pthread_create(&th, NULL, other_thread, &end))
+			return 1;
+		rb_vm_exec(end);
+		pthread_join(th, NULL);
+		return 0;
+	}
 	/* A second to be recognized with a sane state, then garbage. */
 	rb_vm_exec(now() + 1);
 	while (now() < end) {
