@@ -6,8 +6,10 @@
  *
  * User stacks of processes user space loaded unwind tables for (proc_maps)
  * are walked here, from the tables built out of each file's CFI: kiln_sample
- * sets up the walk and tail-calls kiln_walk, which unwinds WALK_FRAMES
- * frames per run and tail-calls itself for more. Other processes' user
+ * sets up the walk and tail-calls the walker, which unwinds frames until
+ * the stack ends (kiln_walk_loop, with bpf_loop) or WALK_FRAMES of them
+ * (kiln_walk, unrolled, for kernels before 5.17) and tail-calls itself for
+ * more. Other processes' user
  * stacks come from the kernel's frame-pointer walk (bpf_get_stack).
  * Stacks are stored by a 64-bit hash of their frames, so two stacks never
  * share a slot; only a full map drops one.
@@ -193,6 +195,7 @@ enum { PY_UNSTARTED = 0, PY_ACTIVE = 1, PY_OFF = 2 };
 struct walk {
 	struct kiln_sample_key key;
 	__u64 pc, sp, fp;
+	__u64 hash;             /* of the frames walked so far (hash_mix) */
 	__u32 gen;
 	__u32 tail_calls;
 	__u32 pc_is_ra;         /* pc is a return address: look up pc - 1 */
@@ -285,19 +288,15 @@ struct {
 	__uint(max_entries, KILN_PY_SEEN_MAX);
 } py_seen SEC(".maps");
 
-/* kiln_walk and kiln_py, for tail calls (the walk continues in a fresh
- * run of either). */
-enum { PROG_WALK = 0, PROG_PY = 1 };
-int kiln_walk(struct bpf_perf_event_data *ctx);
-int kiln_py(struct bpf_perf_event_data *ctx);
+/* The walker (kiln_walk or kiln_walk_loop) and kiln_py, for tail calls
+ * (the walk continues in a fresh run of either); user space fills it
+ * (KILN_PROG_*, include/kiln/unwind.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 2);
-	__uint(key_size, sizeof(__u32));
-	__array(values, int (void *));
-} walk_progs SEC(".maps") = {
-	.values = { [PROG_WALK] = (void *)&kiln_walk, [PROG_PY] = (void *)&kiln_py },
-};
+	__uint(max_entries, KILN_PROG_COUNT);
+	__type(key, __u32);
+	__type(value, __u32);
+} walk_progs SEC(".maps");
 
 static __always_inline void count_unwind(__u32 stat)
 {
@@ -315,32 +314,53 @@ static __always_inline void count_py(__u32 stat)
 		*v += 1;
 }
 
+#define STACK_HASH_SEED 0x9e3779b97f4a7c15ull
+
+static __always_inline __u64 hash_mix(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
+/* A stack's key: its frames from STACK_HASH_SEED on, then its flags; never
+ * 0 (no stack). */
+static __always_inline __u64 hash_final(__u64 h, __u32 flags)
+{
+	h = hash_mix(h, flags);
+	return h ? h : 1;
+}
+
 static __always_inline __u64 stack_hash(const struct kiln_stack *st)
 {
-	__u64 h = 0x9e3779b97f4a7c15ull ^ st->flags;
+	__u64 h = STACK_HASH_SEED;
 
 	for (__u32 i = 0; i < KILN_MAX_STACK_DEPTH; i++) {
 		if (i >= st->len)
 			break;
-		h ^= st->ips[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 29;
+		h = hash_mix(h, st->ips[i]);
 	}
-	return h ? h : 1;
+	return hash_final(h, st->flags);
 }
 
 /* Stores st under its hash in the generation's stack map; *id: the hash,
  * 0 for an empty stack. -1 when the map is full. */
-static __always_inline int store_stack(void *stacks, const struct kiln_stack *st, __u64 *id)
+static __always_inline int store_hashed(void *stacks, const struct kiln_stack *st, __u64 hash,
+					__u64 *id)
 {
 	long err;
 
 	*id = 0;
 	if (st->len == 0)
 		return 0;
-	*id = stack_hash(st);
+	*id = hash;
 	err = bpf_map_update_elem(stacks, id, st, BPF_NOEXIST);
 	return err && err != -EEXIST ? -1 : 0;
+}
+
+static __always_inline int store_stack(void *stacks, const struct kiln_stack *st, __u64 *id)
+{
+	return store_hashed(stacks, st, stack_hash(st), id);
 }
 
 /* Counts the sample under w->key (stacks set). */
@@ -378,7 +398,7 @@ static __always_inline void finish_walk(struct walk *w)
 		count_unwind(KILN_UW_ROOT);
 	if (w->stack.flags & KILN_STACK_TRUNCATED)
 		count_unwind(KILN_UW_TRUNCATED);
-	if (store_stack(stacks, &w->stack, &w->key.ustack)) {
+	if (store_hashed(stacks, &w->stack, hash_final(w->hash, w->stack.flags), &w->key.ustack)) {
 		count_outcome(w->gen, KILN_DROP_STACK_FULL);
 		return;
 	}
@@ -604,6 +624,7 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 		if (n == 0) {
 			w->stack.ips[0] = pc;
 			w->stack.len = 1;
+			w->hash = hash_mix(w->hash, pc);
 		}
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_MAPPING);
 	}
@@ -611,6 +632,8 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 	 * for the verifier to follow twice) */
 	w->stack.ips[n] = pc;
 	w->stack.len = n + !replaced;
+	if (!replaced)
+		w->hash = hash_mix(w->hash, pc);
 	if (!m || m->slot >= KILN_UNWIND_SLOTS)
 		return fp_step(w, false);
 	slot = m->slot;
@@ -647,15 +670,38 @@ static __always_inline void end_walk(struct bpf_perf_event_data *ctx, struct wal
 		w->py_leftover = 1;
 		w->tail_calls++;
 		count_py(KILN_PY_LEFTOVER);
-		bpf_tail_call(ctx, &walk_progs, PROG_PY);
+		bpf_tail_call(ctx, &walk_progs, KILN_PROG_PY);
 	}
 	finish_walk(w);
 }
 
-SEC("perf_event")
-int kiln_walk(struct bpf_perf_event_data *ctx)
+/* bpf_loop (Linux 5.17) runs one frame step as a callback, which the
+ * verifier checks once; the unrolled loop of kiln_walk is checked frame by
+ * frame (about 140 000 instructions, most of kiln's start-up CPU). */
+struct walk_loop {
+	struct walk *w;
+	struct kiln_proc_maps *pm;
+	int end;
+};
+
+static long walk_loop_step(__u32 i, void *data)
+{
+	struct walk_loop *l = data;
+
+	if (walk_step(l->w, l->pm) == WALK_END) {
+		l->end = 1;
+		return 1;
+	}
+	return l->w->py_pending ? 1 : 0;       /* kiln_py's turn */
+}
+
+/* One run of the walk: up to WALK_FRAMES frames unrolled, or (loop) as
+ * many as bpf_loop allows until the walk ends or a Python eval-loop frame
+ * waits; then a tail call to go on. */
+static __always_inline int walk_run(struct bpf_perf_event_data *ctx, bool loop)
 {
 	__u32 zero = 0, pid;
+	int end = 0;
 	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
 	struct kiln_proc_maps *pm;
 	struct kiln_py_proc *py;
@@ -677,29 +723,52 @@ int kiln_walk(struct bpf_perf_event_data *ctx)
 		w->py_eval_len = py->eval_end - py->eval_start;
 		w->py_instance = py->instance;
 	}
-	for (int i = 0; i < WALK_FRAMES; i++) {
-		if (walk_step(w, pm) == WALK_END) {
-			end_walk(ctx, w);
-			return 0;
-		}
+	if (loop) {
+		struct walk_loop l = { .w = w, .pm = pm };
+
+		bpf_loop(KILN_MAX_STACK_DEPTH, walk_loop_step, &l, 0);
+		end = l.end;
+	} else {
+		for (int i = 0; i < WALK_FRAMES && !end; i++)
+			end = walk_step(w, pm) == WALK_END;
+	}
+	/* one place that ends the walk: the verifier checks the stack's
+	 * hashing once, not once for every frame that may end it */
+	if (end) {
+		end_walk(ctx, w);
+		return 0;
 	}
 	if (w->py_pending) {
 		w->py_pending = 0;
 		if (w->tail_calls < WALK_TAIL_CALLS) {
 			w->tail_calls++;
 			w->py_call_start = w->py_emitted;
-			bpf_tail_call(ctx, &walk_progs, PROG_PY);
+			bpf_tail_call(ctx, &walk_progs, KILN_PROG_PY);
 		}
 		/* no tail call left: the frame stays native */
 		w->py_state = PY_OFF;
 	}
 	if (w->tail_calls < WALK_TAIL_CALLS) {
 		w->tail_calls++;
-		bpf_tail_call(ctx, &walk_progs, PROG_WALK);
+		bpf_tail_call(ctx, &walk_progs, KILN_PROG_WALK);
 	}
 	w->stack.flags |= KILN_STACK_TRUNCATED;
 	finish_walk(w);
 	return 0;
+}
+
+/* User space loads one of the two (sampler.c: kiln_walk_loop where the
+ * kernel has bpf_loop) and puts it in walk_progs[KILN_PROG_WALK]. */
+SEC("perf_event")
+int kiln_walk(struct bpf_perf_event_data *ctx)
+{
+	return walk_run(ctx, false);
+}
+
+SEC("perf_event")
+int kiln_walk_loop(struct bpf_perf_event_data *ctx)
+{
+	return walk_run(ctx, true);
 }
 
 /* ---- Python frames (include/kiln/python.h, docs/python.md) ---- */
@@ -818,6 +887,7 @@ static __always_inline int py_step(struct walk *w, const struct kiln_py_proc *py
 	w->stack.ips[n + 1] =
 		(__u64)KILN_PY_TAG_WHERE << KILN_PY_TAG_SHIFT | (__u64)check << 32 | (__u32)idx;
 	w->stack.len = n + 2;
+	w->hash = hash_mix(hash_mix(w->hash, w->stack.ips[n]), w->stack.ips[n + 1]);
 	w->py_emitted++;
 	count_py(KILN_PY_FRAMES);
 	py_announce(w, code);
@@ -871,7 +941,7 @@ int kiln_py(struct bpf_perf_event_data *ctx)
 	if (r == PY_MORE && w->py_frame) {
 		if (w->tail_calls < WALK_TAIL_CALLS) {
 			w->tail_calls++;
-			bpf_tail_call(ctx, &walk_progs, PROG_PY);
+			bpf_tail_call(ctx, &walk_progs, KILN_PROG_PY);
 		}
 		count_py(KILN_PY_LOOP_CAP);
 		w->stack.flags |= KILN_STACK_TRUNCATED;
@@ -887,7 +957,7 @@ back:
 	}
 	if (w->tail_calls < WALK_TAIL_CALLS) {
 		w->tail_calls++;
-		bpf_tail_call(ctx, &walk_progs, PROG_WALK);
+		bpf_tail_call(ctx, &walk_progs, KILN_PROG_WALK);
 	}
 	w->stack.flags |= KILN_STACK_TRUNCATED;
 	finish_walk(w);
@@ -1027,7 +1097,8 @@ int kiln_sample(struct bpf_perf_event_data *ctx)
 			w->py_pending = 0;
 			w->stack.len = 0;
 			w->stack.flags = KILN_STACK_TABLES;
-			bpf_tail_call(ctx, &walk_progs, 0);
+			w->hash = STACK_HASH_SEED;
+			bpf_tail_call(ctx, &walk_progs, KILN_PROG_WALK);
 			/* no walker program: frame pointers below */
 		}
 		count_unwind(KILN_UW_NO_PROC);
