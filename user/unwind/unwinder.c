@@ -839,6 +839,11 @@ int unwinder__poll_ms(const struct unwinder *u, int timeout_ms)
 	return timeout_ms;
 }
 
+const char *unwinder__cache_dir(const struct unwinder *u)
+{
+	return u ? table_cache__dir(u->cache) : NULL;
+}
+
 struct pythons *unwinder__python(const struct unwinder *u)
 {
 	return u ? u->py : NULL;

@@ -89,6 +89,8 @@ void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
 /* The Python processes of u's walks (unwind/python.h); NULL when u is, or
  * with python false at unwinder__new. */
 struct pythons *unwinder__python(const struct unwinder *u);
+/* The disk cache's directory, checked and in use; NULL: none. */
+const char *unwinder__cache_dir(const struct unwinder *u);
 void unwinder__free(struct unwinder *u);
 
 #endif
