@@ -6,8 +6,10 @@
  *
  * User stacks of processes user space loaded unwind tables for (proc_maps)
  * are walked here, from the tables built out of each file's CFI: kiln_sample
- * sets up the walk and tail-calls kiln_walk, which unwinds WALK_FRAMES
- * frames per run and tail-calls itself for more. Other processes' user
+ * sets up the walk and tail-calls the walker, which unwinds frames until
+ * the stack ends (kiln_walk_loop, with bpf_loop) or WALK_FRAMES of them
+ * (kiln_walk, unrolled, for kernels before 5.17) and tail-calls itself for
+ * more. Other processes' user
  * stacks come from the kernel's frame-pointer walk (bpf_get_stack).
  * Stacks are stored by a 64-bit hash of their frames, so two stacks never
  * share a slot; only a full map drops one.
@@ -196,6 +198,7 @@ enum { IT_NOT_HANDED = 0, IT_REPLACED = 1, IT_KEPT = 2 };
 struct walk {
 	struct kiln_sample_key key;
 	__u64 pc, sp, fp;
+	__u64 hash;             /* of the frames walked so far (hash_mix) */
 	__u32 gen;
 	__u32 tail_calls;
 	__u32 pc_is_ra;         /* pc is a return address: look up pc - 1 */
@@ -298,21 +301,16 @@ struct {
 	__uint(max_entries, KILN_INTERP_SEEN_MAX);
 } interp_seen SEC(".maps");
 
-/* kiln_walk and the interpreter walkers, for tail calls (the walk
- * continues in a fresh run of any). PROG_PY + lang is a language's. */
-enum { PROG_WALK = 0, PROG_PY = 1, PROG_RB = 2 };
-int kiln_walk(struct bpf_perf_event_data *ctx);
-int kiln_py(struct bpf_perf_event_data *ctx);
-int kiln_rb(struct bpf_perf_event_data *ctx);
+/* The walker (kiln_walk or kiln_walk_loop) and the interpreter walkers,
+ * for tail calls (the walk continues in a fresh run of any; KILN_PROG_PY +
+ * lang is a language's); user space fills it (KILN_PROG_*,
+ * include/kiln/unwind.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 3);
-	__uint(key_size, sizeof(__u32));
-	__array(values, int (void *));
-} walk_progs SEC(".maps") = {
-	.values = { [PROG_WALK] = (void *)&kiln_walk, [PROG_PY] = (void *)&kiln_py,
-		    [PROG_RB] = (void *)&kiln_rb },
-};
+	__uint(max_entries, KILN_PROG_COUNT);
+	__type(key, __u32);
+	__type(value, __u32);
+} walk_progs SEC(".maps");
 
 static __always_inline void count_unwind(__u32 stat)
 {
@@ -331,32 +329,53 @@ static __always_inline void count_interp(__u32 lang, __u32 stat)
 		*v += 1;
 }
 
+#define STACK_HASH_SEED 0x9e3779b97f4a7c15ull
+
+static __always_inline __u64 hash_mix(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
+/* A stack's key: its frames from STACK_HASH_SEED on, then its flags; never
+ * 0 (no stack). */
+static __always_inline __u64 hash_final(__u64 h, __u32 flags)
+{
+	h = hash_mix(h, flags);
+	return h ? h : 1;
+}
+
 static __always_inline __u64 stack_hash(const struct kiln_stack *st)
 {
-	__u64 h = 0x9e3779b97f4a7c15ull ^ st->flags;
+	__u64 h = STACK_HASH_SEED;
 
 	for (__u32 i = 0; i < KILN_MAX_STACK_DEPTH; i++) {
 		if (i >= st->len)
 			break;
-		h ^= st->ips[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 29;
+		h = hash_mix(h, st->ips[i]);
 	}
-	return h ? h : 1;
+	return hash_final(h, st->flags);
 }
 
 /* Stores st under its hash in the generation's stack map; *id: the hash,
  * 0 for an empty stack. -1 when the map is full. */
-static __always_inline int store_stack(void *stacks, const struct kiln_stack *st, __u64 *id)
+static __always_inline int store_hashed(void *stacks, const struct kiln_stack *st, __u64 hash,
+					__u64 *id)
 {
 	long err;
 
 	*id = 0;
 	if (st->len == 0)
 		return 0;
-	*id = stack_hash(st);
+	*id = hash;
 	err = bpf_map_update_elem(stacks, id, st, BPF_NOEXIST);
 	return err && err != -EEXIST ? -1 : 0;
+}
+
+static __always_inline int store_stack(void *stacks, const struct kiln_stack *st, __u64 *id)
+{
+	return store_hashed(stacks, st, stack_hash(st), id);
 }
 
 /* Counts the sample under w->key (stacks set). */
@@ -394,7 +413,7 @@ static __always_inline void finish_walk(struct walk *w)
 		count_unwind(KILN_UW_ROOT);
 	if (w->stack.flags & KILN_STACK_TRUNCATED)
 		count_unwind(KILN_UW_TRUNCATED);
-	if (store_stack(stacks, &w->stack, &w->key.ustack)) {
+	if (store_hashed(stacks, &w->stack, hash_final(w->hash, w->stack.flags), &w->key.ustack)) {
 		count_outcome(w->gen, KILN_DROP_STACK_FULL);
 		return;
 	}
@@ -620,6 +639,7 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 		if (n == 0) {
 			w->stack.ips[0] = pc;
 			w->stack.len = 1;
+			w->hash = hash_mix(w->hash, pc);
 		}
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_MAPPING);
 	}
@@ -627,6 +647,8 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 	 * for the verifier to follow twice) */
 	w->stack.ips[n] = pc;
 	w->stack.len = n + !replaced;
+	if (!replaced)
+		w->hash = hash_mix(w->hash, pc);
 	if (!m || m->slot >= KILN_UNWIND_SLOTS)
 		return fp_step(w, false);
 	slot = m->slot;
@@ -663,15 +685,38 @@ static __always_inline void end_walk(struct bpf_perf_event_data *ctx, struct wal
 		w->it_leftover = 1;
 		w->it_call_start = w->it_emitted;
 		w->tail_calls++;
-		bpf_tail_call(ctx, &walk_progs, PROG_PY + (w->it_lang & 1));
+		bpf_tail_call(ctx, &walk_progs, KILN_PROG_PY + (w->it_lang & 1));
 	}
 	finish_walk(w);
 }
 
-SEC("perf_event")
-int kiln_walk(struct bpf_perf_event_data *ctx)
+/* bpf_loop (Linux 5.17) runs one frame step as a callback, which the
+ * verifier checks once; the unrolled loop of kiln_walk is checked frame by
+ * frame (about 140 000 instructions, most of kiln's start-up CPU). */
+struct walk_loop {
+	struct walk *w;
+	struct kiln_proc_maps *pm;
+	int end;
+};
+
+static long walk_loop_step(__u32 i, void *data)
+{
+	struct walk_loop *l = data;
+
+	if (walk_step(l->w, l->pm) == WALK_END) {
+		l->end = 1;
+		return 1;
+	}
+	return l->w->it_pending ? 1 : 0;       /* an interpreter walker's turn */
+}
+
+/* One run of the walk: up to WALK_FRAMES frames unrolled, or (loop) as
+ * many as bpf_loop allows until the walk ends or a Python eval-loop frame
+ * waits; then a tail call to go on. */
+static __always_inline int walk_run(struct bpf_perf_event_data *ctx, bool loop)
 {
 	__u32 zero = 0, pid;
+	int end = 0;
 	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
 	struct kiln_proc_maps *pm;
 
@@ -685,29 +730,52 @@ int kiln_walk(struct bpf_perf_event_data *ctx)
 		finish_walk(w);
 		return 0;
 	}
-	for (int i = 0; i < WALK_FRAMES; i++) {
-		if (walk_step(w, pm) == WALK_END) {
-			end_walk(ctx, w);
-			return 0;
-		}
+	if (loop) {
+		struct walk_loop l = { .w = w, .pm = pm };
+
+		bpf_loop(KILN_MAX_STACK_DEPTH, walk_loop_step, &l, 0);
+		end = l.end;
+	} else {
+		for (int i = 0; i < WALK_FRAMES && !end; i++)
+			end = walk_step(w, pm) == WALK_END;
+	}
+	/* one place that ends the walk: the verifier checks the stack's
+	 * hashing once, not once for every frame that may end it */
+	if (end) {
+		end_walk(ctx, w);
+		return 0;
 	}
 	if (w->it_pending) {
 		w->it_pending = 0;
 		if (w->tail_calls < WALK_TAIL_CALLS) {
 			w->tail_calls++;
 			w->it_call_start = w->it_emitted;
-			bpf_tail_call(ctx, &walk_progs, PROG_PY + (w->it_lang & 1));
+			bpf_tail_call(ctx, &walk_progs, KILN_PROG_PY + (w->it_lang & 1));
 		}
 		/* no tail call left: the frame stays native */
 		w->it_state = IT_OFF;
 	}
 	if (w->tail_calls < WALK_TAIL_CALLS) {
 		w->tail_calls++;
-		bpf_tail_call(ctx, &walk_progs, PROG_WALK);
+		bpf_tail_call(ctx, &walk_progs, KILN_PROG_WALK);
 	}
 	w->stack.flags |= KILN_STACK_TRUNCATED;
 	finish_walk(w);
 	return 0;
+}
+
+/* User space loads one of the two (sampler.c: kiln_walk_loop where the
+ * kernel has bpf_loop) and puts it in walk_progs[KILN_PROG_WALK]. */
+SEC("perf_event")
+int kiln_walk(struct bpf_perf_event_data *ctx)
+{
+	return walk_run(ctx, false);
+}
+
+SEC("perf_event")
+int kiln_walk_loop(struct bpf_perf_event_data *ctx)
+{
+	return walk_run(ctx, true);
 }
 
 /* ---- interpreter frames (include/kiln/interp.h, docs/python.md, docs/ruby.md) ---- */
@@ -780,10 +848,12 @@ static __always_inline int it_emit(struct walk *w, __u32 lang, __u64 tag_code, _
 	w->stack.ips[n] = tag_code << KILN_INTERP_TAG_SHIFT | code;
 	w->stack.ips[n + 1] = tag_where << KILN_INTERP_TAG_SHIFT | (__u64)check << 32 | idx;
 	w->stack.len = n + 2;
+	w->hash = hash_mix(hash_mix(w->hash, w->stack.ips[n]), w->stack.ips[n + 1]);
 	if (with_aux) {
 		w->stack.ips[n + 2] =
 			(__u64)KILN_INTERP_TAG_AUX << KILN_INTERP_TAG_SHIFT | aux;
 		w->stack.len = n + 3;
+		w->hash = hash_mix(w->hash, w->stack.ips[n + 2]);
 	}
 	w->it_emitted++;
 	count_interp(lang, KILN_INTERP_FRAMES);
@@ -1041,7 +1111,7 @@ static __always_inline int interp_run(struct bpf_perf_event_data *ctx, __u32 lan
 	if (r == IT_MORE && w->it_frame) {
 		if (w->tail_calls < WALK_TAIL_CALLS) {
 			w->tail_calls++;
-			bpf_tail_call(ctx, &walk_progs, PROG_PY + lang);
+			bpf_tail_call(ctx, &walk_progs, KILN_PROG_PY + lang);
 		}
 		count_interp(lang, KILN_INTERP_LOOP_CAP);
 		w->stack.flags |= KILN_STACK_TRUNCATED;
@@ -1062,7 +1132,7 @@ back:
 	w->it_replaced = w->it_replaced ? IT_REPLACED : IT_KEPT;
 	if (w->tail_calls < WALK_TAIL_CALLS) {
 		w->tail_calls++;
-		bpf_tail_call(ctx, &walk_progs, PROG_WALK);
+		bpf_tail_call(ctx, &walk_progs, KILN_PROG_WALK);
 	}
 	w->stack.flags |= KILN_STACK_TRUNCATED;
 	finish_walk(w);
@@ -1241,7 +1311,8 @@ int kiln_sample(struct bpf_perf_event_data *ctx)
 			interp_setup(w, tgid, tabled);
 			w->stack.len = 0;
 			w->stack.flags = KILN_STACK_TABLES;
-			bpf_tail_call(ctx, &walk_progs, 0);
+			w->hash = STACK_HASH_SEED;
+			bpf_tail_call(ctx, &walk_progs, KILN_PROG_WALK);
 			/* no walker program: frame pointers below */
 		}
 		count_unwind(KILN_UW_NO_PROC);

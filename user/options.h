@@ -46,11 +46,13 @@
 	CONFIG_ROW_SIZE(T, pipe.unwind_bytes, "unwind-memory", "SIZE", "16M", 0, 1ull << 30, \
 			"BPF memory for unwind tables, 8 bytes a row (least recently used tables of exited processes give way; 0: frame pointers only)"), \
 	CONFIG_ROW_STRING(T, pipe.unwind_cache, "unwind-cache", 0, "DIR", NULL, \
-			  "keep unwind tables in DIR between runs, so a restart does not build them again (default: /var/cache/kiln as root, else $XDG_CACHE_HOME/kiln; none: off)"), \
+			  "keep unwind tables and the kernel's symbol table in DIR between runs, so a restart does not build them again (default: /var/cache/kiln as root, else $XDG_CACHE_HOME/kiln; none: off)"), \
 	CONFIG_ROW_SIZE(T, pipe.unwind_cache_bytes, "unwind-cache-size", "SIZE", "256M", 0, 1ull << 36, \
 			"bound of the --unwind-cache directory (least recently used tables deleted; 0: off)"), \
 	CONFIG_ROW_U64(T, pipe.sampler.unwind_processes, "unwind-processes", 0, "N", "4096", 64, 1 << 20, \
 		       "processes whose stacks are walked with unwind tables at once (~4 KiB of BPF memory each; others: frame pointers)"), \
+	CONFIG_ROW_BOOL(T, pipe.sampler.no_bpf_loop, "no-bpf-loop", 0, \
+			"walk stacks with the unrolled walker that kernels before 5.17 (no bpf_loop) load, whatever the kernel (tests; about 0.25 s more CPU at start)"), \
 	CONFIG_ROW_BOOL(T, pipe.no_python, "no-python", 0, \
 			"no Python frames: CPython processes keep their native eval-loop frames and their memory is not read"), \
 	CONFIG_ROW_BOOL(T, pipe.no_ruby, "no-ruby", 0, \

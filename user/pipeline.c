@@ -171,8 +171,12 @@ int pipeline__attach(struct pipeline *p)
 
 	/* Kernel symbols are first needed at the first drain: read them while
 	 * the first samples are taken, not before. */
+	static const struct kallsyms_paths kernel = {
+		"/proc/kallsyms", "/proc/modules", "/proc/sys/kernel/random/boot_id",
+	};
+
 	if (!err)
-		symbolizer__load_kernel_symbols(p->sym, "/proc/kallsyms");
+		symbolizer__load_kernel_symbols(p->sym, &kernel, unwinder__cache_dir(p->uw));
 	/* Loading parsed the kernel's BTF (~15 MB, freed since): give those
 	 * pages back to the system now, or the heap keeps them for the whole
 	 * run. */

@@ -81,7 +81,11 @@ struct kiln_unwind_rule {
  *   by every table (rules are deduplicated across files).
  * exe_tables: ARRAY of KILN_UNWIND_SLOTS struct kiln_exe_table.
  * proc_maps: HASH pid -> struct kiln_proc_maps, the executable mappings of
- *   every process whose stacks are walked with tables. */
+ *   every process whose stacks are walked with tables.
+ * walk_progs: PROG_ARRAY the sampler fills: the walker and the
+ *   interpreter walkers (KILN_PROG_PY + a kiln_interp_lang), which
+ *   tail-call each other. */
+enum { KILN_PROG_WALK = 0, KILN_PROG_PY = 1, KILN_PROG_RB = 2, KILN_PROG_COUNT = 3 };
 #define KILN_UNWIND_RULES       16384u
 #define KILN_UNWIND_SLOTS       8192u
 #define KILN_PROC_MAPS_MAX      128u    /* executable mappings per process */

@@ -159,7 +159,9 @@ test_unwind_nofp() {
 # -fomit-frame-pointer chain builds and writes its files' tables, the
 # second loads them all from the cache (hits, nothing built) and its
 # stacks are as whole: the chain from _start in >= 80 % of the samples
-# both times.
+# both times. The kernel's symbol table goes the same way: read from
+# /proc/kallsyms and written by the first, mapped from the cache by the
+# second, which names every kernel frame it met all the same.
 test_unwind_cache() {
 	local cache=$TMP/uwcache i all chain s summary=""
 	for i in 1 2; do
@@ -173,12 +175,26 @@ test_unwind_cache() {
 			return
 		fi
 		s=$(python3 -c 'import json, sys
-u = json.load(open(sys.argv[1]))["unwinder"]
+st = json.load(open(sys.argv[1]))
+u, k = st["unwinder"], st["kernel_symbols"]
 print(u["cache.hits"], u["cache.misses"], u["cache.writes"],
-      sum(v for k, v in u.items() if k.startswith("cache.refused.")))' "$TMP/cache$i.json")
-		summary="$summary record $i: $chain/$all whole, cache hits/misses/writes/refused $s;"
+      sum(v for kk, v in u.items() if kk.startswith("cache.refused.")),
+      k["cached"], k["read"], k["cache_refused"], st["kernel_resolved"], st["kernel_frames"])' "$TMP/cache$i.json")
+		summary="$summary record $i: $chain/$all whole, cache hits/misses/writes/refused, kernel symbols cached/read/refused, kernel frames named/all $s;"
 		# shellcheck disable=SC2086
 		set -- $s
+		if [ "$7" != 0 ] || [ "$8" != "$9" ]; then
+			fail unwind_cache "kernel symbols:$summary"
+			return
+		fi
+		if [ "$i" = 1 ] && [ "$5 $6" != "0 1" ]; then
+			fail unwind_cache "a fresh cache has no kernel symbols to give:$summary"
+			return
+		fi
+		if [ "$i" = 2 ] && [ "$5" != 1 ]; then
+			fail unwind_cache "the second record read /proc/kallsyms again:$summary"
+			return
+		fi
 		if [ "$i" = 1 ] && { [ "$1" != 0 ] || [ "$3" -lt 2 ] || [ "$3" != "$2" ] || [ "$4" != 0 ]; }; then
 			fail unwind_cache "a fresh cache:$summary"
 			return

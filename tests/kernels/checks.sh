@@ -199,10 +199,14 @@ check_window() {
 # level_three -> spin_nofp; the BPF walker unwinds it from .eh_frame to
 # _start. Tables are built for x86-64 only: an arm64 guest walks frame
 # pointers, so there the callers are lost and only the leaf is checked.
+# $1: the check's name, then kiln's options: unwind_unrolled loads the
+# walker that kernels before 5.17 (no bpf_loop) get, on every kernel.
 check_unwind() {
-	out=$T/nofp.folded
-	if ! "$KILN" record -q -F "$HZ" -o "$out" -- "$WORKLOADS/nofp_chain" 3 2>"$T/nofp.err"; then
-		fail unwind "kiln record failed: $(last "$T/nofp.err")"; return
+	name=$1
+	shift
+	out=$T/$name.folded
+	if ! "$KILN" record -q -F "$HZ" "$@" -o "$out" -- "$WORKLOADS/nofp_chain" 3 2>"$T/$name.err"; then
+		fail "$name" "kiln record failed: $(last "$T/$name.err")"; return
 	fi
 	all=$(folded_count "$out" '^nofp_chain;')
 	chain=$(folded_count "$out" '^nofp_chain;_start;__libc_start_main[^;]*;__libc_start_call_main;main;level_one;level_two;level_three;spin_nofp( |;)')
@@ -211,15 +215,15 @@ check_unwind() {
 	x86_64)
 		# the first ~100 ms of a new process are walked by frame pointers
 		if [ "$all" -ge "$HZ" ] && [ $((chain * 10)) -ge $((all * 7)) ]; then
-			pass unwind "$chain/$all samples main;level_one;level_two;level_three;spin_nofp under _start"
+			pass "$name" "$chain/$all samples main;level_one;level_two;level_three;spin_nofp under _start"
 		else
-			fail unwind "$chain of $all samples with the whole chain; top: $(sort -t' ' -k2 -n "$out" | tail -n 1)"
+			fail "$name" "$chain of $all samples with the whole chain; top: $(sort -t' ' -k2 -n "$out" | tail -n 1)"
 		fi ;;
 	*)
 		if [ "$all" -ge "$HZ" ] && [ $((leaf * 10)) -ge $((all * 9)) ]; then
-			pass unwind "$leaf/$all samples in spin_nofp (frame pointers: no tables on $(uname -m) yet)"
+			pass "$name" "$leaf/$all samples in spin_nofp (frame pointers: no tables on $(uname -m) yet)"
 		else
-			fail unwind "$leaf of $all samples in spin_nofp; top: $(sort -t' ' -k2 -n "$out" | tail -n 1)"
+			fail "$name" "$leaf of $all samples in spin_nofp; top: $(sort -t' ' -k2 -n "$out" | tail -n 1)"
 		fi ;;
 	esac
 }
@@ -240,7 +244,8 @@ check_no_btf() {
 }
 
 check_ratio
-check_unwind
+check_unwind unwind
+check_unwind unwind_unrolled --no-bpf-loop
 check_kernel_frames
 check_short_lived
 check_cgroup

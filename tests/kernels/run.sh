@@ -30,7 +30,7 @@ BUILD_amd64=${BUILD_amd64:-$ROOT/build}
 BUILD_arm64=${BUILD_arm64:-$ROOT/build-arm64}
 HOST_ARCH=$(dpkg --print-architecture)
 # the checks the script runs: a kernel reporting fewer (one crashed) fails
-EXPECTED=$(grep -c '^check_[a-z_]*$' "$CHECKS")
+EXPECTED=$(grep -cE '^check_[a-z_]+( [a-z_-]+)*$' "$CHECKS")
 passed=0 failed=0 skipped=0
 
 # Kernel options kiln and the guest's init need, all built in (=y): the

@@ -66,6 +66,7 @@ struct sampler {
 	struct kiln_stack stack;        /* lookup buffer */
 	struct sampler_unwind_maps uw;
 	bool have_unwind;
+	struct bpf_program *walker;     /* the walker loaded, or NULL */
 	struct kiln_sample_key *keys;
 	uint64_t *values;
 	uint64_t *percpu;
@@ -141,6 +142,44 @@ static void explain_load_error(int err)
 	else
 		pr_error("the kernel rejected the BPF program (%s): kiln needs Linux 5.11 or newer with BTF; run with -v to see the verifier's log",
 			 strerror(-err));
+}
+
+/* Which walker to load: none without tables (kiln_sample then takes frame
+ * pointers), kiln_walk_loop where the kernel has bpf_loop (5.17), whose
+ * frame step the verifier checks once, else kiln_walk, unrolled. */
+static void choose_walker(struct sampler *s, const struct sampler_opts *opts)
+{
+	struct sampler_bpf *k = s->skel;
+
+	s->walker = NULL;
+	if (opts->unwind_rows)
+		s->walker = !opts->no_bpf_loop &&
+			    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1 ?
+			    k->progs.kiln_walk_loop : k->progs.kiln_walk;
+	bpf_program__set_autoload(k->progs.kiln_walk, s->walker == k->progs.kiln_walk);
+	bpf_program__set_autoload(k->progs.kiln_walk_loop, s->walker == k->progs.kiln_walk_loop);
+	bpf_program__set_autoload(k->progs.kiln_py, s->walker != NULL);
+	bpf_program__set_autoload(k->progs.kiln_rb, s->walker != NULL);
+}
+
+static int fill_walk_progs(struct sampler *s)
+{
+	struct bpf_program *progs[KILN_PROG_COUNT] = {
+		[KILN_PROG_WALK] = s->walker,
+		[KILN_PROG_PY] = s->walker ? s->skel->progs.kiln_py : NULL,
+		[KILN_PROG_RB] = s->walker ? s->skel->progs.kiln_rb : NULL,
+	};
+	int map = bpf_map__fd(s->skel->maps.walk_progs);
+
+	for (__u32 i = 0; i < KILN_PROG_COUNT; i++) {
+		int fd = progs[i] ? bpf_program__fd(progs[i]) : -1;
+
+		if (fd >= 0 && bpf_map_update_elem(map, &i, &fd, BPF_ANY))
+			return -errno;
+	}
+	if (s->walker)
+		pr_debug("sampler: stacks walked by %s", bpf_program__name(s->walker));
+	return 0;
 }
 
 /* Bytes of an mmap()ed array map: its values, 8-byte aligned, in pages. */
@@ -267,10 +306,16 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 				 roundup_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : 1u << 20));
 	if (!opts->filter)
 		bpf_program__set_autoload(s->skel->progs.kiln_fork, false);
+	choose_walker(s, opts);
 
 	*err = sampler_bpf__load(s->skel);
 	if (*err) {
 		explain_load_error(*err);
+		goto fail;
+	}
+	*err = fill_walk_progs(s);
+	if (*err) {
+		pr_error("cannot set up the stack walker's tail calls: %s", strerror(-*err));
 		goto fail;
 	}
 	pr_debug("sampler: %u CPUs online, counts %u entries, stacks %u entries per generation",

@@ -25,6 +25,7 @@ struct sampler_opts {
 	uint32_t ringbuf_bytes;         /* lifecycle events, power of two */
 	uint32_t unwind_rows;           /* rows of unwind tables; 0: no table walks */
 	uint32_t unwind_processes;      /* processes walked with tables */
+	bool no_bpf_loop;               /* the unrolled walker even with bpf_loop */
 };
 
 /* The walker's maps, for user/unwind/ to fill (include/kiln/unwind.h).

@@ -8,10 +8,16 @@
  * point into the arena. Lookups are a binary search. Nothing points into the
  * caller's buffer after kallsyms__parse returns. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
+#include "core/file.h"
 #include "core/hash.h"
 #include "core/hashmap.h"
 #include "symbolize/kallsyms.h"
@@ -29,12 +35,31 @@
 #define KSYM_FILE_MAX	(256u << 20)
 
 struct kallsyms {
-	struct ksym *syms;
+	const struct kent *syms;
 	size_t count;
-	char *arena;		/* NUL-terminated names and module names */
+	const char *arena;	/* NUL-terminated names and module names */
 	size_t arena_len;
+	const struct kmod *mods;	/* sorted; only a cached table has them */
+	size_t nmods;
 	size_t skipped;
+	size_t uncovered;
 	bool restricted;
+	void *own_syms, *own_arena;	/* parsed: malloc'd */
+	void *map;			/* cached: the file, mmap()ed */
+	size_t map_len;
+};
+
+/* A symbol: its name and module (arena offset + 1; 0: the core image) as
+ * offsets into the arena, so that a table on disk is used as it is. */
+struct kent {
+	uint64_t addr;
+	uint32_t name;
+	uint32_t mod;
+};
+
+/* A loaded module's memory, [start, end), from /proc/modules. */
+struct kmod {
+	uint64_t start, end;
 };
 
 /* An entry while parsing: strings are arena offsets until the arena stops
@@ -228,6 +253,7 @@ static int kentry_cmp(const void *a, const void *b)
  * into ks. */
 static int finish(struct builder *b, struct kallsyms *ks)
 {
+	struct kent *out;
 	size_t n = 0;
 
 	if (b->arena_len && b->arena_len < b->arena_cap) {
@@ -236,30 +262,34 @@ static int finish(struct builder *b, struct kallsyms *ks)
 		if (a)
 			b->arena = a;
 	}
+	if (b->arena_len > UINT32_MAX)
+		return -EFBIG;
+	ks->own_arena = b->arena;
 	ks->arena = b->arena;
 	ks->arena_len = b->arena_len;
 	b->arena = NULL;
 	if (!b->n)
 		return 0;
 	qsort(b->v, b->n, sizeof(*b->v), kentry_cmp);
-	/* Convert in place (a ksym is smaller than a kentry, and entry i is
+	/* Convert in place (a kent is smaller than a kentry, and entry i is
 	 * copied out before slot n <= i is written), so the two arrays never
 	 * coexist: kallsyms is kiln's largest allocation at start. */
+	out = (struct kent *)b->v;
 	for (size_t i = 0; i < b->n; i++) {
 		struct kentry e = b->v[i];
-		struct ksym *out = (struct ksym *)b->v;
 
 		if (n && out[n - 1].addr == e.addr)
 			continue;
 		out[n].addr = e.addr;
-		out[n].name = ks->arena + e.name;
-		out[n].module = e.mod ? ks->arena + e.mod - 1 : NULL;
+		out[n].name = (uint32_t)e.name;
+		out[n].mod = (uint32_t)e.mod;
 		n++;
 	}
-	ks->syms = realloc(b->v, n * sizeof(*ks->syms));
-	if (!ks->syms)
-		ks->syms = (struct ksym *)b->v;
+	ks->own_syms = realloc(b->v, n * sizeof(*out));
+	if (!ks->own_syms)
+		ks->own_syms = b->v;
 	b->v = NULL;
+	ks->syms = ks->own_syms;
 	ks->count = n;
 	return 0;
 }
@@ -370,12 +400,29 @@ struct kallsyms *kallsyms__load(const char *path)
 	return reader_finish(&r, err);
 }
 
-const struct ksym *kallsyms__lookup(const struct kallsyms *ks, uint64_t addr)
+/* The loaded module whose memory holds addr, if any. */
+static const struct kmod *module_at(const struct kallsyms *ks, uint64_t addr)
+{
+	size_t lo = 0, hi = ks->nmods;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->mods[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ks->nmods && ks->mods[lo].start <= addr ? &ks->mods[lo] : NULL;
+}
+
+bool kallsyms__lookup(struct kallsyms *ks, uint64_t addr, struct ksym *out)
 {
 	size_t lo = 0, hi;
+	const struct kent *e;
 
 	if (!ks || !ks->count || addr < ks->syms[0].addr)
-		return NULL;
+		return false;
 	/* Last symbol with syms[i].addr <= addr. */
 	hi = ks->count;
 	while (hi - lo > 1) {
@@ -386,9 +433,18 @@ const struct ksym *kallsyms__lookup(const struct kallsyms *ks, uint64_t addr)
 		else
 			hi = mid;
 	}
-	if (addr - ks->syms[lo].addr >= KSYM_MAX_SPAN)
-		return NULL;
-	return &ks->syms[lo];
+	e = &ks->syms[lo];
+	/* A cached table lacks what was loaded since (BPF programs, ftrace
+	 * trampolines): an address past a module's memory, or far past any
+	 * symbol, may be one of those. */
+	if (addr - e->addr >= KSYM_MAX_SPAN || (e->mod && ks->map && !module_at(ks, addr))) {
+		ks->uncovered += ks->map != NULL;
+		return false;
+	}
+	out->addr = e->addr;
+	out->name = ks->arena + e->name;
+	out->module = e->mod ? ks->arena + e->mod - 1 : NULL;
+	return true;
 }
 
 size_t kallsyms__count(const struct kallsyms *ks)
@@ -406,10 +462,15 @@ bool kallsyms__restricted(const struct kallsyms *ks)
 	return ks && ks->restricted;
 }
 
+size_t kallsyms__uncovered(const struct kallsyms *ks)
+{
+	return ks ? ks->uncovered : 0;
+}
+
 size_t kallsyms__bytes(const struct kallsyms *ks)
 {
-	if (!ks)
-		return 0;
+	if (!ks || ks->map)
+		return ks ? sizeof(*ks) : 0;
 	return sizeof(*ks) + ks->count * sizeof(*ks->syms) + ks->arena_len;
 }
 
@@ -417,7 +478,329 @@ void kallsyms__free(struct kallsyms *ks)
 {
 	if (!ks)
 		return;
-	free(ks->syms);
-	free(ks->arena);
+	if (ks->map)
+		munmap(ks->map, ks->map_len);
+	free(ks->own_syms);
+	free(ks->own_arena);
 	free(ks);
+}
+
+/* ---- the table kept on disk between runs ----
+ *
+ * DESIGN: formatting /proc/kallsyms costs the kernel ~35 ms at every start
+ * and parsing it ~20 ms more, for the same symbols every time until a
+ * reboot or a module (un)load. The parsed table is written to CACHE_NAME
+ * in the cache directory, keyed by the boot id and each module's name,
+ * address and size, and mmap()ed by the next run: its pages are the page
+ * cache's, not kiln's heap. Symbols that come and go without a module
+ * (BPF programs, ftrace and kprobe trampolines) are left out of it; a
+ * lookup past a module's memory counts as uncovered, and the caller reads
+ * /proc/kallsyms again. The file is checked whole before use: sizes,
+ * checksum, sorted addresses, offsets inside the strings. */
+
+#define CACHE_NAME	"kernel.ksym"
+#define CACHE_MAGIC	"KILNKSY1"
+#define CACHE_SYMS_MAX	(8u << 20)
+#define CACHE_MODS_MAX	65536u
+#define MODULES_FILE_MAX (4u << 20)
+
+struct cache_hdr {
+	char magic[8];
+	uint64_t key;
+	uint64_t count, nmods, arena_len;
+	uint32_t crc;		/* of everything after the header */
+	uint32_t pad;
+};
+
+static int kmod_cmp(const void *a, const void *b)
+{
+	const struct kmod *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Reads the whole (small, procfs) file; NULL + errno. */
+static char *slurp(const char *path, size_t max, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = max + 1 < 4096 ? max + 1 : 4096, n = 0;
+	char *buf = NULL;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		ssize_t r;
+
+		if (!buf || n + 1 >= cap) {
+			bool full = buf && cap > max;
+			char *p = full ? NULL : realloc(buf, buf ? cap * 2 : cap);
+
+			if (!p) {
+				free(buf);
+				close(fd);
+				errno = full ? EFBIG : ENOMEM;
+				return NULL;
+			}
+			cap = buf ? cap * 2 : cap;
+			buf = p;
+		}
+		r = read(fd, buf + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* The cache key of this boot and its modules, and the modules' memory
+ * (sorted). -errno: no key (no boot id, addresses hidden, junk). */
+static int cache_key(const char *boot_id_path, const char *modules_path, uint64_t *key,
+		     struct kmod **mods, size_t *nmods)
+{
+	size_t len, n = 0;
+	char *boot = slurp(boot_id_path, 64, &len), *text, *line, *save = NULL;
+	struct kmod *v = NULL;
+	uint64_t h;
+
+	*mods = NULL;
+	*nmods = 0;
+	if (!boot)
+		return -errno;
+	h = hash__add(hash__str(CACHE_MAGIC), hash__bytes(boot, len));
+	free(boot);
+	text = slurp(modules_path, MODULES_FILE_MAX, &len);
+	if (!text)
+		/* a kernel without modules has no file */
+		return errno == ENOENT ? (*key = h, 0) : -errno;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[KSYM_MOD_MAX + 1];
+		unsigned long long size, addr;
+
+		if (sscanf(line, "%255s %llu %*s %*s %*s %llx", name, &size, &addr) != 3 ||
+		    n >= CACHE_MODS_MAX || addr + size < addr) {
+			free(text);
+			free(v);
+			return -EINVAL;
+		}
+		if (addr == 0) {
+			/* kptr_restrict: nothing to key by, nothing to serve */
+			free(text);
+			free(v);
+			return -EPERM;
+		}
+		if ((n & (n - 1)) == 0) {
+			struct kmod *nv = realloc(v, (n ? 2 * n : 1) * sizeof(*v));
+
+			if (!nv) {
+				free(text);
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[n].start = addr;
+		v[n].end = addr + size;
+		n++;
+		h = hash__add(hash__add(hash__add(h, hash__str(name)), size), addr);
+	}
+	free(text);
+	qsort(v, n, sizeof(*v), kmod_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (v[i].start < v[i - 1].end) {
+			free(v);
+			return -EINVAL;
+		}
+	*key = h;
+	*mods = v;
+	*nmods = n;
+	return 0;
+}
+
+static uint32_t body_crc(const uint8_t *p, size_t len)
+{
+	return (uint32_t)crc32_z(crc32_z(0, NULL, 0), p, len);
+}
+
+/* Checks a cached table in buf[0, len) against key and points ks into it.
+ * 0, -ESTALE (another boot or other modules) or -EBADMSG. */
+static int cache_check(struct kallsyms *ks, const uint8_t *buf, size_t len, uint64_t key)
+{
+	struct cache_hdr h;
+	const struct kent *syms;
+	const struct kmod *mods;
+	const char *arena;
+
+	if (len < sizeof(h))
+		return -EBADMSG;
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, CACHE_MAGIC, sizeof(h.magic)) != 0)
+		return -EBADMSG;
+	if (h.key != key)
+		return -ESTALE;
+	if (h.count == 0 || h.count > CACHE_SYMS_MAX || h.nmods > CACHE_MODS_MAX ||
+	    h.arena_len == 0 || h.arena_len > KSYM_FILE_MAX ||
+	    len != sizeof(h) + h.count * sizeof(*syms) + h.nmods * sizeof(*mods) + h.arena_len ||
+	    h.crc != body_crc(buf + sizeof(h), len - sizeof(h)))
+		return -EBADMSG;
+	syms = (const struct kent *)(buf + sizeof(h));
+	mods = (const struct kmod *)(syms + h.count);
+	arena = (const char *)(mods + h.nmods);
+	if (arena[h.arena_len - 1] != '\0')
+		return -EBADMSG;
+	for (size_t i = 0; i < h.count; i++)
+		if ((i && syms[i].addr <= syms[i - 1].addr) || syms[i].name >= h.arena_len ||
+		    (syms[i].mod && syms[i].mod - 1 >= h.arena_len))
+			return -EBADMSG;
+	for (size_t i = 0; i < h.nmods; i++)
+		if (mods[i].start >= mods[i].end || (i && mods[i].start < mods[i - 1].end))
+			return -EBADMSG;
+	ks->syms = syms;
+	ks->count = h.count;
+	ks->mods = mods;
+	ks->nmods = h.nmods;
+	ks->arena = arena;
+	ks->arena_len = h.arena_len;
+	return 0;
+}
+
+/* The cache file's table, if it is kiln's own (same owner, a regular file,
+ * no link) and holds this boot's symbols. */
+static int cache_open(int dirfd, uint64_t key, struct kallsyms **out)
+{
+	int fd = openat(dirfd, CACHE_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct kallsyms *ks;
+	struct stat st;
+	void *map;
+	int err;
+
+	*out = NULL;
+	if (fd < 0)
+		return errno == ELOOP ? -EPERM : -ENOENT;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    st.st_size <= 0 || (uint64_t)st.st_size > 2ull * KSYM_FILE_MAX) {
+		close(fd);
+		return -EPERM;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -errno;
+	ks = calloc(1, sizeof(*ks));
+	if (!ks) {
+		munmap(map, (size_t)st.st_size);
+		return -ENOMEM;
+	}
+	ks->map = map;
+	ks->map_len = (size_t)st.st_size;
+	err = cache_check(ks, map, ks->map_len, key);
+	if (err) {
+		kallsyms__free(ks);
+		return err;
+	}
+	/* The check read every page; lookups touch few: let them go from
+	 * kiln's resident set (they stay in the page cache). */
+	madvise(map, ks->map_len, MADV_DONTNEED);
+	*out = ks;
+	return 0;
+}
+
+/* Symbols that belong to no module but come and go: never cached. */
+static bool dynamic_module(const char *mod)
+{
+	return mod && (strcmp(mod, "bpf") == 0 || strncmp(mod, "__builtin__", 11) == 0);
+}
+
+struct cache_write {
+	const struct kallsyms *ks;
+	const struct kmod *mods;
+	size_t nmods;
+	uint64_t key;
+};
+
+static int cache_fill(FILE *f, void *ctx)
+{
+	const struct cache_write *cw = ctx;
+	const struct kallsyms *ks = cw->ks;
+	struct cache_hdr h = { .key = cw->key, .nmods = cw->nmods, .arena_len = ks->arena_len };
+	uint32_t crc = body_crc(NULL, 0);
+
+	memcpy(h.magic, CACHE_MAGIC, sizeof(h.magic));
+	for (size_t i = 0; i < ks->count; i++)
+		if (!dynamic_module(ks->syms[i].mod ? ks->arena + ks->syms[i].mod - 1 : NULL)) {
+			crc = (uint32_t)crc32_z(crc, (const void *)&ks->syms[i], sizeof(ks->syms[i]));
+			h.count++;
+		}
+	if (!h.count || !ks->arena_len)
+		return -ENODATA;
+	if (cw->nmods)  /* (zlib restarts at 0 for a NULL buffer) */
+		crc = (uint32_t)crc32_z(crc, (const void *)cw->mods, cw->nmods * sizeof(*cw->mods));
+	h.crc = (uint32_t)crc32_z(crc, (const void *)ks->arena, ks->arena_len);
+	if (fwrite(&h, sizeof(h), 1, f) != 1)
+		return -EIO;
+	for (size_t i = 0; i < ks->count; i++)
+		if (!dynamic_module(ks->syms[i].mod ? ks->arena + ks->syms[i].mod - 1 : NULL) &&
+		    fwrite(&ks->syms[i], sizeof(ks->syms[i]), 1, f) != 1)
+			return -EIO;
+	if ((cw->nmods && fwrite(cw->mods, sizeof(*cw->mods), cw->nmods, f) != cw->nmods) ||
+	    fwrite(ks->arena, 1, ks->arena_len, f) != ks->arena_len)
+		return -EIO;
+	return 0;
+}
+
+/* Whether the file's first line shows a real address (kptr_restrict hides
+ * them from whoever may not see them: such a reader gets no cache). */
+static bool addresses_visible(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char buf[128];
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strspn(buf, "0") < strspn(buf, "0123456789abcdefABCDEF");
+}
+
+struct kallsyms *kallsyms__load_cached(const struct kallsyms_paths *paths, int dirfd,
+				       enum kallsyms_cache_result *res)
+{
+	struct cache_write cw = { 0 };
+	struct kmod *mods = NULL;
+	struct kallsyms *ks = NULL;
+	int err = -ENOENT;
+
+	*res = KALLSYMS_CACHE_OFF;
+	if (dirfd >= 0 && addresses_visible(paths->kallsyms) &&
+	    cache_key(paths->boot_id, paths->modules, &cw.key, &mods, &cw.nmods) == 0) {
+		err = cache_open(dirfd, cw.key, &ks);
+		if (err == 0) {
+			free(mods);
+			*res = KALLSYMS_CACHE_HIT;
+			return ks;
+		}
+		*res = err == -ENOENT || err == -ESTALE ? KALLSYMS_CACHE_MISS :
+						       KALLSYMS_CACHE_REFUSED;
+		if (*res == KALLSYMS_CACHE_REFUSED)
+			unlinkat(dirfd, CACHE_NAME, 0);
+	}
+	ks = kallsyms__load(paths->kallsyms);
+	if (ks && *res != KALLSYMS_CACHE_OFF && !ks->restricted) {
+		uint64_t bytes;
+
+		cw.ks = ks;
+		cw.mods = mods;
+		if (file__write_at(dirfd, CACHE_NAME, CACHE_NAME, 0600, cache_fill, &cw, &bytes))
+			*res = KALLSYMS_CACHE_UNWRITTEN;
+	}
+	free(mods);
+	return ks;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -27,6 +28,8 @@
 
 struct symbolizer {
 	struct kallsyms *ks;
+	const char *ks_path;    /* where ks was read, for a read after the cache */
+	bool ks_cached;         /* ks came from the cache directory */
 	struct symcache *cache;
 	size_t table_max;       /* a quarter of the cache: a bigger table is refused */
 	uint64_t cache_ttl_ns;
@@ -105,16 +108,54 @@ struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns, si
 	return sym;
 }
 
-void symbolizer__load_kernel_symbols(struct symbolizer *sym, const char *path)
+static void kernel_symbols_loaded(struct symbolizer *sym, const char *path)
 {
-	kallsyms__free(sym->ks);
-	sym->ks = kallsyms__load(path);
 	if (!sym->ks)
 		pr_warn("%s: cannot read kernel symbols (%s): kernel frames stay unnamed",
 			path, strerror(errno));
 	else if (kallsyms__restricted(sym->ks))
 		pr_warn("%s: every address is zero (kernel.kptr_restrict hides them): run as root, or set sysctl kernel.kptr_restrict=0, to name kernel frames",
 			path);
+}
+
+void symbolizer__load_kernel_symbols(struct symbolizer *sym, const struct kallsyms_paths *paths,
+				     const char *cache_dir)
+{
+	int dirfd = cache_dir ? open(cache_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	enum kallsyms_cache_result res;
+
+	kallsyms__free(sym->ks);
+	sym->ks = kallsyms__load_cached(paths, dirfd, &res);
+	if (dirfd >= 0)
+		close(dirfd);
+	sym->ks_path = paths->kallsyms;
+	sym->ks_cached = res == KALLSYMS_CACHE_HIT;
+	sym->stats.kallsyms_cached += sym->ks_cached;
+	sym->stats.kallsyms_read += !sym->ks_cached;
+	sym->stats.kallsyms_cache_refused += res == KALLSYMS_CACHE_REFUSED;
+	if (res == KALLSYMS_CACHE_REFUSED)
+		pr_warn("%s/kernel.ksym: not kiln's own or corrupt: kernel symbols read again and the file rewritten",
+			cache_dir);
+	kernel_symbols_loaded(sym, paths->kallsyms);
+}
+
+/* A cached table lacks the symbols loaded since it was written (BPF
+ * programs, trampolines): at the first address it cannot name for that
+ * reason, the kernel's own table is read, once a run. */
+static bool kernel_lookup(struct symbolizer *sym, uint64_t addr, struct ksym *k)
+{
+	if (!sym->ks || kallsyms__restricted(sym->ks))
+		return false;
+	if (kallsyms__lookup(sym->ks, addr, k))
+		return true;
+	if (!sym->ks_cached || !kallsyms__uncovered(sym->ks))
+		return false;
+	kallsyms__free(sym->ks);
+	sym->ks = kallsyms__load(sym->ks_path);
+	sym->ks_cached = false;
+	sym->stats.kallsyms_read++;
+	kernel_symbols_loaded(sym, sym->ks_path);
+	return sym->ks && kallsyms__lookup(sym->ks, addr, k);
 }
 
 /* Copies a formatted name into the stack's scratch space (cut to what is
@@ -145,8 +186,7 @@ static const char *scratch_name(struct symbolizer *sym, const char *fmt, ...)
 static void kernel_frame(struct symbolizer *sym, uint64_t ip, uint64_t lookup_ip,
 			 uint64_t count, struct frame *f)
 {
-	const struct ksym *k = sym->ks && !kallsyms__restricted(sym->ks) ?
-		kallsyms__lookup(sym->ks, lookup_ip) : NULL;
+	struct ksym ks, *k = kernel_lookup(sym, lookup_ip, &ks) ? &ks : NULL;
 
 	*f = (struct frame){ .kind = FRAME_KERNEL, .addr = ip };
 	sym->stats.kernel_frames += count;

@@ -13,6 +13,7 @@
 #include "kiln/sample.h"
 #include "core/frame.h"
 #include "proc/proc.h"
+#include "symbolize/kallsyms.h"
 #include "symbolize/debuginfod.h"
 #include "symbolize/jit.h"
 #include "symbolize/py_names.h"
@@ -44,6 +45,9 @@ struct symbolizer_stats {
 	 * calls shown inlined into them, and those left out past
 	 * SYMBOLIZER_MAX_INLINED. */
 	uint64_t source_frames, inlined_frames, inlined_dropped;
+	/* Kernel symbol tables taken from the cache directory, read from
+	 * /proc/kallsyms, and cache files refused (not kiln's, corrupt). */
+	uint64_t kallsyms_cached, kallsyms_read, kallsyms_cache_refused;
 };
 
 struct symbolizer;
@@ -62,10 +66,13 @@ struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns, si
  * DEBUGINFOD_URLS is unset or opts->lookups is 0, or (logged) when the
  * lookups cannot be started. */
 void symbolizer__use_debuginfod(struct symbolizer *sym, const struct debuginfod_opts *opts);
-/* Reads the kernel's symbols (path: normally "/proc/kallsyms"; tens of ms,
- * most of it the kernel formatting the file), so that a caller can start
- * sampling first. A failure is logged: kernel frames then stay unnamed. */
-void symbolizer__load_kernel_symbols(struct symbolizer *sym, const char *path);
+/* Loads the kernel's symbols: from cache_dir's table for this boot and
+ * these modules (NULL: none), else by reading paths->kallsyms (tens of ms,
+ * most of it the kernel formatting the file; the table is then written to
+ * cache_dir), so that a caller can start sampling first. A failure is
+ * logged: kernel frames then stay unnamed. paths must outlive sym. */
+void symbolizer__load_kernel_symbols(struct symbolizer *sym, const struct kallsyms_paths *paths,
+				     const char *cache_dir);
 /* Fills frames[] (SYMBOLIZER_MAX_FRAMES entries) for a stack seen count
  * times and returns how many. Strings point into the symbolizer and stay
  * valid until the next call. snap may be NULL (process unknown). uflags:

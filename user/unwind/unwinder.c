@@ -841,6 +841,11 @@ int unwinder__poll_ms(const struct unwinder *u, int timeout_ms)
 	return timeout_ms;
 }
 
+const char *unwinder__cache_dir(const struct unwinder *u)
+{
+	return u ? table_cache__dir(u->cache) : NULL;
+}
+
 struct interp_procs *unwinder__interp(const struct unwinder *u, enum kiln_interp_lang lang)
 {
 	return u ? u->interp[lang] : NULL;

@@ -92,6 +92,8 @@ void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
  * unwind/ruby.h); NULL when u is, or with that language off at
  * unwinder__new. */
 struct interp_procs *unwinder__interp(const struct unwinder *u, enum kiln_interp_lang lang);
+/* The disk cache's directory, checked and in use; NULL: none. */
+const char *unwinder__cache_dir(const struct unwinder *u);
 void unwinder__free(struct unwinder *u);
 
 #endif
