@@ -1071,7 +1071,30 @@ static __always_inline int rb_step(struct walk *w, const struct kiln_rb_proc *rb
  * without recording it. Also entered once at the walk's end to append the
  * frames left (it_leftover). lang is a constant: each language's program
  * gets its own copy. */
-static __always_inline int interp_run(struct bpf_perf_event_data *ctx, __u32 lang)
+/* One interpreter frame a bpf_loop step (see walk_loop_step). */
+struct interp_loop {
+	struct walk *w;
+	void *proc;
+	int r;
+};
+
+static long py_loop_step(__u32 i, void *data)
+{
+	struct interp_loop *l = data;
+
+	l->r = py_step(l->w, l->proc);
+	return l->r != IT_MORE;
+}
+
+static long rb_loop_step(__u32 i, void *data)
+{
+	struct interp_loop *l = data;
+
+	l->r = rb_step(l->w, l->proc);
+	return l->r != IT_MORE;
+}
+
+static __always_inline int interp_run(struct bpf_perf_event_data *ctx, __u32 lang, bool loop)
 {
 	__u32 zero = 0, pid;
 	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
@@ -1100,8 +1123,16 @@ static __always_inline int interp_run(struct bpf_perf_event_data *ctx, __u32 lan
 		count_interp(lang, KILN_INTERP_CHAIN_SHORT);
 		goto back;
 	}
-	for (int i = 0; i < IT_FRAMES_PER_RUN && r == IT_MORE; i++)
-		r = lang == KILN_LANG_PY ? py_step(w, proc) : rb_step(w, proc);
+	if (loop) {
+		struct interp_loop l = { .w = w, .proc = proc, .r = IT_MORE };
+
+		bpf_loop(KILN_INTERP_MAX_FRAMES, lang == KILN_LANG_PY ? py_loop_step : rb_loop_step,
+			 &l, 0);
+		r = l.r;
+	} else {
+		for (int i = 0; i < IT_FRAMES_PER_RUN && r == IT_MORE; i++)
+			r = lang == KILN_LANG_PY ? py_step(w, proc) : rb_step(w, proc);
+	}
 	if (r == IT_STOP) {
 		w->it_state = IT_OFF;
 		/* what was emitted of this call stands in for its native frame */
@@ -1139,16 +1170,30 @@ back:
 	return 0;
 }
 
+/* Each with bpf_loop (the verifier checks one frame's step) or unrolled,
+ * as the walker (sampler.c). */
 SEC("perf_event")
 int kiln_py(struct bpf_perf_event_data *ctx)
 {
-	return interp_run(ctx, KILN_LANG_PY);
+	return interp_run(ctx, KILN_LANG_PY, false);
+}
+
+SEC("perf_event")
+int kiln_py_loop(struct bpf_perf_event_data *ctx)
+{
+	return interp_run(ctx, KILN_LANG_PY, true);
 }
 
 SEC("perf_event")
 int kiln_rb(struct bpf_perf_event_data *ctx)
 {
-	return interp_run(ctx, KILN_LANG_RB);
+	return interp_run(ctx, KILN_LANG_RB, false);
+}
+
+SEC("perf_event")
+int kiln_rb_loop(struct bpf_perf_event_data *ctx)
+{
+	return interp_run(ctx, KILN_LANG_RB, true);
 }
 
 /* Sets up the walk's interpreter for tgid (instance), if it runs one

@@ -62,24 +62,32 @@ have_ruby() {
 	return 1
 }
 
-test_shares() {
-	local r worst n chained block
-	have_ruby shares || return
-	if ! record shares -- "$RUBY" "$SCRIPT" "$SECONDS_CPU"; then
-		fail shares "kiln record failed: $(tail -1 "$TMP/shares.err")"
+# check_shares NAME [KILN OPTIONS]: the script's methods' shares and
+# stacks under Object#main.
+check_shares() {
+	local name=$1 r worst n chained block
+	shift
+	have_ruby "$name" || return
+	if ! record "$name" "$@" -- "$RUBY" "$SCRIPT" "$SECONDS_CPU"; then
+		fail "$name" "kiln record failed: $(tail -1 "$TMP/$name.err")"
 		return
 	fi
-	r=$(python3 "$HERE/interp_check.py" shares "$TMP/shares.folded" "$TMP/shares.out" \
+	r=$(python3 "$HERE/interp_check.py" shares "$TMP/$name.folded" "$TMP/$name.out" \
 		Object#main Shares#spin "block in Shares#spin")
 	read -r worst n chained block _ <<<"$r"
-	echo "   shares: $r"
+	echo "   $name: $r"
 	if [ "$n" -ge 300 ] && awk -v w="$worst" -v b="$SHARE_BAR" -v c="$chained" -v k="$block" \
 		'BEGIN { exit !(w <= b && c >= 99 && k >= 10) }'; then
-		pass shares
+		pass "$name"
 	else
-		fail shares "$r (worst point difference, samples, % under main, % in the block, shares); detected $(stats_json "$TMP/shares.json" ruby detected), log: $(grep -m1 'ruby' "$TMP/shares.err")"
+		fail "$name" "$r (worst point difference, samples, % under main, % in the block, shares); detected $(stats_json "$TMP/$name.json" ruby detected), log: $(grep -m1 'ruby' "$TMP/$name.err")"
 	fi
 }
+
+test_shares() { check_shares shares; }
+
+# The unrolled walkers that kernels before 5.17 load (--no-bpf-loop).
+test_unrolled() { check_shares unrolled --no-bpf-loop; }
 
 test_lines() {
 	local line
@@ -189,5 +197,5 @@ if [ "$(id -u)" != 0 ]; then
 	finish 1
 	exit
 fi
-run_tests test_shares test_lines test_threads test_fake test_refuse test_fallback test_off
-finish 7
+run_tests test_shares test_lines test_threads test_fake test_refuse test_fallback test_off test_unrolled
+finish 8

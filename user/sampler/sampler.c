@@ -66,7 +66,8 @@ struct sampler {
 	struct kiln_stack stack;        /* lookup buffer */
 	struct sampler_unwind_maps uw;
 	bool have_unwind;
-	struct bpf_program *walker;     /* the walker loaded, or NULL */
+	/* the walkers loaded (KILN_PROG_*), or NULL */
+	struct bpf_program *walkers[KILN_PROG_COUNT];
 	struct kiln_sample_key *keys;
 	uint64_t *values;
 	uint64_t *percpu;
@@ -144,41 +145,39 @@ static void explain_load_error(int err)
 			 strerror(-err));
 }
 
-/* Which walker to load: none without tables (kiln_sample then takes frame
- * pointers), kiln_walk_loop where the kernel has bpf_loop (5.17), whose
- * frame step the verifier checks once, else kiln_walk, unrolled. */
+/* Which walkers to load: none without tables (kiln_sample then takes frame
+ * pointers), the bpf_loop ones where the kernel has it (5.17: the verifier
+ * checks one frame's step), else the unrolled ones. */
 static void choose_walker(struct sampler *s, const struct sampler_opts *opts)
 {
 	struct sampler_bpf *k = s->skel;
+	bool loop = opts->unwind_rows && !opts->no_bpf_loop &&
+		    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	struct bpf_program *all[][2] = {
+		{ k->progs.kiln_walk, k->progs.kiln_walk_loop },
+		{ k->progs.kiln_py, k->progs.kiln_py_loop },
+		{ k->progs.kiln_rb, k->progs.kiln_rb_loop },
+	};
 
-	s->walker = NULL;
-	if (opts->unwind_rows)
-		s->walker = !opts->no_bpf_loop &&
-			    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1 ?
-			    k->progs.kiln_walk_loop : k->progs.kiln_walk;
-	bpf_program__set_autoload(k->progs.kiln_walk, s->walker == k->progs.kiln_walk);
-	bpf_program__set_autoload(k->progs.kiln_walk_loop, s->walker == k->progs.kiln_walk_loop);
-	bpf_program__set_autoload(k->progs.kiln_py, s->walker != NULL);
-	bpf_program__set_autoload(k->progs.kiln_rb, s->walker != NULL);
+	for (unsigned i = 0; i < KILN_PROG_COUNT; i++) {
+		s->walkers[i] = opts->unwind_rows ? all[i][loop] : NULL;
+		bpf_program__set_autoload(all[i][0], s->walkers[i] == all[i][0]);
+		bpf_program__set_autoload(all[i][1], s->walkers[i] == all[i][1]);
+	}
 }
 
 static int fill_walk_progs(struct sampler *s)
 {
-	struct bpf_program *progs[KILN_PROG_COUNT] = {
-		[KILN_PROG_WALK] = s->walker,
-		[KILN_PROG_PY] = s->walker ? s->skel->progs.kiln_py : NULL,
-		[KILN_PROG_RB] = s->walker ? s->skel->progs.kiln_rb : NULL,
-	};
 	int map = bpf_map__fd(s->skel->maps.walk_progs);
 
 	for (__u32 i = 0; i < KILN_PROG_COUNT; i++) {
-		int fd = progs[i] ? bpf_program__fd(progs[i]) : -1;
+		int fd = s->walkers[i] ? bpf_program__fd(s->walkers[i]) : -1;
 
 		if (fd >= 0 && bpf_map_update_elem(map, &i, &fd, BPF_ANY))
 			return -errno;
 	}
-	if (s->walker)
-		pr_debug("sampler: stacks walked by %s", bpf_program__name(s->walker));
+	if (s->walkers[KILN_PROG_WALK])
+		pr_debug("sampler: stacks walked by %s", bpf_program__name(s->walkers[KILN_PROG_WALK]));
 	return 0;
 }
 
