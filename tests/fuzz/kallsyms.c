@@ -7,17 +7,19 @@
 
 FUZZ_DEFAULT_INIT
 
-static void check_lookup(const struct kallsyms *ks, uint64_t addr)
+static void check_lookup(struct kallsyms *ks, uint64_t addr)
 {
-	const struct ksym *s = kallsyms__lookup(ks, addr);
+	struct ksym s, again;
 
-	if (!s)
+	if (!kallsyms__lookup(ks, addr, &s))
 		return;
-	FUZZ_CHECK(s->name && s->name[0]);
-	FUZZ_CHECK(s->addr <= addr && addr - s->addr < (1u << 20));
-	FUZZ_CHECK(!s->module || s->module[0]);
+	FUZZ_CHECK(s.name && s.name[0]);
+	FUZZ_CHECK(s.addr <= addr && addr - s.addr < (1u << 20));
+	FUZZ_CHECK(!s.module || s.module[0]);
 	/* The symbol found stands for its own address too. */
-	FUZZ_CHECK(kallsyms__lookup(ks, s->addr) != NULL);
+	FUZZ_CHECK(kallsyms__lookup(ks, s.addr, &again) && again.addr == s.addr);
+	/* A table read from text has nothing uncovered. */
+	FUZZ_CHECK(kallsyms__uncovered(ks) == 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
