@@ -40,6 +40,7 @@ const char *const kiln_outcome_names[KILN_OUTCOME_COUNT] = {
 };
 
 #define DRAIN_CHUNK 4096u
+#define STACK_CHUNK 256u       /* stacks read a system call (~1 KiB each) */
 
 /* A stack read in this drain: frames[off, off + n). */
 struct stack_slot {
@@ -64,6 +65,9 @@ struct sampler {
 	uint64_t *frames;
 	size_t frames_cap, frames_len;
 	struct kiln_stack stack;        /* lookup buffer */
+	/* STACK_CHUNK stacks, then their STACK_CHUNK ids (read_all_stacks) */
+	struct kiln_stack *batch_stacks;
+	bool stacks_read;               /* the generation's stacks are all in read_stacks */
 	struct sampler_unwind_maps uw;
 	bool have_unwind;
 	/* the walkers loaded (KILN_PROG_*), or NULL */
@@ -436,6 +440,72 @@ static uint64_t sum_percpu(int fd, uint32_t idx, uint64_t *buf, unsigned ncpus, 
 }
 
 /* The stack of id, innermost first, read once per drain. */
+/* Keeps stack (of the map entry id) as slot nslots + 1 of read_stacks: its
+ * frames copied to s->frames. 0 or -ENOMEM. */
+static int slot_add(struct sampler *s, uint64_t id, const struct kiln_stack *stack, bool found)
+{
+	uint32_t len = found ? (stack->len < KILN_MAX_STACK_DEPTH ? stack->len :
+				KILN_MAX_STACK_DEPTH) : 0;
+
+	if (s->nslots == s->slots_cap) {
+		size_t cap = s->slots_cap ? s->slots_cap * 2 : 1024;
+		struct stack_slot *p = realloc(s->slots, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->slots = p;
+		s->slots_cap = cap;
+	}
+	if (s->frames_len + len > s->frames_cap) {
+		size_t cap = s->frames_cap ? s->frames_cap * 2 : 64 * KILN_MAX_STACK_DEPTH;
+		uint64_t *f;
+
+		while (cap < s->frames_len + len)
+			cap *= 2;
+		f = realloc(s->frames, cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		s->frames = f;
+		s->frames_cap = cap;
+	}
+	if (hashmap__put_u64(&s->read_stacks, id, (void *)(uintptr_t)(s->nslots + 1)))
+		return -ENOMEM;
+	s->slots[s->nslots++] = (struct stack_slot){ .n = len, .flags = len ? stack->flags : 0,
+						     .off = s->frames_len };
+	memcpy(s->frames + s->frames_len, stack->ips, len * sizeof(uint64_t));
+	s->frames_len += len;
+	return 0;
+}
+
+/* Reads and deletes every stack of the old generation, STACK_CHUNK a
+ * system call, instead of one lookup a stack and two calls a stack to
+ * clear the map. False when the kernel cannot (no batch operations, or a
+ * hash bucket fuller than a chunk): stack_get then reads each one. */
+static bool read_all_stacks(struct sampler *s, int fd)
+{
+	uint64_t token = 0;
+	bool first = true;
+
+	if (s->batch_unsupported || (!s->batch_stacks && !(s->batch_stacks =
+		calloc(STACK_CHUNK, sizeof(*s->batch_stacks) + sizeof(uint64_t)))))
+		return false;
+	for (;;) {
+		uint64_t *ids = (uint64_t *)(s->batch_stacks + STACK_CHUNK);
+		uint32_t count = STACK_CHUNK;
+		int err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &token, &token, ids,
+							  s->batch_stacks, &count, NULL);
+
+		if (err && errno != ENOENT)
+			return false;
+		for (uint32_t i = 0; i < count; i++)
+			if (slot_add(s, ids[i], &s->batch_stacks[i], true))
+				return false;
+		if (err)        /* ENOENT: that was the last batch */
+			return true;
+		first = false;
+	}
+}
+
 static const uint64_t *stack_get(struct sampler *s, int fd, uint64_t id, uint32_t *n,
 				 uint32_t *flags, struct drain_stats *st)
 {
@@ -448,38 +518,12 @@ static const uint64_t *stack_get(struct sampler *s, int fd, uint64_t id, uint32_
 		return NULL;
 	idx = (uintptr_t)hashmap__get_u64(&s->read_stacks, id);
 	if (!idx) {
-		uint32_t len = 0;
+		bool found = !s->stacks_read && bpf_map_lookup_elem(fd, &id, &s->stack) == 0;
 
-		if (bpf_map_lookup_elem(fd, &id, &s->stack) == 0)
-			len = s->stack.len < KILN_MAX_STACK_DEPTH ? s->stack.len :
-				KILN_MAX_STACK_DEPTH;
-		else
+		if (!found)
 			st->stacks_missing++;
-		if (s->nslots == s->slots_cap) {
-			size_t cap = s->slots_cap ? s->slots_cap * 2 : 1024;
-			struct stack_slot *p = realloc(s->slots, cap * sizeof(*p));
-
-			if (!p)
-				return NULL;
-			s->slots = p;
-			s->slots_cap = cap;
-		}
-		if (s->frames_len + len > s->frames_cap) {
-			size_t cap = s->frames_cap ? s->frames_cap * 2 : 64 * KILN_MAX_STACK_DEPTH;
-			uint64_t *f = realloc(s->frames, cap * sizeof(*f));
-
-			if (!f)
-				return NULL;
-			s->frames = f;
-			s->frames_cap = cap;
-		}
-		if (hashmap__put_u64(&s->read_stacks, id, (void *)(uintptr_t)(s->nslots + 1)))
+		if (slot_add(s, id, &s->stack, found))
 			return NULL;
-		slot = &s->slots[s->nslots++];
-		*slot = (struct stack_slot){ .n = len, .flags = len ? s->stack.flags : 0,
-					     .off = s->frames_len };
-		memcpy(s->frames + s->frames_len, s->stack.ips, len * sizeof(uint64_t));
-		s->frames_len += len;
 		idx = s->nslots;
 	}
 	slot = &s->slots[idx - 1];
@@ -596,8 +640,10 @@ int sampler__drain(struct sampler *s, sample_fn fn, void *ctx, struct drain_stat
 	hashmap__clear(&s->read_stacks);
 	s->nslots = 0;
 	s->frames_len = 0;
+	s->stacks_read = read_all_stacks(s, bpf_map__fd(stacks));
 	err = drain_counts(s, bpf_map__fd(counts), bpf_map__fd(stacks), fn, ctx, st);
-	clear_stacks(bpf_map__fd(stacks));
+	if (!s->stacks_read)
+		clear_stacks(bpf_map__fd(stacks));
 	st->duration_ns = monotonic_ns() - start;
 	return err;
 }
@@ -679,6 +725,7 @@ void sampler__destroy(struct sampler *s)
 	free(s->cpu_ids);
 	free(s->slots);
 	free(s->frames);
+	free(s->batch_stacks);
 	free(s->keys);
 	free(s->values);
 	free(s->percpu);
