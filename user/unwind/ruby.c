@@ -157,11 +157,17 @@ static void tls_module(const struct proc_mapping *m, struct rb_binary *b)
 	elf_end(elf);
 }
 
-static enum ruby_refusal refusal_of(int err)
+/* What a failed read during detection means: a process that cannot be
+ * read (no CAP_SYS_PTRACE, gone) is refused; an address not mapped yet
+ * (the dynamic linker maps libruby's data after its code) is tried again
+ * later: -EAGAIN. Else a refusal + 1. */
+static int read_failed(int err)
 {
-	if (err == -EPERM || err == -ESRCH || err == -EFAULT)
-		return RB_REFUSED_UNREADABLE;
-	return RB_REFUSED_OFFSETS;
+	if (err == -EFAULT)
+		return -EAGAIN;
+	if (err == -EPERM || err == -ESRCH)
+		return RB_REFUSED_UNREADABLE + 1;
+	return RB_REFUSED_OFFSETS + 1;
 }
 
 /* The main thread's thread pointer: the word of its rb_thread_t that is
@@ -299,7 +305,7 @@ static int detect(pid_t pid, const struct rb_binary *b, struct ruby_info *out)
 	if (b->addr[SYM_VERSION]) {
 		if ((err = interp__read(pid, b->addr[SYM_VERSION], version, sizeof(version) - 1)) &&
 		    (err = interp__read(pid, b->addr[SYM_VERSION], version, 6)))
-			return refusal_of(err) + 1;
+			return read_failed(err);
 		version[sizeof(version) - 1] = 0;
 	} else {
 		snprintf(version, sizeof(version), "%s", b->file_version);
@@ -318,16 +324,16 @@ static int detect(pid_t pid, const struct rb_binary *b, struct ruby_info *out)
 	if (!layout_sane(&l->o))
 		return RB_REFUSED_OFFSETS + 1;
 	if ((err = interp__read_u64(pid, b->addr[SYM_VM], &vm)))
-		return refusal_of(err) + 1;
+		return read_failed(err);
 	if (!vm)
 		return -EAGAIN; /* not set up yet */
 	/* While the VM is being set up its pointers may lead nowhere yet. */
 	if ((err = interp__read_u64(pid, vm + l->vm_main_thread, &th)))
-		return refusal_of(err) + 1;
+		return read_failed(err);
 	if (!th || interp__read_u64(pid, th + l->thread_ec, &ec) || !ec)
 		return -EAGAIN;
 	if ((err = check_ec(pid, ec, th, &l->o)))
-		return err == -EFAULT ? -EAGAIN : (int)refusal_of(err) + 1;
+		return read_failed(err);
 
 	memset(out, 0, sizeof(*out));
 	out->bpf.o = l->o;
