@@ -22,7 +22,8 @@
 #              the start is refused, counted, logged
 #   fallback   the same fake without ruby_current_ec: the GVL holder's
 #              execution context, used for its own thread only; a second
-#              thread in rb_vm_exec keeps its native frames, counted
+#              thread in rb_vm_exec keeps its native frames, counted (all
+#              but the samples before kiln's first read of the process)
 #   off        --no-ruby: no Ruby frame, rb_vm_exec kept, nothing read
 #
 # Environment: KILN, WORKLOADS (build/workloads), RB_SECONDS (6: CPU seconds
@@ -167,13 +168,13 @@ test_fallback() {
 	own=$(awk '/;main;fake_method/ { n += $NF } END { print n + 0 }' "$TMP/fallback.folded")
 	other=$(awk '/;other_thread;rb_vm_exec/ && !/fake_method/ { n += $NF } END { print n + 0 }' \
 		"$TMP/fallback.folded")
-	# (the first samples of a process are walked by frame pointers, before
-	# its tables are in: no Ruby walk, so no not_gvl_holder either)
+	# (the first samples of a process, walked by frame pointers before its
+	# tables are in or before it is known as Ruby, have no Ruby walk, so no
+	# not_gvl_holder either)
 	echo "   fallback: main thread $own samples with Ruby frames, other thread $other native, not_gvl_holder $(stats_json "$TMP/fallback.json" ruby walk_errors.not_gvl_holder), by frame pointers $(stats_json "$TMP/fallback.json" walker frame_pointer_stacks)"
 	if [ "$own" -ge 100 ] && [ "$other" -ge 100 ] &&
 		! grep -q "other_thread.*fake_method" "$TMP/fallback.folded" &&
-		[ $(($(stats_json "$TMP/fallback.json" ruby walk_errors.not_gvl_holder) +
-			$(stats_json "$TMP/fallback.json" walker frame_pointer_stacks))) -ge "$other" ]; then
+		[ $(($(stats_json "$TMP/fallback.json" ruby walk_errors.not_gvl_holder) * 10)) -ge $((other * 9)) ]; then
 		pass fallback
 	else
 		fail fallback "the GVL holder's frames given to another thread, or none to its own"

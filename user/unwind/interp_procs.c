@@ -138,7 +138,7 @@ int interp__symbols(const struct proc_mapping *m, const char *const *names, size
 	return have_bias ? 0 : -ENOENT;
 }
 
-struct interp_proc *interp_procs__pending(struct interp_procs *p, const struct proc_snapshot *s)
+static struct interp_proc *pending(struct interp_procs *p, const struct proc_snapshot *s)
 {
 	struct interp_proc *e = p ? hashmap__get_u64(&p->procs, s->instance) : NULL;
 
@@ -157,8 +157,8 @@ struct interp_proc *interp_procs__pending(struct interp_procs *p, const struct p
 	return e;
 }
 
-void interp_procs__refuse(struct interp_procs *p, struct interp_proc *e, unsigned why,
-			  const struct binary *bin)
+static void refuse(struct interp_procs *p, struct interp_proc *e, unsigned why,
+		   const struct binary *bin)
 {
 	uint64_t h = hash__str(bin ? bin->key : "?");
 
@@ -175,25 +175,25 @@ void interp_procs__refuse(struct interp_procs *p, struct interp_proc *e, unsigne
 	}
 }
 
-bool interp_procs__retry(struct interp_procs *p, struct interp_proc *e, int not_ready,
-			 const struct binary *bin)
+static bool retry(struct interp_procs *p, struct interp_proc *e, int not_ready,
+		  const struct binary *bin)
 {
 	if (++e->attempts < INTERP_ATTEMPTS_MAX)
 		return true;
 	if (not_ready >= 0)
-		interp_procs__refuse(p, e, (unsigned)not_ready, bin);
+		refuse(p, e, (unsigned)not_ready, bin);
 	else
 		e->state = INTERP_REFUSED;
 	return false;
 }
 
-int interp_procs__accept(struct interp_procs *p, struct interp_proc *e, const struct binary *bin)
+static int accept(struct interp_procs *p, struct interp_proc *e, const struct binary *bin)
 {
 	uint32_t key = (uint32_t)e->pid;
 
 	memcpy(e->facts, &e->instance, sizeof(e->instance));
 	if (p->used >= p->max || bpf_map_update_elem(p->fd, &key, e->facts, BPF_ANY)) {
-		interp_procs__refuse(p, e, p->kind->full, bin);
+		refuse(p, e, p->kind->full, bin);
 		return -ENOSPC;
 	}
 	p->used++;
@@ -201,6 +201,48 @@ int interp_procs__accept(struct interp_procs *p, struct interp_proc *e, const st
 	p->st.detected++;
 	p->st.processes++;
 	return 0;
+}
+
+void interp_procs__mapped(struct interp_procs *p, const struct proc_snapshot *s)
+{
+	const struct interp_kind *k = p ? p->kind : NULL;
+	uint64_t binary[INTERP_BINARY_MAX / 8];
+	const struct proc_mapping *m = NULL;
+	struct interp_proc *e;
+	size_t i = 0;
+	int r;
+
+	for (; k && i < s->nmaps && !m; i++)
+		if (s->maps[i].bin && s->maps[i].bin->fd >= 0 &&
+		    interp__named(s->maps[i].name, k->prefixes))
+			m = &s->maps[i];
+	if (!m || !(e = pending(p, s)))
+		return;
+	/* The first such file with the interpreter in it: an executable
+	 * linked with the interpreter's library has none of its own. */
+	for (i--, m = NULL; !m && i < s->nmaps; i++) {
+		const struct proc_mapping *o = &s->maps[i];
+
+		if (!o->bin || o->bin->fd < 0 || !interp__named(o->name, k->prefixes))
+			continue;
+		memset(binary, 0, sizeof(binary));
+		if (k->binary(o, binary))
+			m = o;
+	}
+	if (!m) {
+		/* named so, but no interpreter (yet: its library may be
+		 * mapped by the next read) */
+		retry(p, e, -1, NULL);
+		return;
+	}
+	memset(e->facts, 0, k->facts_size);
+	r = k->detect(s->pid, binary, e->facts);
+	if (r == -EAGAIN)
+		retry(p, e, (int)k->not_ready, m->bin);
+	else if (r > 0)
+		refuse(p, e, (unsigned)(r - 1), m->bin);
+	else if (accept(p, e, m->bin) == 0)
+		k->detected(s->pid, e->facts);
 }
 
 void interp_procs__ended(struct interp_procs *p, const struct proc_snapshot *s)

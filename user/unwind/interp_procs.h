@@ -24,14 +24,27 @@ struct interp_stats {
 	uint64_t refused[INTERP_REFUSALS_MAX];
 };
 
+#define INTERP_BINARY_MAX 256 /* bytes of a language's facts about a binary */
+
 /* A language: its name in logs, its refusal reasons (label values), the
  * size of its facts (the first bpf_size bytes of which are its BPF map's
- * value, beginning with the u32 instance). */
+ * value, beginning with the u32 instance), and how it recognizes its
+ * interpreter (interp_procs__mapped). */
 struct interp_kind {
 	const char *name;
 	const char *const *refusal_names;
 	unsigned nrefusals, full; /* full: the reason "its map is full" */
+	unsigned not_ready; /* the reason "not initialized within the tries" */
 	size_t facts_size, bpf_size;
+	const char *const *prefixes; /* base names of the files it may be in */
+	size_t binary_size; /* <= INTERP_BINARY_MAX */
+	/* Reads the file of mapping o into binary (zeroed): true when the
+	 * interpreter is in it. */
+	bool (*binary)(const struct proc_mapping *o, void *binary);
+	/* Checks pid's interpreter in binary into facts (zeroed): 0, -EAGAIN
+	 * (try again at the next re-read), or a refusal + 1. */
+	int (*detect)(pid_t pid, const void *binary, void *facts);
+	void (*detected)(pid_t pid, const void *facts); /* says so (debug log) */
 };
 
 struct interp_proc {
@@ -47,17 +60,11 @@ struct interp_procs;
 
 /* map_fd: the walker's map (pid -> facts); max: its entries. NULL + errno. */
 struct interp_procs *interp_procs__new(const struct interp_kind *kind, int map_fd, uint32_t max);
-/* The pending entry of s's instance (created), or NULL: s ended, it was
- * decided already, or out of memory. */
-struct interp_proc *interp_procs__pending(struct interp_procs *p, const struct proc_snapshot *s);
-/* Another try later: false (and the process refused without a log, or
- * with reason not_ready >= 0) once INTERP_ATTEMPTS_MAX were made. */
-bool interp_procs__retry(struct interp_procs *p, struct interp_proc *e, int not_ready,
-			 const struct binary *bin);
-void interp_procs__refuse(struct interp_procs *p, struct interp_proc *e, unsigned why,
-			  const struct binary *bin);
-/* e's facts are checked: written to the map (refused "full" when it is). */
-int interp_procs__accept(struct interp_procs *p, struct interp_proc *e, const struct binary *bin);
+/* s's mappings were (re)read: a process mapping the language's
+ * interpreter is recognized and checked, and its entry written, once; one
+ * not initialized yet is tried again at its next re-reads (at most
+ * INTERP_ATTEMPTS_MAX tries). */
+void interp_procs__mapped(struct interp_procs *p, const struct proc_snapshot *s);
 void interp_procs__ended(struct interp_procs *p, const struct proc_snapshot *s);
 /* The facts of instance, or NULL (not this language, refused, or not yet). */
 const void *interp_procs__get(const struct interp_procs *p, uint32_t instance);

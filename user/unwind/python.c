@@ -485,75 +485,48 @@ static int detect(pid_t pid, const struct py_binary *b, struct python_info *out)
 
 static const char *const python_prefixes[] = { "python", "libpython", NULL };
 
+static bool python_binary(const struct proc_mapping *o, void *binary)
+{
+	struct py_binary *b = binary;
+
+	b->file_minor = name_minor(o->name);
+	/* (3.6 has no _PyRuntime: refused by its version) */
+	return interp__symbols(o, sym_names, SYM_COUNT, b->addr, b->size, NULL) == 0 &&
+	       (b->addr[SYM_RUNTIME] || b->addr[SYM_EVAL]);
+}
+
+static int python_detect(pid_t pid, const void *binary, void *facts)
+{
+	return detect(pid, binary, facts);
+}
+
+static void python_detected(pid_t pid, const void *facts)
+{
+	const struct python_info *info = facts;
+
+	pr_debug("python: pid %d: CPython %u.%u.%u, eval loop 0x%" PRIx64 "-0x%" PRIx64
+		 ", key at 0x%" PRIx64 ", TSD +0x%x",
+		 pid, info->version >> 24, info->version >> 16 & 0xff, info->version >> 8 & 0xff,
+		 (uint64_t)info->bpf.eval_start, (uint64_t)info->bpf.eval_end,
+		 (uint64_t)info->bpf.tss_addr, info->bpf.tsd_off);
+}
+
 static const struct interp_kind python_kind = {
 	.name = "python",
 	.refusal_names = python_refusal_names,
 	.nrefusals = PY_REFUSAL_COUNT,
 	.full = PY_REFUSED_FULL,
+	.not_ready = PY_REFUSED_NOT_READY,
 	.facts_size = sizeof(struct python_info),
 	.bpf_size = sizeof(struct kiln_py_proc),
+	.prefixes = python_prefixes,
+	.binary_size = sizeof(struct py_binary),
+	.binary = python_binary,
+	.detect = python_detect,
+	.detected = python_detected,
 };
 
 struct interp_procs *pythons__new(int py_procs_fd, uint32_t max)
 {
 	return interp_procs__new(&python_kind, py_procs_fd, max);
-}
-
-void pythons__mapped(struct interp_procs *p, const struct proc_snapshot *s)
-{
-	struct interp_proc *e;
-	const struct proc_mapping *m = NULL;
-	struct py_binary b;
-	size_t i = 0;
-	int r;
-
-	for (; p && i < s->nmaps && !m; i++)
-		if (s->maps[i].bin && s->maps[i].bin->fd >= 0 &&
-		    interp__named(s->maps[i].name, python_prefixes))
-			m = &s->maps[i];
-	if (!m || !(e = interp_procs__pending(p, s)))
-		return;
-	i--;
-	/* The first python-named file with an interpreter in it: a python
-	 * binary linked with libpython has none of its own. */
-	memset(&b, 0, sizeof(b));
-	for (m = NULL; !m && i < s->nmaps; i++) {
-		const struct proc_mapping *o = &s->maps[i];
-
-		if (!o->bin || o->bin->fd < 0 || !interp__named(o->name, python_prefixes))
-			continue;
-		memset(&b, 0, sizeof(b));
-		b.file_minor = name_minor(o->name);
-		/* (3.6 has no _PyRuntime: refused by its version) */
-		if (interp__symbols(o, sym_names, SYM_COUNT, b.addr, b.size, NULL) == 0 &&
-		    (b.addr[SYM_RUNTIME] || b.addr[SYM_EVAL]))
-			m = o;
-	}
-	if (!m) {
-		/* python-named, but no interpreter (yet: libpython may be
-		 * mapped by the next read) */
-		interp_procs__retry(p, e, -1, NULL);
-		return;
-	}
-	r = detect(s->pid, &b, e->facts);
-	if (r == -EAGAIN) {
-		interp_procs__retry(p, e, PY_REFUSED_NOT_READY, m->bin);
-		return;
-	}
-	if (r > 0) {
-		interp_procs__refuse(p, e, (unsigned)(r - 1), m->bin);
-		return;
-	}
-	if (interp_procs__accept(p, e, m->bin))
-		return;
-	{
-		const struct python_info *info = e->facts;
-
-		pr_debug("python: pid %d: CPython %u.%u.%u, eval loop 0x%" PRIx64 "-0x%" PRIx64
-			 ", key at 0x%" PRIx64 ", TSD +0x%x",
-			 s->pid, info->version >> 24, info->version >> 16 & 0xff,
-			 info->version >> 8 & 0xff, (uint64_t)info->bpf.eval_start,
-			 (uint64_t)info->bpf.eval_end, (uint64_t)info->bpf.tss_addr,
-			 info->bpf.tsd_off);
-	}
 }

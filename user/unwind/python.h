@@ -49,9 +49,5 @@ struct python_info {
 /* The Python processes (unwind/interp_procs.h; facts: struct
  * python_info). map_fd: the walker's py_procs map; max: its entries. */
 struct interp_procs *pythons__new(int py_procs_fd, uint32_t max);
-/* s's mappings were (re)read: a process mapping a Python binary is
- * recognized and checked, and its entry written, once; one not initialized
- * yet is tried again at its next re-read. */
-void pythons__mapped(struct interp_procs *p, const struct proc_snapshot *s);
 
 #endif

@@ -157,11 +157,17 @@ static void tls_module(const struct proc_mapping *m, struct rb_binary *b)
 	elf_end(elf);
 }
 
-static enum ruby_refusal refusal_of(int err)
+/* What a failed read during detection means: a process that cannot be
+ * read (no CAP_SYS_PTRACE, gone) is refused; an address not mapped yet
+ * (the dynamic linker maps libruby's data after its code) is tried again
+ * later: -EAGAIN. Else a refusal + 1. */
+static int read_failed(int err)
 {
-	if (err == -EPERM || err == -ESRCH || err == -EFAULT)
-		return RB_REFUSED_UNREADABLE;
-	return RB_REFUSED_OFFSETS;
+	if (err == -EFAULT)
+		return -EAGAIN;
+	if (err == -EPERM || err == -ESRCH)
+		return RB_REFUSED_UNREADABLE + 1;
+	return RB_REFUSED_OFFSETS + 1;
 }
 
 /* The main thread's thread pointer: the word of its rb_thread_t that is
@@ -299,7 +305,7 @@ static int detect(pid_t pid, const struct rb_binary *b, struct ruby_info *out)
 	if (b->addr[SYM_VERSION]) {
 		if ((err = interp__read(pid, b->addr[SYM_VERSION], version, sizeof(version) - 1)) &&
 		    (err = interp__read(pid, b->addr[SYM_VERSION], version, 6)))
-			return refusal_of(err) + 1;
+			return read_failed(err);
 		version[sizeof(version) - 1] = 0;
 	} else {
 		snprintf(version, sizeof(version), "%s", b->file_version);
@@ -318,16 +324,16 @@ static int detect(pid_t pid, const struct rb_binary *b, struct ruby_info *out)
 	if (!layout_sane(&l->o))
 		return RB_REFUSED_OFFSETS + 1;
 	if ((err = interp__read_u64(pid, b->addr[SYM_VM], &vm)))
-		return refusal_of(err) + 1;
+		return read_failed(err);
 	if (!vm)
 		return -EAGAIN; /* not set up yet */
 	/* While the VM is being set up its pointers may lead nowhere yet. */
 	if ((err = interp__read_u64(pid, vm + l->vm_main_thread, &th)))
-		return refusal_of(err) + 1;
+		return read_failed(err);
 	if (!th || interp__read_u64(pid, th + l->thread_ec, &ec) || !ec)
 		return -EAGAIN;
 	if ((err = check_ec(pid, ec, th, &l->o)))
-		return err == -EFAULT ? -EAGAIN : (int)refusal_of(err) + 1;
+		return read_failed(err);
 
 	memset(out, 0, sizeof(*out));
 	out->bpf.o = l->o;
@@ -378,70 +384,50 @@ static int detect(pid_t pid, const struct rb_binary *b, struct ruby_info *out)
 
 static const char *const ruby_prefixes[] = { "ruby", "libruby", NULL };
 
+static bool ruby_binary(const struct proc_mapping *o, void *binary)
+{
+	struct rb_binary *b = binary;
+
+	name_version(o->name, b->file_version, sizeof(b->file_version));
+	if (interp__symbols(o, sym_names, SYM_COUNT, b->addr, b->size, &b->bias) ||
+	    !b->addr[SYM_EXEC])
+		return false;
+	tls_module(o, b);
+	return true;
+}
+
+static int ruby_detect(pid_t pid, const void *binary, void *facts)
+{
+	return detect(pid, binary, facts);
+}
+
+static void ruby_detected(pid_t pid, const void *facts)
+{
+	const struct ruby_info *info = facts;
+
+	pr_debug("ruby: pid %d: Ruby %s, rb_vm_exec 0x%" PRIx64 "-0x%" PRIx64
+		 ", EC from %s (module %" PRIu64 ", +0x%" PRIx64 "), thread id at +%u",
+		 pid, info->version, (uint64_t)info->bpf.eval_start, (uint64_t)info->bpf.eval_end,
+		 info->bpf.ec_kind == KILN_RB_EC_TLS ? "its TLS slot" : "the GVL holder",
+		 (uint64_t)info->bpf.tls_modid, (uint64_t)info->bpf.tls_off, info->bpf.o.thread_id);
+}
+
 static const struct interp_kind ruby_kind = {
 	.name = "ruby",
 	.refusal_names = ruby_refusal_names,
 	.nrefusals = RB_REFUSAL_COUNT,
 	.full = RB_REFUSED_FULL,
+	.not_ready = RB_REFUSED_NOT_READY,
 	.facts_size = sizeof(struct ruby_info),
 	.bpf_size = sizeof(struct kiln_rb_proc),
+	.prefixes = ruby_prefixes,
+	.binary_size = sizeof(struct rb_binary),
+	.binary = ruby_binary,
+	.detect = ruby_detect,
+	.detected = ruby_detected,
 };
 
 struct interp_procs *rubies__new(int rb_procs_fd, uint32_t max)
 {
 	return interp_procs__new(&ruby_kind, rb_procs_fd, max);
-}
-
-void rubies__mapped(struct interp_procs *p, const struct proc_snapshot *s)
-{
-	const struct proc_mapping *m = NULL;
-	struct interp_proc *e;
-	struct rb_binary b;
-	const struct ruby_info *info;
-	size_t i = 0;
-	int r;
-
-	for (; p && i < s->nmaps && !m; i++)
-		if (s->maps[i].bin && s->maps[i].bin->fd >= 0 &&
-		    interp__named(s->maps[i].name, ruby_prefixes))
-			m = &s->maps[i];
-	if (!m || !(e = interp_procs__pending(p, s)))
-		return;
-	i--;
-	/* The first ruby-named file with the VM in it: a ruby executable
-	 * linked with libruby has none of its own. */
-	for (m = NULL; !m && i < s->nmaps; i++) {
-		const struct proc_mapping *o = &s->maps[i];
-
-		if (!o->bin || o->bin->fd < 0 || !interp__named(o->name, ruby_prefixes))
-			continue;
-		memset(&b, 0, sizeof(b));
-		name_version(o->name, b.file_version, sizeof(b.file_version));
-		if (interp__symbols(o, sym_names, SYM_COUNT, b.addr, b.size, &b.bias) == 0 &&
-		    b.addr[SYM_EXEC])
-			m = o;
-	}
-	if (!m) {
-		interp_procs__retry(p, e, -1, NULL);
-		return;
-	}
-	tls_module(m, &b);
-	r = detect(s->pid, &b, e->facts);
-	if (r == -EAGAIN) {
-		interp_procs__retry(p, e, RB_REFUSED_NOT_READY, m->bin);
-		return;
-	}
-	if (r > 0) {
-		interp_procs__refuse(p, e, (unsigned)(r - 1), m->bin);
-		return;
-	}
-	if (interp_procs__accept(p, e, m->bin))
-		return;
-	info = e->facts;
-	pr_debug("ruby: pid %d: Ruby %s, rb_vm_exec 0x%" PRIx64 "-0x%" PRIx64
-		 ", EC from %s (module %" PRIu64 ", +0x%" PRIx64 "), thread id at +%u",
-		 s->pid, info->version, (uint64_t)info->bpf.eval_start,
-		 (uint64_t)info->bpf.eval_end,
-		 info->bpf.ec_kind == KILN_RB_EC_TLS ? "its TLS slot" : "the GVL holder",
-		 (uint64_t)info->bpf.tls_modid, (uint64_t)info->bpf.tls_off, info->bpf.o.thread_id);
 }

@@ -57,9 +57,5 @@ int ruby__ivars(pid_t pid, const struct ruby_info *info, uint64_t klass, uint64_
 /* The Ruby processes (unwind/interp_procs.h; facts: struct ruby_info).
  * rb_procs_fd: the walker's rb_procs map; max: its entries. */
 struct interp_procs *rubies__new(int rb_procs_fd, uint32_t max);
-/* s's mappings were (re)read: a process mapping a Ruby interpreter is
- * recognized and checked, and its entry written, once; one whose VM is not
- * set up yet is tried again at its next re-read. */
-void rubies__mapped(struct interp_procs *p, const struct proc_snapshot *s);
 
 #endif

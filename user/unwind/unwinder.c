@@ -740,8 +740,8 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 		u->pending--;
 	}
 	/* After the mappings: the walker needs both. */
-	pythons__mapped(u->interp[KILN_LANG_PY], s);
-	rubies__mapped(u->interp[KILN_LANG_RB], s);
+	for (int i = 0; i < KILN_LANG_COUNT; i++)
+		interp_procs__mapped(u->interp[i], s);
 	return 0;
 }
 
