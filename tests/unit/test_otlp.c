@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/otlp.h"
 #include "otlp_profiles_service.pb-c.h"
 #include "profile/otlp.h"
+#include "rpc_status.pb-c.h"
 #include "unit_helpers.h"
 
 typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest
@@ -361,4 +363,83 @@ Test(otlp, attribute_names)
 	cr_assert_str_eq(otlp__attribute_name("service_name"), "service.name");
 	cr_assert_str_eq(otlp__attribute_name("container_id"), "container.id");
 	cr_assert_str_eq(otlp__attribute_name("systemd_unit"), "systemd_unit");
+}
+
+/* ---- OTLP/HTTP (export/otlp.c) ---- */
+
+Test(otlp_http, url_appends_the_profiles_path_once)
+{
+	static const char *const cases[][2] = {
+		{ "http://c:4318", "http://c:4318/v1development/profiles" },
+		{ "http://c:4318/", "http://c:4318/v1development/profiles" },
+		{ "https://p/otlp//", "https://p/otlp/v1development/profiles" },
+		{ "http://c:4318/v1development/profiles", "http://c:4318/v1development/profiles" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *url = NULL;
+
+		cr_assert_eq(otlp__url(cases[i][0], &url), 0);
+		cr_assert_str_eq(url, cases[i][1]);
+		free(url);
+	}
+}
+
+/* OTLP/HTTP's table: 429, 502, 503, 504 and no answer retried; every
+ * other 4xx and 5xx never (a 500 or 408 too, unlike the push). */
+Test(otlp_http, which_answers_are_retried)
+{
+	static const long retried[] = { 429, 502, 503, 504 };
+	static const long refused[] = { 400, 404, 408, 413, 415, 500, 501, 505 };
+
+	cr_assert_eq(otlp__classify(0, 200, false), SENDER_DELIVERED);
+	cr_assert_eq(otlp__classify(-110, 0, false), SENDER_RETRY);
+	for (size_t i = 0; i < sizeof(retried) / sizeof(*retried); i++)
+		cr_assert_eq(otlp__classify(0, retried[i], false), SENDER_RETRY, "%ld", retried[i]);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++)
+		cr_assert_eq(otlp__classify(0, refused[i], false), SENDER_REFUSED, "%ld",
+			     refused[i]);
+	cr_assert_eq(otlp__classify(0, 401, false), SENDER_REFUSED);
+	cr_assert_eq(otlp__classify(0, 401, true), SENDER_RETRY, "rotated credentials");
+}
+
+Test(otlp_http, partial_success_and_status_are_read)
+{
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceResponse r =
+		OPENTELEMETRY__PROTO__COLLECTOR__PROFILES__V1DEVELOPMENT__EXPORT_PROFILES_SERVICE_RESPONSE__INIT;
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesPartialSuccess ps =
+		OPENTELEMETRY__PROTO__COLLECTOR__PROFILES__V1DEVELOPMENT__EXPORT_PROFILES_PARTIAL_SUCCESS__INIT;
+	Google__Rpc__Status st = GOOGLE__RPC__STATUS__INIT;
+	uint8_t buf[256] = { 0 };
+	char msg[64];
+	size_t len;
+
+	/* an empty body is a full success */
+	cr_assert_eq(otlp__refused(buf, 0, 3, msg, sizeof(msg)), 0);
+	ps.rejected_profiles = 1;
+	ps.error_message = "too\nold";
+	r.partial_success = &ps;
+	len = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__pack(
+		&r, buf);
+	cr_assert_eq(otlp__refused(buf, len, 3, msg, sizeof(msg)), 1);
+	cr_assert_str_eq(msg, "too old");
+	ps.rejected_profiles = 99;
+	len = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__pack(
+		&r, buf);
+	cr_assert_eq(otlp__refused(buf, len, 3, msg, sizeof(msg)), 3, "at most what was sent");
+	ps.rejected_profiles = -4;
+	len = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__pack(
+		&r, buf);
+	cr_assert_eq(otlp__refused(buf, len, 3, msg, sizeof(msg)), 0);
+	/* garbage: nothing refused, said so */
+	cr_assert_eq(otlp__refused((const uint8_t *)"\xff\xff\xff", 3, 3, msg, sizeof(msg)), 0);
+	cr_assert_str_eq(msg, "the answer is no ExportProfilesServiceResponse");
+
+	st.code = 3;
+	st.message = "bad sample";
+	len = google__rpc__status__pack(&st, buf);
+	otlp__status_message(buf, len, msg, sizeof(msg));
+	cr_assert_str_eq(msg, "bad sample");
+	otlp__status_message((const uint8_t *)"<html>oops\n<body>", 17, msg, sizeof(msg));
+	cr_assert_str_eq(msg, "<html>oops");
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -79,8 +80,17 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ctx)
 	size_t len = size * nmemb;
 
 	if (len > 12 && strncasecmp(data, "Retry-After:", 12) == 0) {
-		double v = strtod(data + 12, NULL);
+		char value[128], *end;
+		double v;
 
+		/* seconds, or an HTTP-date (RFC 9110): the time until then */
+		snprintf(value, sizeof(value), "%.*s", (int)(len - 12), data + 12);
+		v = strtod(value, &end);
+		if (end == value) {
+			time_t at = curl_getdate(value, NULL);
+
+			v = at > 0 ? difftime(at, time(NULL)) : 0;
+		}
 		if (v > 0)
 			c->retry_after = v;
 	}
@@ -230,6 +240,8 @@ static int post_once(struct http_client *c, const char *url, const char *content
 	} else {
 		curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &res->status);
 		res->retry_after = c->retry_after;
+		res->body = (const uint8_t *)c->response;
+		res->body_len = c->response_len;
 		if (res->status >= 300)
 			server_message(c, res);
 	}

@@ -28,6 +28,10 @@ struct http_result {
 	char error[256];                /* transport error, "" when none */
 	char message[512];              /* the server's error message, if any */
 	double retry_after;             /* seconds from Retry-After, 0 if none */
+	/* The head of the response body (RESPONSE_MAX bytes at most), valid
+	 * until the client's next request. */
+	const uint8_t *body;
+	size_t body_len;
 	/* After a 401 or 403, the secret files held other credentials than
 	 * those sent: rotated (they were sent again once). */
 	bool credentials_changed;
