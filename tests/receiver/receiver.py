@@ -586,6 +586,8 @@ class State:
             if entry.get("delivered"):
                 k["delivered"] += 1
                 for s in entry.get("series") or []:
+                    if not s.get("stored", True):
+                        continue    # refused alone (a partial success)
                     self.series += 1
                     svc = s.get("service_name") or ""
                     for p in s.get("samples") or []:
