@@ -75,7 +75,7 @@ static const struct config_option agent_options[] = {
 	CONFIG_ROW_LIST(A, pipe.metadata.tags, pipe.metadata.ntags, "tag", 0, "KEY=VALUE",
 			"static label on every profile, repeatable (e.g. region=us-east-1)"),
 	CONFIG_ROW_STRING(A, server, "server", 0, "URL", NULL,
-			  "Pyroscope server, e.g. http://pyroscope:4040; without it profiles go to files"),
+			  "Pyroscope server, e.g. http://pyroscope:4040; without it (or --otlp-endpoint) profiles go to files"),
 	CONFIG_ROW_CHOICE(A, server_api, "server-api", "API", "push", "push|ingest",
 			  "push: /push.v1.PusherService/Push; ingest: legacy /ingest?format=pprof"),
 	CONFIG_ROW_STRING(A, otlp_endpoint, "otlp-endpoint", 0, "URL", NULL,
@@ -173,7 +173,8 @@ const struct config_command agent_command = {
 	.notes =
 		"Bounds: BPF maps (--counts-entries, --stack-entries), --max-processes,\n"
 		"--symbol-cache, --max-label-sets, --queue-max-bytes (each server's),\n"
-		"--push-max-*, --otlp-max-*, --output-max-bytes.\n"
+		"--push-max-stacks, --push-max-bytes, --otlp-max-stacks, --otlp-max-bytes,\n"
+		"--output-max-bytes.\n"
 		"Exit status: 0 after SIGTERM/SIGINT; 2 for bad options or a host that\n"
 		"cannot run kiln (the message says what to do); 1 for other failures.\n",
 	.rows = CONFIG_ROWS(agent_options),
