@@ -1090,27 +1090,34 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return out
         raise RequestError(400, "unsupported Content-Encoding %r (gzip or identity)" % enc)
 
-    def decode_push(self, entry, body, headers, limits):
-        caps = self.server.state.caps
+    def parse_message(self, entry, body, headers, msg, types, what):
+        """Decodes body into msg, returns (msg, the body after
+        Content-Encoding): the Content-Type picks the encoding
+        (types: media type -> protocol, logged; application/json is the
+        protobuf JSON mapping), Content-Encoding is undone first. 415 for
+        another Content-Type, 400 for a body that does not decode."""
         ctype = (headers.get("content-type") or "").split(";")[0].strip().lower()
-        if ctype == "application/proto":
-            entry["protocol"] = "connect+proto"
-        elif ctype == "application/json":
-            entry["protocol"] = "connect+json"
-        else:
-            raise RequestError(415, "unsupported Content-Type %r: the push API takes application/proto "
-                               "or application/json (Connect unary)" % (headers.get("content-type"),))
+        if ctype not in types:
+            raise RequestError(415, "unsupported Content-Type %r: %s takes %s" % (
+                headers.get("content-type"), what, " or ".join(types)))
+        entry["protocol"] = types[ctype]
         body = self.decode_body_encoding(entry, body, headers)
         entry["decoded_body_size"] = len(body)
-        req = PB["push"].PushRequest()
         try:
-            if entry["protocol"] == "connect+proto":
-                req.ParseFromString(body)
+            if ctype == "application/json":
+                PB["json_format"].Parse(body.decode("utf-8"), msg)
             else:
-                PB["json_format"].Parse(body.decode("utf-8"), req)
+                msg.ParseFromString(body)
         except Exception as e:
-            raise RequestError(400, "cannot decode PushRequest (%s): %s"
-                               % (entry["protocol"], str(e) or type(e).__name__))
+            raise RequestError(400, "cannot decode %s (%s): %s" % (
+                msg.DESCRIPTOR.name, entry["protocol"], str(e) or type(e).__name__))
+        return msg, body
+
+    def decode_push(self, entry, body, headers, limits):
+        caps = self.server.state.caps
+        req, _ = self.parse_message(entry, body, headers, PB["push"].PushRequest(), {
+            "application/proto": "connect+proto", "application/json": "connect+json"},
+            "the push API (Connect unary)")
         series = []
         stacks = []
         first_error = None
@@ -1185,25 +1192,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         value) is refused alone: a partial success. Each resource profile is
         logged as a series of one sample (its profile)."""
         caps = self.server.state.caps
-        ctype = (headers.get("content-type") or "").split(";")[0].strip().lower()
-        if ctype == "application/x-protobuf":
-            entry["protocol"] = "otlp+proto"
-        elif ctype == "application/json":
-            entry["protocol"] = "otlp+json"
-        else:
-            raise RequestError(415, "unsupported Content-Type %r: OTLP/HTTP takes application/x-protobuf "
-                               "or application/json" % (headers.get("content-type"),))
-        body = self.decode_body_encoding(entry, body, headers)
-        entry["decoded_body_size"] = len(body)
-        req = PB["otlp"].ExportProfilesServiceRequest()
-        try:
-            if entry["protocol"] == "otlp+proto":
-                req.ParseFromString(body)
-            else:
-                PB["json_format"].Parse(body.decode("utf-8"), req)
-        except Exception as e:
-            raise RequestError(400, "cannot decode ExportProfilesServiceRequest (%s): %s"
-                               % (entry["protocol"], str(e) or type(e).__name__))
+        req, body = self.parse_message(entry, body, headers, PB["otlp"].ExportProfilesServiceRequest(), {
+            "application/x-protobuf": "otlp+proto", "application/json": "otlp+json"}, "OTLP/HTTP")
         if caps["save_bodies"]:
             with open(os.path.join(caps["save_bodies"], "%d.otlp.pb" % entry["seq"]), "wb") as f:
                 f.write(body)

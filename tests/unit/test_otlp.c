@@ -22,40 +22,11 @@ typedef Opentelemetry__Proto__Profiles__V1development__Location ot_location;
 #define PERIOD   10101010ULL
 #define T_START  1700000000123456789LL
 #define DURATION 10000000000LL
-#define KSTART   0xffffffff81000000ULL
 
 static const struct otlp_meta ot_meta = {
 	.period_ns = PERIOD, .time_nanos = T_START, .duration_nanos = DURATION,
 	.scope_name = "kiln", .scope_version = "1.2.3",
 };
-
-static struct frame ot_user(const char *name, uint64_t addr)
-{
-	return (struct frame){
-		.kind = FRAME_USER, .name = name, .addr = addr,
-		.map_file = "/usr/bin/app", .map_build_id = "deadbeef",
-		.map_start = 0x400000, .map_limit = 0x500000, .map_offset = 0x1000,
-	};
-}
-
-/* app;main;work x3, app;main;work;do_syscall_64 (kernel) x2, app;main x1 */
-static struct profile *ot_profile_new(void)
-{
-	struct frame f[] = {
-		{ .kind = FRAME_ROOT, .name = "app" },
-		ot_user("main", 0x401000), ot_user("work", 0x401100),
-		{ .kind = FRAME_KERNEL, .name = "do_syscall_64", .addr = KSTART + 0x100,
-		  .map_file = "[kernel.kallsyms]", .map_start = KSTART,
-		  .map_limit = KSTART + 0x1000000 },
-	};
-	struct profile *p = profile__new();
-
-	cr_assert_not_null(p);
-	cr_assert_eq(profile__add(p, f, 3, 3), 0);
-	cr_assert_eq(profile__add(p, f, 4, 2), 0);
-	cr_assert_eq(profile__add(p, f, 2, 1), 0);
-	return p;
-}
 
 static ot_request *ot_encode(const struct otlp_resource_profile *rp, size_t n)
 {
@@ -157,7 +128,7 @@ static const ot_sample *ot_sample_of(const ot_dict *d, const ot_profile *p, cons
  * conventions. */
 Test(otlp, request_tables_values_and_attributes)
 {
-	struct profile *p = ot_profile_new();
+	struct profile *p = cpu_profile_sample();
 	struct labels l = { 0 };
 	struct otlp_resource_profile rp = { p, &l };
 	const ot_sample *s;
@@ -202,7 +173,7 @@ Test(otlp, request_tables_values_and_attributes)
 	s = ot_sample_of(d, prof, "app;main;work;do_syscall_64");
 	cr_assert_eq(s->values[0], 2 * (int64_t)PERIOD);
 	leaf = d->location_table[d->stack_table[s->stack_index]->location_indices[0]];
-	cr_assert_eq(leaf->address, KSTART + 0x100, "the leaf comes first");
+	cr_assert_eq(leaf->address, UNIT_KSTART + 0x100, "the leaf comes first");
 	cr_assert_str_eq(ot_attr(d, leaf->attribute_indices, leaf->n_attribute_indices,
 				 "profile.frame.type"), "kernel");
 	leaf = d->location_table[d->stack_table[s->stack_index]->location_indices[1]];
@@ -239,7 +210,7 @@ Test(otlp, inline_frames_are_lines_of_one_location)
 {
 	struct frame f[] = {
 		{ .kind = FRAME_ROOT, .name = "app" },
-		ot_user("main", 0x401000), ot_user("work", 0x401100), ot_user("helper", 0x401100),
+		app_frame("main", 0x401000), app_frame("work", 0x401100), app_frame("helper", 0x401100),
 	};
 	struct otlp_resource_profile rp;
 	const ot_location *l;
@@ -276,7 +247,7 @@ Test(otlp, inline_frames_are_lines_of_one_location)
  * one function, one location and one stack. */
 Test(otlp, one_dictionary_without_duplicates)
 {
-	struct profile *a = ot_profile_new(), *b = ot_profile_new();
+	struct profile *a = cpu_profile_sample(), *b = cpu_profile_sample();
 	struct labels la = { 0 }, lb = { 0 };
 	struct otlp_resource_profile rp[2] = { { a, &la }, { b, &lb } };
 	const ot_profile *pa, *pb;
@@ -316,7 +287,7 @@ Test(otlp, stack_labels_are_sample_attributes_and_strings_utf8)
 	struct frame f[] = {
 		{ .kind = FRAME_LABELS, .name = "namespace\x1f" "ns1\x1f" "team\x1f" "db\x1f" },
 		{ .kind = FRAME_ROOT, .name = "bad\xff" "name" },
-		ot_user("main", 0x401000),
+		app_frame("main", 0x401000),
 	};
 	struct profile *p = profile__new();
 	struct otlp_resource_profile rp = { p, NULL };
