@@ -114,7 +114,7 @@ static const struct config_option agent_options[] = {
 	CONFIG_ROW_U64(A, otlp_max_stacks, "otlp-max-stacks", 0, "N", "16000", 1, 1000000,
 		       "stacks of an OTLP profile (Pyroscope's OTLP intake keeps its 16000); the lightest beyond it are folded into [other]"),
 	CONFIG_ROW_SIZE(A, otlp_max_bytes, "otlp-max-bytes", "SIZE", "1900000", 4096, 64 << 20,
-			"an OTLP request (one label set's profile and attributes); beyond it the lightest stacks are folded into [other]"),
+			"an OTLP request before gzip (one label set's profile and attributes); beyond it the lightest stacks are folded into [other]"),
 	CONFIG_ROW_SECONDS(A, shutdown_timeout, "shutdown-timeout", 0, "SECONDS", "5", 0, 300,
 			   "on SIGTERM, time to deliver what is queued"),
 	CONFIG_ROW_STRING(A, metrics_addr, "metrics-addr", 0, "HOST:PORT", "127.0.0.1:4041",

@@ -110,7 +110,7 @@ static void send_push(const struct agent_exporters *x, struct encoded *enc, size
 			free(body);
 			continue;
 		}
-		sender__enqueue(x->sender, url, "application/proto", body, len, 1, start_ns);
+		sender__enqueue(x->sender, url, "application/proto", NULL, body, len, 1, start_ns);
 	}
 }
 
@@ -209,25 +209,27 @@ static int encode_for_server(const struct agent_exporters *x, const struct pprof
 	return err;
 }
 
-/* e's OTLP request, queued. */
+/* e's OTLP request, gzipped (Content-Encoding: its bound is on the bytes
+ * before), queued. */
 static void send_otlp(const struct agent_exporters *x, const struct pprof_meta *meta,
 		      struct profile_set_entry *e, uint64_t start_ns, struct agent_export_caps *caps)
 {
-	uint8_t *body = NULL;
-	size_t len = 0;
-	char *url;
+	uint8_t *raw = NULL, *body = NULL;
+	size_t raw_len = 0, len = 0;
+	char *url = NULL;
 
 	if (encode_capped(e, meta, x->otlp_max_stacks, x->otlp_max_bytes, 0, otlp_for_server,
-			  "otlp", &body, &len, caps))
+			  "otlp", &raw, &raw_len, caps))
 		return;
-	url = strdup(x->otlp_url);
-	if (!url) {
+	if (pprof__gzip(raw, raw_len, &body, &len) || !(url = strdup(x->otlp_url))) {
 		pr_error("otlp: cannot build the request: out of memory");
 		caps->failures++;
+		free(raw);
 		free(body);
 		return;
 	}
-	sender__enqueue(x->otlp, url, OTLP_CONTENT_TYPE, body, len, 1, start_ns);
+	free(raw);
+	sender__enqueue(x->otlp, url, OTLP_CONTENT_TYPE, "gzip", body, len, 1, start_ns);
 }
 
 static void send_ingest(const struct agent_exporters *x, struct encoded *enc, size_t n, uint64_t start_ns,
@@ -244,7 +246,7 @@ static void send_ingest(const struct agent_exporters *x, struct encoded *enc, si
 			continue;
 		}
 		/* The sender takes the body; the files exporter already wrote it. */
-		sender__enqueue(x->sender, url, "application/octet-stream", enc[i].pprof,
+		sender__enqueue(x->sender, url, "application/octet-stream", NULL, enc[i].pprof,
 				enc[i].len, 1, start_ns);
 		enc[i].pprof = NULL;
 	}

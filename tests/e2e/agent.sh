@@ -276,8 +276,8 @@ test_otlp() {
 	problem=$(exit_problem otlp)
 	if [ -n "$problem" ]; then
 		fail otlp "$problem"
-	elif ! check otlp 'all(x["status"] == 200 and x["kind"] == "otlp" and x["path"] == "/v1development/profiles" and x["content_type"] == "application/x-protobuf" and not x.get("rejected_profiles") for x in A)'; then
-		fail otlp "refused or not OTLP/HTTP protobuf: $(value otlp '[(x["status"], x["path"], x["content_type"], x.get("error")) for x in A][:3]')"
+	elif ! check otlp 'all(x["status"] == 200 and x["kind"] == "otlp" and x["path"] == "/v1development/profiles" and x["content_type"] == "application/x-protobuf" and x["content_encoding"] == "gzip" and not x.get("rejected_profiles") for x in A)'; then
+		fail otlp "refused or not OTLP/HTTP gzipped protobuf: $(value otlp '[(x["status"], x["path"], x["content_type"], x["content_encoding"], x.get("error")) for x in A][:3]')"
 	elif ! check otlp 'all(s["labels_map"].get("service.name") and s["labels_map"].get("host.name") and s["labels_map"].get("env") == "e2e" for x in D for s in x["series"])'; then
 		fail otlp "resource attributes: $(value otlp 'D[0]["series"][0]["labels_map"]')"
 	elif ! same "$(field otlp samples)" "$(value otlp "sum(q['total'] for q in profiles()) // $period")" ||
@@ -286,7 +286,7 @@ test_otlp() {
 	elif ! result=$($PY "$HERE/otlp_check.py" "$HERE/../../user/proto" "$bodies" "$out"); then
 		fail otlp "$result"
 	else
-		pass "otlp: $(value otlp 'len(D)') OTLP/HTTP requests, every sample delivered; ${result#OK }"
+		pass "otlp: $(value otlp 'len(D)') OTLP/HTTP requests (gzip), every sample delivered; ${result#OK }"
 	fi
 }
 

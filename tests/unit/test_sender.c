@@ -246,7 +246,7 @@ static void send_text(struct sender *s, unsigned port, const char *text, uint32_
 	uint8_t *body = (uint8_t *)strdup(text);
 
 	cr_assert_not_null(body);
-	sender__enqueue(s, server_url(port), "application/proto", body, strlen(text), profiles,
+	sender__enqueue(s, server_url(port), "application/proto", NULL, body, strlen(text), profiles,
 			realtime_ns());
 }
 
@@ -460,9 +460,9 @@ Test(sender, old_profiles_are_dropped_unsent)
 	uint8_t *old = (uint8_t *)strdup("old"), *fresh = (uint8_t *)strdup("fresh");
 
 	cr_assert(old && fresh);
-	sender__enqueue(s, server_url(srv.port), "application/proto", old, 3, 2,
+	sender__enqueue(s, server_url(srv.port), "application/proto", NULL, old, 3, 2,
 			realtime_ns() - 2 * 3600 * 1000000000ull);
-	sender__enqueue(s, server_url(srv.port), "application/proto", fresh, 5, 3, realtime_ns());
+	sender__enqueue(s, server_url(srv.port), "application/proto", NULL, fresh, 5, 3, realtime_ns());
 	POLL_UNTIL(delivered_and_old(&u), "the queue did not settle");
 	sender__stats(s, &st);
 	cr_assert_eq(st.profiles_dropped_old, 2);

@@ -186,7 +186,8 @@ static void server_message(struct http_client *c, struct http_result *res)
 }
 
 static int post_once(struct http_client *c, const char *url, const char *content_type,
-		     const void *body, size_t len, struct http_result *res)
+		     const char *content_encoding, const void *body, size_t len,
+		     struct http_result *res)
 {
 	struct curl_slist *headers = NULL, *l;
 	char line[SECRET_MAX + 64];
@@ -201,6 +202,10 @@ static int post_once(struct http_client *c, const char *url, const char *content
 		headers = curl_slist_append(headers, l->data);
 	snprintf(line, sizeof(line), "Content-Type: %s", content_type);
 	headers = curl_slist_append(headers, line);
+	if (content_encoding) {
+		snprintf(line, sizeof(line), "Content-Encoding: %s", content_encoding);
+		headers = curl_slist_append(headers, line);
+	}
 	if (c->token) {
 		snprintf(line, sizeof(line), "Authorization: Bearer %s", c->token);
 		headers = curl_slist_append(headers, line);
@@ -258,9 +263,10 @@ static bool secret_differs(const char *a, const char *b)
 }
 
 int http_client__post(struct http_client *c, const char *url, const char *content_type,
-		      const void *body, size_t len, struct http_result *res)
+		      const char *content_encoding, const void *body, size_t len,
+		      struct http_result *res)
 {
-	int err = post_once(c, url, content_type, body, len, res);
+	int err = post_once(c, url, content_type, content_encoding, body, len, res);
 	char *token, *password;
 	bool changed;
 
@@ -276,7 +282,7 @@ int http_client__post(struct http_client *c, const char *url, const char *conten
 	secret__free(token);
 	secret__free(password);
 	if (changed) {
-		err = post_once(c, url, content_type, body, len, res);
+		err = post_once(c, url, content_type, content_encoding, body, len, res);
 		res->credentials_changed = true;
 	}
 	return err;

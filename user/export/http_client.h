@@ -44,11 +44,13 @@ struct http_client;
 struct http_client *http_client__new(const struct http_client_opts *o);
 /* Re-reads the secret files. 0 or -errno (logged; old secrets kept). */
 int http_client__reload(struct http_client *c);
-/* POSTs body to url. Returns 0 when a response arrived (any status) or
- * -errno for transport failures; *res says which. A 401 re-reads the
+/* POSTs body to url, with a Content-Encoding header unless
+ * content_encoding is NULL. Returns 0 when a response arrived (any status)
+ * or -errno for transport failures; *res says which. A 401 re-reads the
  * secrets once and retries. */
 int http_client__post(struct http_client *c, const char *url, const char *content_type,
-		      const void *body, size_t len, struct http_result *res);
+		      const char *content_encoding, const void *body, size_t len,
+		      struct http_result *res);
 /* A transfer in progress is abandoned as soon as *flag becomes true
  * (shutdown deadline). */
 void http_client__set_abort(struct http_client *c, const volatile int *flag);

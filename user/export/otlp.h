@@ -2,7 +2,8 @@
 /* OTLP/HTTP for profiles (OTLP 1.10): where requests go and how the
  * answers are read. The request body is profile/otlp.h's
  * ExportProfilesServiceRequest, protobuf, POSTed with Content-Type
- * application/x-protobuf. 200 answers an ExportProfilesServiceResponse
+ * application/x-protobuf (and Content-Encoding: gzip, which every OTLP
+ * server takes). 200 answers an ExportProfilesServiceResponse
  * whose partial_success counts the profiles refused (never retried); a
  * failure's body is a google.rpc.Status. 429, 502, 503, 504 and no answer
  * are retried (Retry-After honoured); every other 4xx and 5xx is refused,

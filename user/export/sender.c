@@ -24,7 +24,7 @@
 struct item {
 	struct item *next;
 	char *url;
-	const char *content_type;
+	const char *content_type, *content_encoding;
 	uint8_t *body;
 	size_t len;
 	uint32_t profiles;
@@ -71,8 +71,9 @@ static struct item *pop_head(struct sender *s)
 	return it;
 }
 
-void sender__enqueue(struct sender *s, char *url, const char *content_type, uint8_t *body,
-		     size_t len, uint32_t profiles, uint64_t begin_unix_ns)
+void sender__enqueue(struct sender *s, char *url, const char *content_type,
+		     const char *content_encoding, uint8_t *body, size_t len, uint32_t profiles,
+		     uint64_t begin_unix_ns)
 {
 	struct item *it = calloc(1, sizeof(*it));
 
@@ -86,6 +87,7 @@ void sender__enqueue(struct sender *s, char *url, const char *content_type, uint
 	}
 	it->url = url;
 	it->content_type = content_type;
+	it->content_encoding = content_encoding;
 	it->body = body;
 	it->len = len;
 	it->profiles = profiles;
@@ -258,7 +260,8 @@ static void *run(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		if (__atomic_exchange_n(&s->reload, 0, __ATOMIC_RELAXED))
 			http_client__reload(s->http);
-		err = http_client__post(s->http, it->url, it->content_type, it->body, it->len,
+		err = http_client__post(s->http, it->url, it->content_type, it->content_encoding,
+					it->body, it->len,
 					&res);
 		pthread_mutex_lock(&s->lock);
 		s->st.last_status = res.status;

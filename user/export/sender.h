@@ -68,10 +68,12 @@ extern const struct sender_protocol sender_pyroscope;
 struct sender *sender__new(const struct sender_protocol *proto, const struct http_client_opts *http,
 			   uint64_t max_bytes);
 /* Queues one request; takes ownership of url and body (malloc'd), even on
- * failure. profiles is what it carries, for the counters; begin_unix_ns
+ * failure; content_type and content_encoding (NULL: none) are static
+ * strings. profiles is what it carries, for the counters; begin_unix_ns
  * when they begin (CLOCK_REALTIME), for their age. */
-void sender__enqueue(struct sender *s, char *url, const char *content_type, uint8_t *body,
-		     size_t len, uint32_t profiles, uint64_t begin_unix_ns);
+void sender__enqueue(struct sender *s, char *url, const char *content_type,
+		     const char *content_encoding, uint8_t *body, size_t len, uint32_t profiles,
+		     uint64_t begin_unix_ns);
 /* Asks the thread to re-read the secret files before its next request. */
 void sender__reload(struct sender *s);
 void sender__stats(struct sender *s, struct sender_stats *out);
