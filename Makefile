@@ -218,7 +218,8 @@ $(OUT)/gen/%.pb-c.c $(OUT)/gen/%.pb-c.h: user/proto/%.proto | $(OUT)/gen
 	$(call msg,PROTO,$<)
 	$(Q)protoc-c --proto_path=user/proto --c_out=$(OUT)/gen $<
 
-$(OUT)/gen/%.pb-c.o: $(OUT)/gen/%.pb-c.c
+# Each may include the header of a .proto it imports: all are made first.
+$(OUT)/gen/%.pb-c.o: $(OUT)/gen/%.pb-c.c $(PROTO_C)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(filter-out -Werror -Wshadow,$(CFLAGS)) $(PKG_CFLAGS) -c $< -o $@
 

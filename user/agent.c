@@ -31,6 +31,7 @@
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/preflight.h"
+#include "export/otlp.h"
 #include "options.h"
 #include "pipeline.h"
 #include "proc/proc.h"
@@ -56,6 +57,8 @@ struct agent_opts {
 	unsigned output_mode;
 	uint64_t queue_max_bytes;
 	uint64_t push_max_stacks, push_max_bytes;
+	const char *otlp_endpoint;
+	uint64_t otlp_max_stacks, otlp_max_bytes;
 	double shutdown_timeout;
 	const char *metrics_addr;
 	const char *health_addr;
@@ -72,11 +75,13 @@ static const struct config_option agent_options[] = {
 	CONFIG_ROW_LIST(A, pipe.metadata.tags, pipe.metadata.ntags, "tag", 0, "KEY=VALUE",
 			"static label on every profile, repeatable (e.g. region=us-east-1)"),
 	CONFIG_ROW_STRING(A, server, "server", 0, "URL", NULL,
-			  "Pyroscope server, e.g. http://pyroscope:4040; without it profiles go to files"),
+			  "Pyroscope server, e.g. http://pyroscope:4040; without it (or --otlp-endpoint) profiles go to files"),
 	CONFIG_ROW_CHOICE(A, server_api, "server-api", "API", "push", "push|ingest",
 			  "push: /push.v1.PusherService/Push; ingest: legacy /ingest?format=pprof"),
+	CONFIG_ROW_STRING(A, otlp_endpoint, "otlp-endpoint", 0, "URL", NULL,
+			  "also (or instead) send OpenTelemetry profiles (OTLP/HTTP protobuf, 1.10 v1development) to URL/v1development/profiles, e.g. http://otel-collector:4318"),
 	CONFIG_ROW_STRING(A, output_dir, "output-dir", 'o', "DIR", NULL,
-			  "also write <unix-start>-<service>.pb.gz per label set, <unix-start>-all.folded per interval and latest.html here (default ./profiles when no --server)"),
+			  "also write <unix-start>-<service>.pb.gz per label set, <unix-start>-all.folded per interval and latest.html here (default ./profiles when no --server nor --otlp-endpoint)"),
 	CONFIG_ROW_SIZE(A, output_max_bytes, "output-max-bytes", "SIZE", "512M", 1 << 16, 1ull << 50,
 			"oldest interval files in --output-dir are removed beyond this"),
 	OPTIONS_OUTPUT(A),
@@ -106,6 +111,10 @@ static const struct config_option agent_options[] = {
 		       "stacks of a profile for the server (Pyroscope's limit: 16000); the lightest beyond it are folded into [other]"),
 	CONFIG_ROW_SIZE(A, push_max_bytes, "push-max-bytes", "SIZE", "1900000", 4096, 4000000,
 			"a profile for the server with its labels, before compression (under Pyroscope's 2 MB burst); beyond it the lightest stacks are folded into [other]"),
+	CONFIG_ROW_U64(A, otlp_max_stacks, "otlp-max-stacks", 0, "N", "16000", 1, 1000000,
+		       "stacks of an OTLP profile (Pyroscope's OTLP intake keeps its 16000); the lightest beyond it are folded into [other]"),
+	CONFIG_ROW_SIZE(A, otlp_max_bytes, "otlp-max-bytes", "SIZE", "1900000", 4096, 64 << 20,
+			"an OTLP request before gzip (one label set's profile and attributes); beyond it the lightest stacks are folded into [other]"),
 	CONFIG_ROW_SECONDS(A, shutdown_timeout, "shutdown-timeout", 0, "SECONDS", "5", 0, 300,
 			   "on SIGTERM, time to deliver what is queued"),
 	CONFIG_ROW_STRING(A, metrics_addr, "metrics-addr", 0, "HOST:PORT", "127.0.0.1:4041",
@@ -151,8 +160,9 @@ const struct config_command agent_command = {
 	.about =
 		"Profiles every CPU of this host continuously. Every --interval it builds one\n"
 		"pprof per label set (service_name, namespace, pod, container, node,\n"
-		"systemd_unit, --tag's) and pushes them to a Pyroscope server, or writes them\n"
-		"to --output-dir. Runs until SIGTERM or SIGINT (then exports the last partial\n"
+		"systemd_unit, --tag's) and pushes them to a Pyroscope server, sends them as\n"
+		"OpenTelemetry profiles to --otlp-endpoint, or writes them to --output-dir\n"
+		"(any of the three). Runs until SIGTERM or SIGINT (then exports the last partial\n"
 		"interval and flushes for up to --shutdown-timeout); SIGHUP re-reads secret\n"
 		"files. Needs root, or CAP_BPF + CAP_PERFMON to sample and CAP_SYS_PTRACE,\n"
 		"CAP_DAC_READ_SEARCH, CAP_CHECKPOINT_RESTORE + CAP_SYSLOG to name every frame.\n"
@@ -162,7 +172,9 @@ const struct config_command agent_command = {
 		"Secrets are only ever read from files and never logged.\n",
 	.notes =
 		"Bounds: BPF maps (--counts-entries, --stack-entries), --max-processes,\n"
-		"--symbol-cache, --max-label-sets, --queue-max-bytes, --output-max-bytes.\n"
+		"--symbol-cache, --max-label-sets, --queue-max-bytes (each server's),\n"
+		"--push-max-stacks, --push-max-bytes, --otlp-max-stacks, --otlp-max-bytes,\n"
+		"--output-max-bytes.\n"
 		"Exit status: 0 after SIGTERM/SIGINT; 2 for bad options or a host that\n"
 		"cannot run kiln (the message says what to do); 1 for other failures.\n",
 	.rows = CONFIG_ROWS(agent_options),
@@ -186,6 +198,7 @@ struct agent {
 	struct http_server *http;
 	struct http_server *health;     /* --health-addr: probes only */
 	char *server;                   /* x.server's storage */
+	char *otlp_url;                 /* x.otlp_url's storage */
 	int stats_fd;
 	pthread_mutex_t lock;           /* guards snap */
 	struct snapshot snap;
@@ -215,10 +228,14 @@ static void export_interval(void *ctx, struct profile_set *set, uint64_t start_n
 	pthread_mutex_lock(&a->lock);
 	a->snap.stats.intervals++;
 	a->snap.stats.profiles_built += r.built;
-	a->snap.stats.encode_failures += r.failures - r.too_large;
-	a->snap.stats.profiles_too_large += r.too_large;
-	a->snap.stats.profiles_capped += r.capped;
-	a->snap.stats.samples_folded += r.samples_folded;
+	a->snap.stats.encode_failures += r.push.failures - r.push.too_large;
+	a->snap.stats.profiles_too_large += r.push.too_large;
+	a->snap.stats.profiles_capped += r.push.capped;
+	a->snap.stats.samples_folded += r.push.samples_folded;
+	a->snap.stats.otlp_encode_failures += r.otlp.failures - r.otlp.too_large;
+	a->snap.stats.otlp_too_large += r.otlp.too_large;
+	a->snap.stats.otlp_capped += r.otlp.capped;
+	a->snap.stats.otlp_samples_folded += r.otlp.samples_folded;
 	pthread_mutex_unlock(&a->lock);
 }
 
@@ -287,16 +304,18 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 		sender__stats(a->x.sender, &s.send);
 		s.queue_max_bytes = a->o.queue_max_bytes;
 	}
+	if (a->x.otlp)
+		sender__stats(a->x.otlp, &s.otlp);
 	return stats__write_metrics(&s, b);
 }
 
 /* ---- the loop ---- */
 
-/* The first credential the push requests would carry, as the flag that
+/* The first credential requests to url would carry, as the flag that
  * gives it; NULL: none. */
-static const char *server_credential(const struct agent_opts *o)
+static const char *server_credential(const struct agent_opts *o, const char *url)
 {
-	if (url__has_userinfo(o->server))
+	if (url__has_userinfo(url))
 		return "a user:password in the URL";
 	if (o->http.bearer_token_file)
 		return "--bearer-token-file";
@@ -344,7 +363,7 @@ static int setup(struct agent *a)
 				url__redact(a->o.server, shown, sizeof(shown)));
 			return 2;
 		}
-		if (refuse_cleartext("--server", a->o.server, server_credential(&a->o),
+		if (refuse_cleartext("--server", a->o.server, server_credential(&a->o, a->o.server),
 				     a->o.allow_insecure_credentials))
 			return 2;
 		a->server = strndup(a->o.server, len);
@@ -352,15 +371,36 @@ static int setup(struct agent *a)
 			a->server[--len] = '\0';
 		a->x.server = a->server;
 		a->x.ingest = strcmp(a->o.server_api, "ingest") == 0;
-		a->x.sender = a->server ? sender__new(&a->o.http, a->o.queue_max_bytes) : NULL;
+		a->x.sender = a->server ? sender__new(&sender_pyroscope, &a->o.http,
+						      a->o.queue_max_bytes) : NULL;
 		if (!a->x.sender)
+			return 2;
+	}
+	if (a->o.otlp_endpoint) {
+		if (strncmp(a->o.otlp_endpoint, "http://", 7) &&
+		    strncmp(a->o.otlp_endpoint, "https://", 8)) {
+			fprintf(stderr, "kiln agent: invalid value '%s' for --otlp-endpoint: want an http:// or https:// URL\n",
+				url__redact(a->o.otlp_endpoint, shown, sizeof(shown)));
+			return 2;
+		}
+		if (refuse_cleartext("--otlp-endpoint", a->o.otlp_endpoint,
+				     server_credential(&a->o, a->o.otlp_endpoint),
+				     a->o.allow_insecure_credentials))
+			return 2;
+		if (otlp__url(a->o.otlp_endpoint, &a->otlp_url))
+			return 1;
+		a->x.otlp_url = a->otlp_url;
+		a->x.otlp_max_stacks = a->o.otlp_max_stacks;
+		a->x.otlp_max_bytes = a->o.otlp_max_bytes;
+		a->x.otlp = sender__new(&otlp_protocol, &a->o.http, a->o.queue_max_bytes);
+		if (!a->x.otlp)
 			return 2;
 	}
 	if (refuse_cleartext("--kube-api", a->o.pipe.metadata.kube_api,
 			     a->o.pipe.metadata.kube_token_file ? "--kube-token-file" : NULL,
 			     a->o.allow_insecure_credentials))
 		return 2;
-	if (a->o.output_dir || !a->o.server) {
+	if (a->o.output_dir || (!a->o.server && !a->o.otlp_endpoint)) {
 		a->x.files = files__new(a->o.output_dir ? a->o.output_dir : "profiles",
 				      a->o.output_max_bytes, a->o.output_mode);
 		if (!a->x.files)
@@ -406,6 +446,8 @@ static bool stop_or_reload(void *ctx, uint64_t now)
 		pr_info("agent: SIGHUP: re-reading secret files");
 		if (a->x.sender)
 			sender__reload(a->x.sender);
+		if (a->x.otlp)
+			sender__reload(a->x.otlp);
 	}
 	return stop_requested;
 }
@@ -426,7 +468,7 @@ static int run(struct agent *a)
 		.interval = export_interval,
 		.ctx = a,
 	};
-	struct sender_stats ss = { 0 };
+	struct sender_stats ss = { 0 }, os = { 0 };
 	const struct pipeline_totals *t;
 	int status = setup(a), err;
 
@@ -435,10 +477,11 @@ static int run(struct agent *a)
 	sigaction(SIGINT, &stop, NULL);
 	sigaction(SIGTERM, &stop, NULL);
 	sigaction(SIGHUP, &hup, NULL);
-	pr_info("agent: profiling every CPU frequency=%u interval=%.0fs exporter=%s%s%s",
+	pr_info("agent: profiling every CPU frequency=%u interval=%.0fs exporter=%s%s%s%s%s",
 		a->o.pipe.sampler.frequency, a->o.interval,
 		a->x.sender ? (a->x.ingest ? "ingest" : "push") : "",
-		a->x.sender && a->x.files ? "+" : "", a->x.files ? "files" : "");
+		a->x.sender && a->x.otlp ? "+" : "", a->x.otlp ? "otlp" : "",
+		(a->x.sender || a->x.otlp) && a->x.files ? "+" : "", a->x.files ? "files" : "");
 	/* Runs until SIGTERM/SIGINT, then exports the last partial interval. */
 	err = pipeline__run(a->pipe, &loop);
 	if (err) {
@@ -451,6 +494,12 @@ static int run(struct agent *a)
 		sender__shutdown(a->x.sender, a->o.shutdown_timeout);
 		sender__stats(a->x.sender, &ss);
 	}
+	if (a->x.otlp) {
+		pr_info("agent: stopping; flushing queued OTLP profiles for up to %.1fs",
+			a->o.shutdown_timeout);
+		sender__shutdown(a->x.otlp, a->o.shutdown_timeout);
+		sender__stats(a->x.otlp, &os);
+	}
 	/* One line that accounts for every sample and profile. */
 	t = pipeline__totals(a->pipe);
 	pr_info("agent: stopped drained=%" PRIu64 " filtered=%" PRIu64
@@ -458,12 +507,19 @@ static int run(struct agent *a)
 		" intervals=%" PRIu64 " profiles=%" PRIu64
 		" sent=%" PRIu64 " rejected=%" PRIu64 " dropped_full=%" PRIu64
 		" dropped_shutdown=%" PRIu64 " dropped_old=%" PRIu64 " encode_failed=%" PRIu64
-		" too_large=%" PRIu64 " capped=%" PRIu64,
+		" too_large=%" PRIu64 " capped=%" PRIu64 " otlp_sent=%" PRIu64
+		" otlp_rejected=%" PRIu64 " otlp_partial=%" PRIu64 " otlp_dropped_full=%" PRIu64
+		" otlp_dropped_shutdown=%" PRIu64 " otlp_dropped_old=%" PRIu64
+		" otlp_encode_failed=%" PRIu64 " otlp_too_large=%" PRIu64 " otlp_capped=%" PRIu64,
 		t->drained, t->filtered, t->label_sets_full, t->add_failures,
 		t->profiled, a->snap.stats.intervals, a->snap.stats.profiles_built,
 		ss.profiles_sent, ss.profiles_rejected, ss.profiles_dropped_full,
 		ss.profiles_dropped_shutdown, ss.profiles_dropped_old, a->snap.stats.encode_failures,
-		a->snap.stats.profiles_too_large, a->snap.stats.profiles_capped);
+		a->snap.stats.profiles_too_large, a->snap.stats.profiles_capped, os.profiles_sent,
+		os.profiles_rejected, os.profiles_partial, os.profiles_dropped_full,
+		os.profiles_dropped_shutdown, os.profiles_dropped_old,
+		a->snap.stats.otlp_encode_failures, a->snap.stats.otlp_too_large,
+		a->snap.stats.otlp_capped);
 	return status;
 }
 
@@ -498,11 +554,13 @@ out:
 	http_server__stop(a->http);
 	http_server__stop(a->health);
 	sender__free(a->x.sender);
+	sender__free(a->x.otlp);
 	files__free(a->x.files);
 	pipeline__free(a->pipe);
 	if (a->stats_fd >= 0)
 		close(a->stats_fd);
 	free(a->server);
+	free(a->otlp_url);
 	config__release_command(&agent_command, &a->o, NULL);
 	pthread_mutex_destroy(&a->lock);
 	free(a);

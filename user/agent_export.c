@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The agent's exporters for one interval: one pprof per label set, then
- * written to files (and latest.html) and queued for the server (push: one
+ * written to files (and latest.html) and queued for the server, and one
+ * OTLP request per label set queued for --otlp-endpoint (push: one
  * request a series, as Pyroscope stores each series on its own and answers
  * for the first that fails, so a resent request would store the others
  * twice; ingest: one request each). A file's pprof carries the
@@ -16,7 +17,9 @@
 
 #include "agent_export.h"
 #include "core/log.h"
+#include "export/otlp.h"
 #include "export/pyroscope.h"
+#include "profile/otlp.h"
 #include "profile/profile.h"
 #include "symbolize/symbolizer.h"
 
@@ -107,28 +110,51 @@ static void send_push(const struct agent_exporters *x, struct encoded *enc, size
 			free(body);
 			continue;
 		}
-		sender__enqueue(x->sender, url, "application/proto", body, len, 1, start_ns);
+		sender__enqueue(x->sender, url, "application/proto", NULL, body, len, 1, start_ns);
 	}
 }
 
-/* The server's pprof of e (gzipped into en): at most x->max_stacks stacks
- * and, with its labels, x->max_bytes before compression;
- * beyond either the lightest stacks are folded into "[other]", as few as
- * a few tries of shrinking find. 0, -E2BIG (does not fit: counted),
- * -ENOMEM. */
-static int encode_for_server(const struct agent_exporters *x, const struct pprof_meta *meta,
-			     struct profile_set_entry *e, struct encoded *en,
-			     struct agent_export_result *r)
+/* One encoding of a profile for a server: *len is what counts against
+ * its byte bound. */
+typedef int (*server_encoder)(const struct profile *p, const struct pprof_meta *meta,
+			      const struct labels *l, uint8_t **out, size_t *len);
+
+static int pprof_for_server(const struct profile *p, const struct pprof_meta *meta,
+			    const struct labels *l, uint8_t **out, size_t *len)
 {
-	size_t stacks = profile__stacks(e->profile), keep = stacks, raw_len = 0;
+	return pprof__encode(p, meta, false, out, len);
+}
+
+static int otlp_for_server(const struct profile *p, const struct pprof_meta *meta,
+			   const struct labels *l, uint8_t **out, size_t *len)
+{
+	struct otlp_meta om = {
+		.period_ns = meta->period_ns, .time_nanos = meta->time_nanos,
+		.duration_nanos = meta->duration_nanos,
+		.scope_name = "kiln", .scope_version = KILN_VERSION,
+	};
+	struct otlp_resource_profile rp = { p, l };
+
+	return otlp__encode(&rp, 1, &om, out, len);
+}
+
+/* Profile e for a server, by encode: at most max_stacks stacks and, with
+ * extra bytes beside it, max_bytes; beyond either the lightest stacks are
+ * folded into "[other]", as few as a few tries of shrinking find. 0,
+ * -E2BIG (does not fit: counted in caps), -ENOMEM. */
+static int encode_capped(struct profile_set_entry *e, const struct pprof_meta *meta,
+			 uint64_t max_stacks, uint64_t max_bytes, size_t extra,
+			 server_encoder encode, const char *what, uint8_t **out, size_t *len,
+			 struct agent_export_caps *caps)
+{
+	size_t stacks = profile__stacks(e->profile), keep = stacks;
 	const struct profile *cur = e->profile;
 	struct profile *capped = NULL;
 	uint64_t folded = 0;
-	uint8_t *raw = NULL;
 	int err = 0;
 
-	if (keep > x->max_stacks)
-		keep = x->max_stacks;
+	if (keep > max_stacks)
+		keep = max_stacks;
 	for (int tries = 0;; tries++) {
 		if (keep < stacks) {
 			profile__free(capped);
@@ -138,33 +164,72 @@ static int encode_for_server(const struct agent_exporters *x, const struct pprof
 				break;
 			}
 		}
-		err = pprof__encode(cur, meta, false, &raw, &raw_len);
-		if (err || raw_len + e->labels.len <= x->max_bytes)
+		err = encode(cur, meta, &e->labels, out, len);
+		if (err || *len + extra <= max_bytes)
 			break;
-		free(raw);
-		raw = NULL;
+		free(*out);
+		*out = NULL;
 		if (tries == 4 || keep <= 1) {
 			err = -E2BIG;
 			break;
 		}
-		keep = (size_t)((double)keep * x->max_bytes / (raw_len + e->labels.len) * 0.9);
+		keep = (size_t)((double)keep * max_bytes / (*len + extra) * 0.9);
 		if (!keep)
 			keep = 1;
 	}
-	if (!err)
-		err = pprof__gzip(raw, raw_len, &en->pprof, &en->len);
 	if (!err && capped) {
-		r->capped++;
-		r->samples_folded += folded;
+		caps->capped++;
+		caps->samples_folded += folded;
 	}
 	if (err == -E2BIG) {
-		r->too_large++;
-		pr_warn("push: a profile of %zu stacks does not fit %" PRIu64 " bytes even with its lightest stacks folded: dropped",
-			stacks, x->max_bytes);
+		caps->too_large++;
+		pr_warn("%s: a profile of %zu stacks does not fit %" PRIu64 " bytes even with its lightest stacks folded: dropped",
+			what, stacks, max_bytes);
 	}
-	free(raw);
+	if (err)
+		caps->failures++;
 	profile__free(capped);
 	return err;
+}
+
+/* The server's pprof of e, gzipped into en; its bound counts the labels
+ * sent beside it. */
+static int encode_for_server(const struct agent_exporters *x, const struct pprof_meta *meta,
+			     struct profile_set_entry *e, struct encoded *en,
+			     struct agent_export_caps *caps)
+{
+	uint8_t *raw = NULL;
+	size_t raw_len = 0;
+	int err = encode_capped(e, meta, x->max_stacks, x->max_bytes, e->labels.len,
+				pprof_for_server, "push", &raw, &raw_len, caps);
+
+	if (!err && (err = pprof__gzip(raw, raw_len, &en->pprof, &en->len)))
+		caps->failures++;
+	free(raw);
+	return err;
+}
+
+/* e's OTLP request, gzipped (Content-Encoding: its bound is on the bytes
+ * before), queued. */
+static void send_otlp(const struct agent_exporters *x, const struct pprof_meta *meta,
+		      struct profile_set_entry *e, uint64_t start_ns, struct agent_export_caps *caps)
+{
+	uint8_t *raw = NULL, *body = NULL;
+	size_t raw_len = 0, len = 0;
+	char *url = NULL;
+
+	if (encode_capped(e, meta, x->otlp_max_stacks, x->otlp_max_bytes, 0, otlp_for_server,
+			  "otlp", &raw, &raw_len, caps))
+		return;
+	if (pprof__gzip(raw, raw_len, &body, &len) || !(url = strdup(x->otlp_url))) {
+		pr_error("otlp: cannot build the request: out of memory");
+		caps->failures++;
+		free(raw);
+		free(body);
+		return;
+	}
+	free(raw);
+	sender__enqueue(x->otlp, url, OTLP_CONTENT_TYPE, "gzip", body, len, 1, start_ns);
 }
 
 static void send_ingest(const struct agent_exporters *x, struct encoded *enc, size_t n, uint64_t start_ns,
@@ -181,7 +246,7 @@ static void send_ingest(const struct agent_exporters *x, struct encoded *enc, si
 			continue;
 		}
 		/* The sender takes the body; the files exporter already wrote it. */
-		sender__enqueue(x->sender, url, "application/octet-stream", enc[i].pprof,
+		sender__enqueue(x->sender, url, "application/octet-stream", NULL, enc[i].pprof,
 				enc[i].len, 1, start_ns);
 		enc[i].pprof = NULL;
 	}
@@ -202,7 +267,7 @@ struct agent_export_result agent_export__interval(const struct agent_exporters *
 
 	if (!enc) {
 		pr_error("interval: out of memory, %zu profiles lost", n);
-		r.failures = n;
+		r.push.failures = n;
 		return r;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -212,13 +277,18 @@ struct agent_export_result agent_export__interval(const struct agent_exporters *
 
 		if (!profile__total(e->profile))
 			continue;
+		if (x->otlp)
+			send_otlp(x, &meta, e, start_ns, &r.otlp);
 		labeled.labels = &e->labels;
-		if ((x->sender && encode_for_server(x, &meta, e, en, &r)) ||
-		    (x->files && pprof__encode(e->profile, &labeled, true, &en->file_pprof,
-					       &en->file_len))) {
+		if (x->sender && encode_for_server(x, &meta, e, en, &r.push)) {
+			*en = (struct encoded){ 0 };
+			continue;
+		}
+		if (x->files && pprof__encode(e->profile, &labeled, true, &en->file_pprof,
+					      &en->file_len)) {
 			free(en->pprof);
 			*en = (struct encoded){ 0 };
-			r.failures++;
+			r.push.failures++;
 			continue;
 		}
 		en->e = e;

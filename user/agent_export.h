@@ -23,16 +23,28 @@ struct agent_exporters {
 	 * samples, and any request whose labels and decompressed pprof pass its
 	 * rate limiter's 2 MB burst (pyroscope.md). */
 	uint64_t max_stacks, max_bytes;
+	/* --otlp-endpoint: OpenTelemetry profiles, one request a label set, to
+	 * otlp_url through their own sender; NULL otlp: none. Bounded like the
+	 * push (--otlp-max-stacks, --otlp-max-bytes: the request). */
+	struct sender *otlp;
+	const char *otlp_url;
+	uint64_t otlp_max_stacks, otlp_max_bytes;
 };
 
 
+/* Profiles for one server cut to fit its max stacks and bytes: their
+ * lightest stacks folded into one "[other]" stack (samples counted), or,
+ * when even that does not fit, dropped (counted in failures too). */
+struct agent_export_caps {
+	uint64_t failures;              /* profiles that could not be encoded */
+	uint64_t capped, samples_folded, too_large;
+};
+
 struct agent_export_result {
 	size_t built;                   /* profiles encoded and exported */
-	uint64_t failures;              /* profiles that could not be encoded */
-	/* Profiles for the server cut to fit max_stacks/max_bytes: their lightest
-	 * stacks folded into one "[other]" stack (samples counted), or, when
-	 * even that does not fit, dropped (counted in failures too). */
-	uint64_t capped, samples_folded, too_large;
+	/* push: the pprof for files and Pyroscope (a failure there loses the
+	 * label set's profile); otlp: the OTLP request of each */
+	struct agent_export_caps push, otlp;
 };
 
 /* Encodes one pprof per non-empty label set of set, covering [start_ns,

@@ -55,6 +55,11 @@ static double last_status(const void *snap)
 	return (double)((const struct kiln_stats *)snap)->send.last_status;
 }
 
+static double otlp_last_status(const void *snap)
+{
+	return (double)((const struct kiln_stats *)snap)->otlp.last_status;
+}
+
 static bool bpf_stats_on(const void *snap)
 {
 	return ((const struct kiln_stats *)snap)->bpf_stats_on;
@@ -252,6 +257,43 @@ static const struct counter stats_rows[] = {
 	GAUGE("kiln_queue_max_bytes", NULL, queue_max_bytes, "bytes", "--queue-max-bytes"),
 	NANOS("kiln_last_push_timestamp_seconds", METRICS_GAUGE, NULL, send.last_success_unix_ns,
 	      "unix time of the last accepted request (0: none yet)"),
+	COUNTER("kiln_otlp_profiles_sent_total", NULL, otlp.profiles_sent, "profiles",
+		"OTLP profiles the --otlp-endpoint accepted"),
+	COUNTER("kiln_otlp_requests_total", NULL, otlp.requests_sent, "requests",
+		"OTLP requests the --otlp-endpoint accepted (a partial success too)"),
+	COUNTER("kiln_otlp_bytes_total", NULL, otlp.bytes_sent, "bytes",
+		"OTLP request bytes the --otlp-endpoint accepted"),
+	COUNTER("kiln_otlp_failures_total", NULL, otlp.attempts_failed, "attempts",
+		"failed OTLP send attempts (retried or refused)"),
+	COUNTER("kiln_otlp_retries_total", NULL, otlp.retries, "attempts",
+		"OTLP send attempts that were retries"),
+	GETTER("kiln_otlp_last_status", METRICS_GAUGE, otlp_last_status, "",
+	       "HTTP status of the last OTLP send attempt (0: transport error or none yet)"),
+	LABELED("kiln_otlp_profiles_dropped_total", "reason", "rejected", NULL,
+		otlp.profiles_rejected, "profiles",
+		"OTLP profiles that will never reach the --otlp-endpoint, by reason"),
+	LABELED("kiln_otlp_profiles_dropped_total", "reason", "partial_success", NULL,
+		otlp.profiles_partial, "profiles", NULL),
+	LABELED("kiln_otlp_profiles_dropped_total", "reason", "queue_full", NULL,
+		otlp.profiles_dropped_full, "profiles", NULL),
+	LABELED("kiln_otlp_profiles_dropped_total", "reason", "shutdown", NULL,
+		otlp.profiles_dropped_shutdown, "profiles", NULL),
+	LABELED("kiln_otlp_profiles_dropped_total", "reason", "too_old", NULL,
+		otlp.profiles_dropped_old, "profiles", NULL),
+	LABELED("kiln_otlp_profiles_dropped_total", "reason", "encode_failed", NULL,
+		otlp_encode_failures, "profiles", NULL),
+	LABELED("kiln_otlp_profiles_dropped_total", "reason", "too_large", NULL,
+		otlp_too_large, "profiles", NULL),
+	COUNTER("kiln_otlp_profiles_capped_total", NULL, otlp_capped, "profiles",
+		"OTLP profiles whose lightest stacks were folded into [other] to fit --otlp-max-stacks/--otlp-max-bytes"),
+	COUNTER("kiln_otlp_samples_folded_total", NULL, otlp_samples_folded, "samples",
+		"samples folded into [other] stacks of OTLP profiles"),
+	GAUGE("kiln_otlp_queue_bytes", NULL, otlp.queue_bytes, "bytes",
+	      "OTLP bytes waiting to be sent"),
+	GAUGE("kiln_otlp_queue_requests", NULL, otlp.queue_items, "requests",
+	      "OTLP requests waiting to be sent"),
+	NANOS("kiln_otlp_last_export_timestamp_seconds", METRICS_GAUGE, NULL,
+	      otlp.last_success_unix_ns, "unix time of the last accepted OTLP request (0: none yet)"),
 	COUNTER("kiln_files_written_total", NULL, files.written, "files",
 		"files written to --output-dir"),
 	COUNTER("kiln_files_written_bytes_total", NULL, files.bytes_written, "bytes",

@@ -55,6 +55,9 @@ struct kiln_stats {
 	uint64_t intervals, profiles_built, encode_failures;
 	uint64_t profiles_capped, samples_folded, profiles_too_large;
 	uint64_t queue_max_bytes;       /* 0 without a server */
+	/* --otlp-endpoint's sender and the requests made for it */
+	struct sender_stats otlp;
+	uint64_t otlp_encode_failures, otlp_capped, otlp_samples_folded, otlp_too_large;
 	/* The record run. */
 	double seconds, cpu_user_ms, cpu_sys_ms;
 	uint64_t frequency, cpus, label_sets, max_rss_kb;

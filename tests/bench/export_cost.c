@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The CPU cost of exporting one interval: N unique stacks spread over L
  * label sets, each label set encoded as gzipped pprof, then packed into one
- * Pyroscope PushRequest, as the agent does at the end of an interval.
- * Prints the median over several rounds, in ms of process CPU time.
+ * Pyroscope PushRequest, as the agent does at the end of an interval; and
+ * the same label sets as one gzipped OTLP request each (--otlp-endpoint).
+ * Prints the medians over several rounds, in ms of process CPU time.
  * Usage: export_cost [STACKS] [LABEL_SETS] [DEPTH] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 
 #include "export/pyroscope.h"
+#include "profile/otlp.h"
 #include "profile/profile_set.h"
 
 #define ROUNDS 7
@@ -38,8 +40,8 @@ int main(int argc, char **argv)
 	struct profile_set *set = profile_set__new(sets);
 	struct frame *frames = calloc(depth, sizeof(*frames));
 	struct labels l = { 0 };
-	double took[ROUNDS], build_ms;
-	size_t push_bytes = 0;
+	double took[ROUNDS], otlp_took[ROUNDS], build_ms;
+	size_t push_bytes = 0, otlp_raw = 0, otlp_bytes = 0;
 	int err;
 
 	if (!set || !frames || !stacks || !sets || depth < 4)
@@ -109,10 +111,35 @@ int main(int argc, char **argv)
 			free((void *)series[i].pprof);
 		free(series);
 	}
+	for (int r = 0; r < ROUNDS; r++) {
+		struct otlp_meta meta = { .period_ns = 10309278, .time_nanos = 1,
+					  .duration_nanos = 10000000000, .scope_name = "kiln" };
+		double t0 = cpu_ms();
+
+		otlp_raw = otlp_bytes = 0;
+		for (size_t i = 0; i < profile_set__count(set); i++) {
+			struct otlp_resource_profile rp = { profile_set__entry(set, i)->profile,
+							    &profile_set__entry(set, i)->labels };
+			uint8_t *raw, *gz;
+			size_t len, gz_len;
+
+			if (otlp__encode(&rp, 1, &meta, &raw, &len) || pprof__gzip(raw, len, &gz, &gz_len))
+				return 1;
+			otlp_raw += len;
+			otlp_bytes += gz_len;
+			free(raw);
+			free(gz);
+		}
+		otlp_took[r] = cpu_ms() - t0;
+	}
 	qsort(took, ROUNDS, sizeof(took[0]), cmp_double);
+	qsort(otlp_took, ROUNDS, sizeof(otlp_took[0]), cmp_double);
 	printf("{\"stacks\": %u, \"label_sets\": %u, \"depth\": %u, \"aggregate_ms\": %.1f, "
-	       "\"export_cpu_ms_median\": %.1f, \"export_cpu_ms_max\": %.1f, \"push_bytes\": %zu}\n",
-	       stacks, sets, depth, build_ms, took[ROUNDS / 2], took[ROUNDS - 1], push_bytes);
+	       "\"export_cpu_ms_median\": %.1f, \"export_cpu_ms_max\": %.1f, \"push_bytes\": %zu, "
+	       "\"otlp_cpu_ms_median\": %.1f, \"otlp_cpu_ms_max\": %.1f, \"otlp_bytes\": %zu, "
+	       "\"otlp_bytes_before_gzip\": %zu}\n",
+	       stacks, sets, depth, build_ms, took[ROUNDS / 2], took[ROUNDS - 1], push_bytes,
+	       otlp_took[ROUNDS / 2], otlp_took[ROUNDS - 1], otlp_bytes, otlp_raw);
 	labels__release(&l);
 	profile_set__free(set);
 	free(frames);

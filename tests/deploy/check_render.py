@@ -209,6 +209,10 @@ def check_daemonset(ds, v, opts, help_flags):
     server = arg_value(args, "--server")
     if len(server) != 1 or not re.match(r"^https?://[^{}\s]+$", server[0]):
         problem(f"DaemonSet: --server {server}")
+    otlp = arg_value(args, "--otlp-endpoint")
+    if len(otlp) != bool(v["otlp"]["endpoint"]) or not all(
+            re.match(r"^https?://[^{}\s]+$", u) for u in otlp):
+        problem(f"DaemonSet: --otlp-endpoint {otlp}, otlp.endpoint is {v['otlp']['endpoint']!r}")
     insecure = "--allow-insecure-credentials" in args
     if insecure != bool(v["pyroscope"]["allowInsecureCredentials"]):
         problem(f"DaemonSet: --allow-insecure-credentials {'given' if insecure else 'missing'}, "
@@ -260,16 +264,17 @@ def check_daemonset(ds, v, opts, help_flags):
 
 
 def url_port(url):
-    """The port of a Pyroscope URL, as the NetworkPolicy template finds it."""
+    """The port of a server's URL, as the NetworkPolicy template finds it."""
     scheme, rest = url.split("://", 1)
     host = rest.split("/", 1)[0]
     m = re.search(r":([0-9]+)$", host)
     return int(m.group(1)) if m else (443 if scheme == "https" else 80)
 
 
-def check_network_policy(np, v, opts, selector, pod_labels, ports, server):
+def check_network_policy(np, v, opts, selector, pod_labels, ports, server, otlp):
     """Ingress to the metrics port only, from the configured peers and the
-    test pod; egress only to DNS, the Pyroscope server and the API."""
+    test pod; egress only to DNS, the Pyroscope server, the OTLP endpoint
+    (when there is one) and the API."""
     n = v["networkPolicy"]
     sp = np["spec"]
     if sp.get("podSelector", {}).get("matchLabels") != selector:
@@ -296,7 +301,9 @@ def check_network_policy(np, v, opts, selector, pod_labels, ports, server):
             r["to"] = to
         return r
     want_out = [{"ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]},
-                rule([port], n["pyroscopeTo"]), rule(n["kubeAPIPorts"], n["kubeAPITo"])]
+                rule([port], n["pyroscopeTo"])]
+    want_out += [rule([url_port(u)], n["otlpTo"]) for u in otlp]
+    want_out.append(rule(n["kubeAPIPorts"], n["kubeAPITo"]))
     if sp.get("egress") != want_out:
         problem(f"NetworkPolicy: egress {sp.get('egress')}, want {want_out}")
 
@@ -378,7 +385,8 @@ def check(opts):
 
     for np in by_kind.get("NetworkPolicy", []):
         args = ds["spec"]["template"]["spec"]["containers"][0].get("args", [])
-        check_network_policy(np, v, opts, selector, pod_labels, ports, arg_value(args, "--server"))
+        check_network_policy(np, v, opts, selector, pod_labels, ports, arg_value(args, "--server"),
+                             arg_value(args, "--otlp-endpoint"))
 
     for test in by_kind.get("Pod", []):
         if test["metadata"].get("annotations", {}).get("helm.sh/hook") != "test":

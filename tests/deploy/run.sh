@@ -91,10 +91,12 @@ test_render_errors() {
 	# kind of credential, and a URL's user:password.
 	for f in 'pyroscope: {tenantID: t1}' 'pyroscope: {bearerToken: {existingSecret: b}}' \
 		'pyroscope: {basicAuth: {existingSecret: a}}' \
-		'pyroscope: {url: "HTTP://u:p@pyroscope:4040"}'; do
+		'pyroscope: {url: "HTTP://u:p@pyroscope:4040"}' \
+		'{pyroscope: {url: "https://pyroscope:4040", tenantID: t1}, otlp: {endpoint: "http://c:4318"}}'; do
 		printf '%s\n' "$f" >"$TMP/cleartext.yaml"
 		out=$("$HELMRENDER" -f "$TMP/cleartext.yaml" "$CHART" 2>&1 >/dev/null)
-		if [ $? = 0 ] || ! grep -q 'set pyroscope.allowInsecureCredentials=true' <<<"$out"; then
+		if [ $? = 0 ] || ! grep -q 'set pyroscope.allowInsecureCredentials=true' <<<"$out" ||
+			{ [ "${f#*otlp}" != "$f" ] && ! grep -q 'otlp.endpoint is plain http' <<<"$out"; }; then
 			fail render_errors "credentials to http:// rendered ($f): $out"; return
 		fi
 	done
@@ -102,7 +104,7 @@ test_render_errors() {
 		>"$TMP/tls.yaml"
 	out=$("$HELMRENDER" -f "$TMP/tls.yaml" "$CHART" 2>&1 >/dev/null) ||
 		{ fail render_errors "credentials to https:// refused: $out"; return; }
-	pass "render errors: empty pyroscope.url, two auth methods, Kubernetes 1.20, 4 kinds of credentials to http:// without allowInsecureCredentials"
+	pass "render errors: empty pyroscope.url, two auth methods, Kubernetes 1.20, 4 kinds of credentials to http:// without allowInsecureCredentials, and to an http:// otlp.endpoint"
 }
 
 # NOTES.txt, shown after helm install, names the release's objects.
@@ -399,4 +401,4 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	skip unit_runs "loading BPF needs root"
 fi
-finish 22
+finish 23

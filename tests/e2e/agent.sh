@@ -255,6 +255,108 @@ test_400() {
 	fi
 }
 
+# OpenTelemetry profiles (docs/otlp.md): the agent writes files and sends
+# each label set's profile as an OTLP/HTTP request to the receiver, which
+# decodes it with the same .proto files (python3-protobuf) and enforces
+# OTLP's rules (Content-Type, the dictionary's zero entries and indices, a
+# value per sample). otlp_check.py decodes every accepted request again and
+# matches each profile with the pprof file of its interval and label set:
+# the same stacks, values, period, start and duration; the label set as
+# semantic-convention resource attributes.
+test_otlp() {
+	local problem out=$TMP/otlp-files bodies=$TMP/otlp-bodies result period=$((1000000000 / 97))
+	mkdir -p "$bodies"
+	start_receiver otlp 0 --save-bodies "$bodies" --max-stacks 100000
+	workload 60
+	start_agent otlp --otlp-endpoint "http://127.0.0.1:$RPORT/" --output-dir "$out" --interval 2 \
+		--tag env=e2e
+	await otlp 'len(D) >= 3 and has_function("hot_three") and has_function("hot_one")'
+	stop_agent
+	stop_receiver
+	problem=$(exit_problem otlp)
+	if [ -n "$problem" ]; then
+		fail otlp "$problem"
+	elif ! check otlp 'all(x["status"] == 200 and x["kind"] == "otlp" and x["path"] == "/v1development/profiles" and x["content_type"] == "application/x-protobuf" and x["content_encoding"] == "gzip" and not x.get("rejected_profiles") for x in A)'; then
+		fail otlp "refused or not OTLP/HTTP gzipped protobuf: $(value otlp '[(x["status"], x["path"], x["content_type"], x["content_encoding"], x.get("error")) for x in A][:3]')"
+	elif ! check otlp 'all(s["labels_map"].get("service.name") and s["labels_map"].get("host.name") and s["labels_map"].get("env") == "e2e" for x in D for s in x["series"])'; then
+		fail otlp "resource attributes: $(value otlp 'D[0]["series"][0]["labels_map"]')"
+	elif ! same "$(field otlp samples)" "$(value otlp "sum(q['total'] for q in profiles()) // $period")" ||
+		! same "$(field otlp otlp_sent)" "$(field otlp profiles)"; then
+		fail otlp "profiled $(field otlp samples) samples, $(field otlp profiles) profiles; the receiver holds $(value otlp "sum(q['total'] for q in profiles()) // $period") samples, kiln sent $(field otlp otlp_sent)"
+	elif ! result=$($PY "$HERE/otlp_check.py" "$HERE/../../user/proto" "$bodies" "$out"); then
+		fail otlp "$result"
+	else
+		pass "otlp: $(value otlp 'len(D)') OTLP/HTTP requests (gzip), every sample delivered; ${result#OK }"
+	fi
+}
+
+# A failing OTLP server, by OTLP/HTTP's rules: a 400 (its google.rpc.Status
+# message logged) is dropped and counted, never sent again; a 429's
+# Retry-After is waited out; through a 503 outage the agent backs off and
+# keeps every profile, then delivers each exactly once.
+test_otlp_failures() {
+	local problem
+	start_receiver otlpfail 0 --mode status --status 400 --count 1
+	workload 60
+	start_agent otlpfail --otlp-endpoint "http://127.0.0.1:$RPORT" --interval 1 --shutdown-timeout 30
+	await otlpfail 'len(D) >= 1'
+	control "$RPORT" '{"mode":"status","status":429,"count":2,"retry_after":1}'
+	await otlpfail '[x["status"] for x in A].count(429) == 2 and D[-1]["seq"] > [x for x in A if x["status"] == 429][-1]["seq"]'
+	control "$RPORT" '{"mode":"status","status":503}'
+	await otlpfail '[x["status"] for x in A].count(503) >= 4'
+	control "$RPORT" '{"mode":"ok"}'
+	await otlpfail 'D[-1]["seq"] > [x for x in A if x["status"] == 503][-1]["seq"]'
+	stop_agent
+	stop_receiver
+	problem=$(exit_problem otlpfail)
+	if [ -n "$problem" ]; then
+		fail otlp_failures "$problem"
+	elif ! check otlpfail '[x["status"] for x in A].count(400) == 1 and not ({q["id"] for x in A if x["status"] == 400 for s in x["series"] for q in s["samples"]} & {q["id"] for q in profiles()})' ||
+		! same "$(field otlpfail otlp_rejected)" 1 ||
+		! grep -q 'refused 1 profiles" status=400 message="injected fault: HTTP 400"' "$TMP/otlpfail.err"; then
+		fail otlp_failures "400: rejected=$(field otlpfail otlp_rejected), statuses $(value otlpfail '[x["status"] for x in A][:6]')"
+	elif ! check otlpfail 'all(A[i + 1]["time"] - A[i]["time"] >= 0.95 for i, x in enumerate(A[:-1]) if x["status"] == 429)'; then
+		fail otlp_failures "Retry-After: 1 not honoured: $(value otlpfail '[(x["status"], round(x["time"] - A[0]["time"], 2)) for x in A if x["status"] in (200, 429)][:6]')"
+	elif ! check otlpfail 'all(b["time"] - a["time"] >= 0.45 * 2 ** i for B in [[x for x in A if x["status"] == 503]] for i, (a, b) in enumerate(zip(B[:3], B[1:4])))'; then
+		fail otlp_failures "503: retried without backing off"
+	elif ! same "$(($(field otlpfail otlp_sent) + $(field otlpfail otlp_rejected)))" "$(field otlpfail profiles)" ||
+		! same "$(field otlpfail otlp_dropped_full)$(field otlpfail otlp_dropped_shutdown)$(field otlpfail otlp_dropped_old)$(field otlpfail otlp_partial)" 0000 ||
+		! check otlpfail "len(list(profiles())) == $(field otlpfail otlp_sent) and not any(q['duplicate_id'] for q in profiles())"; then
+		fail otlp_failures "sent $(field otlpfail otlp_sent) + rejected $(field otlpfail otlp_rejected) of $(field otlpfail profiles); the receiver stored $(value otlpfail 'len(list(profiles()))')"
+	else
+		pass "otlp failures: 400 dropped and counted, 429 Retry-After waited, 503 outage backed off; $(field otlpfail otlp_sent) profiles stored once each"
+	fi
+}
+
+# Partial success: the receiver refuses profiles of more than 3 samples
+# (200 with partial_success.rejected_profiles, as an OTLP server answers
+# when it takes only part of a request); kiln counts them in /metrics and
+# its stopped line and never sends them again.
+test_otlp_partial() {
+	local problem
+	start_receiver otlppart
+	control "$RPORT" '{"limits":{"max_profile_samples":3}}'
+	workload 60
+	start_agent otlppart --otlp-endpoint "http://127.0.0.1:$RPORT" --interval 1
+	await otlppart 'sum(x.get("rejected_profiles", 0) for x in A) >= 2 and len(list(profiles())) >= 2'
+	wait_metric '^kiln_otlp_profiles_dropped_total\{reason="partial_success"\} [1-9]'
+	stop_agent
+	stop_receiver
+	problem=$(exit_problem otlppart)
+	if [ -n "$problem" ]; then
+		fail otlp_partial "$problem"
+	elif ! check otlppart 'all(x["status"] == 200 for x in A) and all(q["num_samples"] <= 3 for q in profiles())'; then
+		fail otlp_partial "statuses $(value otlppart '[x["status"] for x in A][:6]')"
+	elif ! same "$(field otlppart otlp_partial)" "$(value otlppart 'sum(x.get("rejected_profiles", 0) for x in A)')" ||
+		! same "$(field otlppart otlp_sent)" "$(value otlppart 'len(list(profiles()))')" ||
+		! same "$(value otlppart 'len(A)')" "$(($(field otlppart otlp_sent) + $(field otlppart otlp_partial)))" ||
+		! grep -q 'refused 1 of its 1 profiles' "$TMP/otlppart.err"; then
+		fail otlp_partial "kiln: partial $(field otlppart otlp_partial), sent $(field otlppart otlp_sent); the receiver refused $(value otlppart 'sum(x.get("rejected_profiles", 0) for x in A)') in $(value otlppart 'len(A)') requests"
+	else
+		pass "otlp partial success: $(field otlppart otlp_partial) profiles refused in 200 answers, counted, not resent; $(field otlppart otlp_sent) stored"
+	fi
+}
+
 # A request the server holds for 30 s does not hold up sampling: intervals
 # go on while the receiver has answered nothing yet (an order of events,
 # not a time).
@@ -875,6 +977,7 @@ PY
 }
 
 TESTS="test_push test_push_caps test_ingest test_files test_files_labels test_down_then_up test_503_then_ok test_429 test_400
+	test_otlp test_otlp_failures test_otlp_partial
 	test_slow_server test_queue_bound test_sigterm_flush test_auth test_basic_auth
 	test_metrics_health test_probes_slow_clients test_symbol_cache_ttl test_config test_kube_labels
 	test_kube_fail_closed test_kube_big_list"

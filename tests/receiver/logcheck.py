@@ -10,7 +10,7 @@ With --print, prints the value of EXPR as JSON and exits 0.
 
 Names available in EXPR:
   L           every log entry, in order
-  A           push and ingest entries (attempts, whatever their status)
+  A           push, ingest and OTLP entries (attempts, whatever their status)
   D           delivered entries (content stored: status 200, or a push
               whose other series failed; profiles() skips those)
   e           the last entry of A
@@ -51,7 +51,7 @@ def main():
     except (OSError, ValueError) as err:
         sys.stderr.write("logcheck: cannot read %s: %s\n" % (path, err))
         return 2
-    A = [x for x in L if x.get("kind") in ("push", "ingest")]
+    A = [x for x in L if x.get("kind") in ("push", "ingest", "otlp")]
     D = [x for x in A if x.get("delivered")]
     e = A[-1] if A else None
 

@@ -34,8 +34,11 @@ import urllib.parse
 import uuid
 import zlib
 
+import otlp_decode
+
 PUSH_SUFFIX = "/push.v1.PusherService/Push"
 INGEST_SUFFIX = "/ingest"
+OTLP_SUFFIX = "/v1development/profiles"     # OTLP/HTTP profiles, 1.10
 
 LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 METRIC_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
@@ -56,10 +59,17 @@ DEFAULT_LIMITS = {
     "reject_newer_than_s": 600,
     "check_time": True,
     "strict_pprof": True,                   # ids, string indexes, value counts
+    # OTLP: profiles of this service.name are refused in part (a partial
+    # success), as a per-service limit of a real backend would
+    "reject_service": "",
 }
 
 MAX_BODY = 64 * 1024 * 1024
 MAX_FOLDED_LINE = 64 * 1024
+
+# HTTP status -> gRPC status code, for OTLP's google.rpc.Status bodies.
+GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 12, 405: 12, 408: 4, 409: 10, 413: 8, 415: 3,
+              429: 8, 499: 1, 500: 13, 501: 12, 502: 14, 503: 14, 504: 4}
 
 # HTTP status -> Connect error code.
 STATUS_CODES = {
@@ -86,33 +96,40 @@ class RequestError(Exception):
 # --------------------------------------------------------------------------
 # protobuf modules, generated at start
 
+PROTOS = ("push.proto", "types.proto", "profile.proto", "otlp_common.proto",
+          "otlp_resource.proto", "otlp_profiles.proto", "otlp_profiles_service.proto",
+          "rpc_status.proto")
+
+
 def generate_modules(proto_dir):
-    """Run protoc into a temp dir and import push_pb2 and profile_pb2."""
+    """Run protoc into a temp dir and import the modules of PROTOS:
+    (temp dir, {"push": push_pb2, "profile": ..., "otlp": otlp_profiles_service_pb2,
+    "status": rpc_status_pb2})."""
     protoc = shutil.which("protoc")
     if not protoc:
         sys.exit("receiver: protoc not found (apt-get install -y protobuf-compiler)")
-    for name in ("push.proto", "types.proto", "profile.proto"):
+    for name in PROTOS:
         if not os.path.isfile(os.path.join(proto_dir, name)):
             sys.exit("receiver: %s not found in --proto-dir %s" % (name, proto_dir))
     out = tempfile.mkdtemp(prefix="kiln-receiver-pb.")
-    cmd = [protoc, "--python_out=" + out, "--proto_path=" + proto_dir,
-           "push.proto", "types.proto", "profile.proto"]
+    cmd = [protoc, "--python_out=" + out, "--proto_path=" + proto_dir] + list(PROTOS)
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         shutil.rmtree(out, ignore_errors=True)
         sys.exit("receiver: protoc failed: %s" % res.stderr.strip())
     sys.path.insert(0, out)
     try:
-        push_pb2 = importlib.import_module("push_pb2")
-        profile_pb2 = importlib.import_module("profile_pb2")
+        mods = {k: importlib.import_module(m) for k, m in (
+            ("push", "push_pb2"), ("profile", "profile_pb2"),
+            ("otlp", "otlp_profiles_service_pb2"), ("status", "rpc_status_pb2"))}
     except ImportError as e:
         shutil.rmtree(out, ignore_errors=True)
         sys.exit("receiver: cannot import generated modules (%s); run with "
                  "/usr/bin/python3 and python3-protobuf installed" % e)
-    return out, push_pb2, profile_pb2
+    return out, mods
 
 
-PB = {}  # filled in main(): "push", "profile", "json_format", "DecodeError"
+PB = {}  # filled in main(): "push", "profile", "otlp", "status", "json_format", "DecodeError"
 
 
 # --------------------------------------------------------------------------
@@ -569,6 +586,8 @@ class State:
             if entry.get("delivered"):
                 k["delivered"] += 1
                 for s in entry.get("series") or []:
+                    if not s.get("stored", True):
+                        continue    # refused alone (a partial success)
                     self.series += 1
                     svc = s.get("service_name") or ""
                     for p in s.get("samples") or []:
@@ -854,6 +873,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def send_error_json(self, err, extra=None):
         self.send_json(err.status, {"code": err.code, "message": err.message}, extra)
 
+    def send_status_proto(self, err, extra=None):
+        """OTLP/HTTP: a failure's body is a google.rpc.Status."""
+        st = PB["status"].Status(code=GRPC_CODES.get(err.status, 2), message=err.message)
+        self.send(err.status, st.SerializeToString(), "application/x-protobuf", extra)
+
     # -- dispatch
 
     def do_GET(self):
@@ -904,6 +928,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         try:
             if path.endswith(PUSH_SUFFIX):
                 entry["kind"] = "push"
+            elif path.endswith(OTLP_SUFFIX):
+                entry["kind"] = "otlp"
             elif path.endswith(INGEST_SUFFIX):
                 entry["kind"] = "ingest"
             elif path == "/_control":
@@ -918,7 +944,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.close_connection = True
                 raise
             entry["body_size"] = len(body)
-            if entry["kind"] in ("push", "ingest"):
+            if entry["kind"] in ("push", "ingest", "otlp"):
                 self.handle_ingestion(entry, body, url, headers, stacks_list)
             elif entry["kind"] == "control":
                 if self.command == "GET":
@@ -946,7 +972,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except RequestError as e:
             entry["status"] = e.status
             entry["error"] = {"code": e.code, "message": e.message}
-            self.send_error_json(e, getattr(e, "extra_headers", None))
+            if entry["kind"] == "otlp":
+                self.send_status_proto(e, getattr(e, "extra_headers", None))
+            else:
+                self.send_error_json(e, getattr(e, "extra_headers", None))
         except _CloseConnection:
             entry["status"] = 0
             entry["error"] = {"code": "closed", "message": "connection closed without a response (fault injection)"}
@@ -987,6 +1016,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         try:
             if entry["kind"] == "push":
                 series, stacks = self.decode_push(entry, body, headers, limits)
+            elif entry["kind"] == "otlp":
+                series, stacks = self.decode_otlp(entry, body, headers, limits)
             else:
                 series, stacks = self.decode_ingest(entry, body, url, headers, limits)
         except RequestError as e:
@@ -1044,6 +1075,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.send(200, b"{}", "application/json")
             else:
                 self.send(200, b"", "application/proto")
+        elif entry["kind"] == "otlp":
+            self.send_otlp_response(entry)
         else:
             self.send(200, b"", "")
 
@@ -1057,27 +1090,34 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return out
         raise RequestError(400, "unsupported Content-Encoding %r (gzip or identity)" % enc)
 
-    def decode_push(self, entry, body, headers, limits):
-        caps = self.server.state.caps
+    def parse_message(self, entry, body, headers, msg, types, what):
+        """Decodes body into msg, returns (msg, the body after
+        Content-Encoding): the Content-Type picks the encoding
+        (types: media type -> protocol, logged; application/json is the
+        protobuf JSON mapping), Content-Encoding is undone first. 415 for
+        another Content-Type, 400 for a body that does not decode."""
         ctype = (headers.get("content-type") or "").split(";")[0].strip().lower()
-        if ctype == "application/proto":
-            entry["protocol"] = "connect+proto"
-        elif ctype == "application/json":
-            entry["protocol"] = "connect+json"
-        else:
-            raise RequestError(415, "unsupported Content-Type %r: the push API takes application/proto "
-                               "or application/json (Connect unary)" % (headers.get("content-type"),))
+        if ctype not in types:
+            raise RequestError(415, "unsupported Content-Type %r: %s takes %s" % (
+                headers.get("content-type"), what, " or ".join(types)))
+        entry["protocol"] = types[ctype]
         body = self.decode_body_encoding(entry, body, headers)
         entry["decoded_body_size"] = len(body)
-        req = PB["push"].PushRequest()
         try:
-            if entry["protocol"] == "connect+proto":
-                req.ParseFromString(body)
+            if ctype == "application/json":
+                PB["json_format"].Parse(body.decode("utf-8"), msg)
             else:
-                PB["json_format"].Parse(body.decode("utf-8"), req)
+                msg.ParseFromString(body)
         except Exception as e:
-            raise RequestError(400, "cannot decode PushRequest (%s): %s"
-                               % (entry["protocol"], str(e) or type(e).__name__))
+            raise RequestError(400, "cannot decode %s (%s): %s" % (
+                msg.DESCRIPTOR.name, entry["protocol"], str(e) or type(e).__name__))
+        return msg, body
+
+    def decode_push(self, entry, body, headers, limits):
+        caps = self.server.state.caps
+        req, _ = self.parse_message(entry, body, headers, PB["push"].PushRequest(), {
+            "application/proto": "connect+proto", "application/json": "connect+json"},
+            "the push API (Connect unary)")
         series = []
         stacks = []
         first_error = None
@@ -1127,6 +1167,87 @@ class Handler(http.server.BaseHTTPRequestHandler):
             first_error.stacks = stacks
             first_error.series = series
             raise first_error
+        return series, stacks
+
+    def send_otlp_response(self, entry):
+        """200: an ExportProfilesServiceResponse, partial_success set when
+        some profiles were refused (in the request's encoding)."""
+        resp = PB["otlp"].ExportProfilesServiceResponse()
+        refused = [s for s in entry["series"] if not s["stored"]]
+        if refused:
+            resp.partial_success.rejected_profiles = len(refused)
+            resp.partial_success.error_message = refused[0]["error"]
+            entry["partial"] = True
+        entry["rejected_profiles"] = len(refused)
+        if entry.get("protocol") == "otlp+json":
+            self.send(200, PB["json_format"].MessageToJson(resp).encode(), "application/json")
+        else:
+            self.send(200, resp.SerializeToString(), "application/x-protobuf")
+
+    def decode_otlp(self, entry, body, headers, limits):
+        """OTLP/HTTP profiles: application/x-protobuf (or JSON) body, an
+        ExportProfilesServiceRequest. A request a consumer cannot read (bad
+        protobuf, a broken dictionary) is refused whole, 400; a profile that
+        breaks a limit (samples, time window, attributes, a sample with no
+        value) is refused alone: a partial success. Each resource profile is
+        logged as a series of one sample (its profile)."""
+        caps = self.server.state.caps
+        req, body = self.parse_message(entry, body, headers, PB["otlp"].ExportProfilesServiceRequest(), {
+            "application/x-protobuf": "otlp+proto", "application/json": "otlp+json"}, "OTLP/HTTP")
+        if caps["save_bodies"]:
+            with open(os.path.join(caps["save_bodies"], "%d.otlp.pb" % entry["seq"]), "wb") as f:
+                f.write(body)
+        profiles, problems = otlp_decode.resolve(req)
+        entry["dictionary"] = {k: len(getattr(req.dictionary, k)) for k in (
+            "mapping_table", "location_table", "function_table", "link_table", "string_table",
+            "attribute_table", "stack_table")}
+        if problems:
+            raise RequestError(400, "malformed request: %s%s" % (
+                "; ".join(problems[:5]), " (and more)" if len(problems) > 5 else ""))
+        series, stacks = [], []
+        now = time.time()
+        for i, prof in enumerate(profiles):
+            svc = prof["resource"].get("service.name") or ""
+            err = prof["problems"][0] if prof["problems"] else None
+            age = now - prof["time_nanos"] / 1e9 if prof["time_nanos"] else None
+            if err is None and len(prof["samples"]) > limits["max_profile_samples"]:
+                err = "profile %d has %d samples, limit %d" % (
+                    i, len(prof["samples"]), limits["max_profile_samples"])
+            if err is None and len(prof["resource"]) > limits["max_labels"]:
+                err = "profile %d: %d resource attributes, limit %d" % (
+                    i, len(prof["resource"]), limits["max_labels"])
+            if err is None and age is not None and limits["check_time"] and (
+                    age > limits["reject_older_than_s"] or -age > limits["reject_newer_than_s"]):
+                err = "profile %d: time_unix_nano %d is %.0f s from now, outside [-%d, +%d] s" % (
+                    i, prof["time_nanos"], -age, limits["reject_older_than_s"],
+                    limits["reject_newer_than_s"])
+            if err is None and limits["reject_service"] and svc == limits["reject_service"]:
+                err = "profile %d: service.name %r refused (reject_service)" % (i, svc)
+            by_stack = collections.Counter()
+            attrs = []
+            for smp in prof["samples"]:
+                by_stack[tuple(smp["frames"])] += smp["value"]
+                if smp["attributes"] not in attrs and len(attrs) < caps["max_stacks"]:
+                    attrs.append(smp["attributes"])
+            total = sum(by_stack.values())
+            names = sorted({f for k in by_stack for f in k})
+            summary = {
+                "format": "otlp", "id": prof["profile_id"], "error": err,
+                "scope": prof["scope"], "sample_type": [prof["sample_type"]],
+                "period_type": prof["period_type"], "period": prof["period"],
+                "time_nanos": prof["time_nanos"], "duration_nanos": prof["duration_nanos"],
+                "age_seconds": round(age, 3) if age is not None else None,
+                "num_samples": len(prof["samples"]), "value_sums": [total], "total": total,
+                "cpu_total": total if prof["sample_type"][0] == "cpu" else None,
+                "sample_attributes": attrs,
+                "function_names": names[:caps["max_function_names"]],
+            }
+            add_stacks(summary, by_stack, caps)
+            series.append({"labels": sorted(prof["resource"].items()), "service_name": svc,
+                           "labels_map": prof["resource"], "samples": [summary], "error": err,
+                           "stored": err is None})
+            if err is None:
+                stacks.append((svc, by_stack))
         return series, stacks
 
     def decode_ingest(self, entry, body, url, headers, limits):
@@ -1227,7 +1348,7 @@ def main():
     ap.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
     ap.add_argument("--port-file", help="write the port number to this file once listening")
     ap.add_argument("--proto-dir", default=os.path.normpath(os.path.join(here, "..", "..", "user", "proto")),
-                    help="folder with push.proto, types.proto, profile.proto")
+                    help="folder with the .proto files (push, types, profile, otlp_*, rpc_status)")
     ap.add_argument("--log", help="append one JSON line per request to this file")
     ap.add_argument("--mode", choices=("ok", "status", "delay", "close"), default="ok",
                     help="initial fault mode")
@@ -1244,16 +1365,18 @@ def main():
                     help="accept profiles of any time_nanos (for replaying old fixtures)")
     ap.add_argument("--max-stacks", type=int, default=500, help="stacks logged per profile")
     ap.add_argument("--max-function-names", type=int, default=10000)
+    ap.add_argument("--save-bodies", metavar="DIR",
+                    help="write each delivered OTLP request body (after gzip) to DIR/<seq>.otlp.pb")
     ap.add_argument("--verbose", action="store_true", help="access log on stderr")
     args = ap.parse_args()
 
     from google.protobuf import json_format  # noqa: deferred so --help works anywhere
     from google.protobuf.message import DecodeError
-    pbdir, push_pb2, profile_pb2 = generate_modules(args.proto_dir)
-    PB.update(push=push_pb2, profile=profile_pb2, json_format=json_format, DecodeError=DecodeError)
+    pbdir, mods = generate_modules(args.proto_dir)
+    PB.update(mods, json_format=json_format, DecodeError=DecodeError)
 
     caps = {"max_stacks": args.max_stacks, "max_function_names": args.max_function_names,
-            "max_mappings": 64, "max_stored_stacks": 200000}
+            "max_mappings": 64, "max_stored_stacks": 200000, "save_bodies": args.save_bodies}
     try:
         state = State(args.log, caps)
     except OSError as e:

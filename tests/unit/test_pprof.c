@@ -16,47 +16,10 @@
 #define PERIOD   10101010ULL    /* 99 Hz */
 #define T_START  1700000000123456789LL
 #define DURATION 10000000000LL
-#define KSTART   0xffffffff81000000ULL
 
 static const struct pprof_meta pp_meta = {
 	.period_ns = PERIOD, .time_nanos = T_START, .duration_nanos = DURATION,
 };
-
-static struct frame pp_user(const char *name, uint64_t addr)
-{
-	return (struct frame){
-		.kind = FRAME_USER, .name = name, .addr = addr,
-		.map_file = "/usr/bin/app", .map_build_id = "deadbeef",
-		.map_start = 0x400000, .map_limit = 0x500000,
-		.map_offset = 0x1000,
-	};
-}
-
-static struct frame pp_kernel(const char *name, uint64_t addr)
-{
-	return (struct frame){
-		.kind = FRAME_KERNEL, .name = name, .addr = addr,
-		.map_file = "[kernel.kallsyms]",
-		.map_start = KSTART, .map_limit = KSTART + 0x1000000,
-	};
-}
-
-/* app;main;work x3, app;main;work;do_syscall_64 (kernel) x2, app;main x1 */
-static struct profile *pp_sample_profile(void)
-{
-	struct frame f[] = {
-		{ .kind = FRAME_ROOT, .name = "app" },
-		pp_user("main", 0x401000), pp_user("work", 0x401100),
-		pp_kernel("do_syscall_64", KSTART + 0x100),
-	};
-	struct profile *p = profile__new();
-
-	cr_assert_not_null(p);
-	cr_assert_eq(profile__add(p, f, 3, 3), 0);
-	cr_assert_eq(profile__add(p, f, 4, 2), 0);
-	cr_assert_eq(profile__add(p, f, 2, 1), 0);
-	return p;
-}
 
 /* Gunzips buf (when gz) and unpacks it; the caller frees with
  * perftools__profiles__profile__free_unpacked. */
@@ -180,7 +143,7 @@ static void pp_check_sample(const Perftools__Profiles__Profile *pb,
 
 Test(pprof, round_trip)
 {
-	struct profile *p = pp_sample_profile();
+	struct profile *p = cpu_profile_sample();
 	Perftools__Profiles__Profile *pb;
 	const Perftools__Profiles__Sample *s;
 	const Perftools__Profiles__Location *l;
@@ -233,11 +196,11 @@ Test(pprof, round_trip)
 	/* a kernel frame */
 	s = pp_find_sample(pb, "do_syscall_64;work;main;app");
 	l = pp_location(pb, s->location_id[0]);
-	cr_assert_eq(l->address, KSTART + 0x100);
+	cr_assert_eq(l->address, UNIT_KSTART + 0x100);
 	m = pp_mapping(pb, l->mapping_id);
 	cr_assert_str_eq(pp_str(pb, m->filename), "[kernel.kallsyms]");
 	cr_assert_eq(m->build_id, 0);
-	cr_assert_eq(m->memory_start, KSTART);
+	cr_assert_eq(m->memory_start, UNIT_KSTART);
 
 	perftools__profiles__profile__free_unpacked(pb, NULL);
 	free(out);
@@ -303,11 +266,11 @@ Test(pprof, rejects_missing_meta)
  * frame no symbol named, x1. */
 static struct profile *pp_source_profile(void)
 {
-	struct frame lib = pp_user("lib.so+0x1200", 0x7f0000001200);
+	struct frame lib = app_frame("lib.so+0x1200", 0x7f0000001200);
 	struct frame f[] = {
 		{ .kind = FRAME_ROOT, .name = "app" },
-		pp_user("main", 0x401000), pp_user("work", 0x401100),
-		pp_user("helper", 0x401100),
+		app_frame("main", 0x401000), app_frame("work", 0x401100),
+		app_frame("helper", 0x401100),
 	};
 	struct profile *p = profile__new();
 
@@ -449,7 +412,7 @@ static void go_pprof_raw(const struct profile *p, char *text, size_t cap)
  * function. */
 Test(pprof, go_tool_pprof_reads_it, .timeout = 120)
 {
-	struct profile *p = pp_sample_profile();
+	struct profile *p = cpu_profile_sample();
 	static char text[65536];
 
 	go_pprof_raw(p, text, sizeof(text));
@@ -492,7 +455,7 @@ Test(pprof, top_folds_the_lightest_stacks_into_other)
 
 	cr_assert_not_null(p);
 	for (int i = 0; i < 5; i++) {
-		struct frame f[] = { { .kind = FRAME_ROOT, .name = "app" }, pp_user(name, 0x401000 + i) };
+		struct frame f[] = { { .kind = FRAME_ROOT, .name = "app" }, app_frame(name, 0x401000 + i) };
 
 		snprintf(name, sizeof(name), "f%d", i);
 		cr_assert_eq(profile__add(p, f, 2, (uint64_t)(i + 1) * 10), 0);
@@ -520,7 +483,7 @@ Test(pprof, top_folds_the_lightest_stacks_into_other)
 Test(pprof, strings_are_written_as_valid_utf8)
 {
 	struct frame f[] = { { .kind = FRAME_ROOT, .name = "bad\xff\xfename" },
-			     pp_user("caf\xc3\xa9_\xed\xa0\x80", 0x401000) };
+			     app_frame("caf\xc3\xa9_\xed\xa0\x80", 0x401000) };
 	struct profile *p = profile__new();
 	Perftools__Profiles__Profile *pb;
 	bool root = false, func = false;

@@ -227,7 +227,7 @@ static const struct http_client_opts http_opts = { .connect_timeout = 5, .reques
 
 static struct sender *sender_to_server(uint64_t max_bytes)
 {
-	struct sender *s = sender__new(&http_opts, max_bytes);
+	struct sender *s = sender__new(&sender_pyroscope, &http_opts, max_bytes);
 
 	cr_assert_not_null(s);
 	return s;
@@ -246,7 +246,7 @@ static void send_text(struct sender *s, unsigned port, const char *text, uint32_
 	uint8_t *body = (uint8_t *)strdup(text);
 
 	cr_assert_not_null(body);
-	sender__enqueue(s, server_url(port), "application/proto", body, strlen(text), profiles,
+	sender__enqueue(s, server_url(port), "application/proto", NULL, body, strlen(text), profiles,
 			realtime_ns());
 }
 
@@ -460,9 +460,9 @@ Test(sender, old_profiles_are_dropped_unsent)
 	uint8_t *old = (uint8_t *)strdup("old"), *fresh = (uint8_t *)strdup("fresh");
 
 	cr_assert(old && fresh);
-	sender__enqueue(s, server_url(srv.port), "application/proto", old, 3, 2,
+	sender__enqueue(s, server_url(srv.port), "application/proto", NULL, old, 3, 2,
 			realtime_ns() - 2 * 3600 * 1000000000ull);
-	sender__enqueue(s, server_url(srv.port), "application/proto", fresh, 5, 3, realtime_ns());
+	sender__enqueue(s, server_url(srv.port), "application/proto", NULL, fresh, 5, 3, realtime_ns());
 	POLL_UNTIL(delivered_and_old(&u), "the queue did not settle");
 	sender__stats(s, &st);
 	cr_assert_eq(st.profiles_dropped_old, 2);
@@ -488,7 +488,7 @@ Test(sender, auth_refusals_are_dropped_unless_the_token_rotated)
 	f = fopen(path, "w");
 	cr_assert(f && fputs("first\n", f) >= 0 && !fclose(f));
 	o.bearer_token_file = path;
-	s = sender__new(&o, 1 << 20);
+	s = sender__new(&sender_pyroscope, &o, 1 << 20);
 	cr_assert_not_null(s);
 	u = (struct until){ s, 1 };
 	script(statuses, 3);
@@ -508,4 +508,56 @@ Test(sender, auth_refusals_are_dropped_unless_the_token_rotated)
 	sender__free(s);
 	unlink(path);
 	rmdir(dir);
+}
+
+/* Retries only what OTLP retries (429, 502-504, no answer). */
+static enum sender_verdict otlp_like_classify(int err, long status, bool rotated)
+{
+	if (err || status == 429 || (status >= 502 && status <= 504))
+		return SENDER_RETRY;
+	return status >= 200 && status < 300 ? SENDER_DELIVERED : SENDER_REFUSED;
+}
+
+/* A protocol whose 2xx answers refuse part of the request (OTLP's partial
+ * success): reads the scripted server's JSON message as its reason. */
+static uint32_t refuse_two(const uint8_t *body, size_t len, uint32_t profiles, char *msg,
+			   size_t n)
+{
+	snprintf(msg, n, "%.*s", (int)len, (const char *)body);
+	return 2;
+}
+
+static char failure_seen[64];
+
+static void note_failure(const uint8_t *body, size_t len, char *msg, size_t n)
+{
+	snprintf(failure_seen, sizeof(failure_seen), "%.*s", (int)len, (const char *)body);
+	snprintf(msg, n, "read by the protocol");
+}
+
+/* A partial success is delivered, never retried: the refused part counted
+ * in profiles_partial, the rest as sent. The protocol's classify rules
+ * (never a 500 retried here) and its reading of failures are used. */
+Test(sender, partial_success_counted_not_retried)
+{
+	static const struct sender_protocol partial = {
+		.classify = otlp_like_classify, .refused = refuse_two, .message = note_failure,
+	};
+	static const long statuses[] = { 500, 200 };
+	struct sender *s = sender__new(&partial, &http_opts, 1 << 20);
+	struct sender_stats st;
+
+	cr_assert_not_null(s);
+	script(statuses, 2);
+	send_text(s, srv.port, "a", 3);
+	send_text(s, srv.port, "b", 5);
+	POLL_UNTIL((sender__stats(s, &st), st.queue_items == 0), "the queue did not settle");
+	cr_assert_eq(st.profiles_rejected, 3, "the 500 refused the first request");
+	cr_assert_eq(st.retries, 0);
+	cr_assert_eq(st.profiles_partial, 2);
+	cr_assert_eq(st.profiles_sent, 3);
+	cr_assert_eq(st.requests_sent, 1);
+	cr_assert_str_eq(failure_seen, "{\"code\":\"x\",\"message\":\"scripted\"}");
+	expect_bodies(2, (const char *const[]){ "a", "b" });
+	sender__free(s);
 }

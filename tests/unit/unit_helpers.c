@@ -55,6 +55,40 @@ struct profile *profile_of(const char *text)
 	return p;
 }
 
+struct frame app_frame(const char *name, uint64_t addr)
+{
+	return (struct frame){
+		.kind = FRAME_USER, .name = name, .addr = addr,
+		.map_file = "/usr/bin/app", .map_build_id = "deadbeef",
+		.map_start = 0x400000, .map_limit = 0x500000, .map_offset = 0x1000,
+	};
+}
+
+struct frame kernel_frame(const char *name, uint64_t addr)
+{
+	return (struct frame){
+		.kind = FRAME_KERNEL, .name = name, .addr = addr,
+		.map_file = "[kernel.kallsyms]",
+		.map_start = UNIT_KSTART, .map_limit = UNIT_KSTART + 0x1000000,
+	};
+}
+
+struct profile *cpu_profile_sample(void)
+{
+	struct frame f[] = {
+		{ .kind = FRAME_ROOT, .name = "app" },
+		app_frame("main", 0x401000), app_frame("work", 0x401100),
+		kernel_frame("do_syscall_64", UNIT_KSTART + 0x100),
+	};
+	struct profile *p = profile__new();
+
+	cr_assert_not_null(p);
+	cr_assert_eq(profile__add(p, f, 3, 3), 0);
+	cr_assert_eq(profile__add(p, f, 4, 2), 0);
+	cr_assert_eq(profile__add(p, f, 2, 1), 0);
+	return p;
+}
+
 struct pair {
 	const char *name, *value;
 };

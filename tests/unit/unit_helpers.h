@@ -17,6 +17,15 @@ extern const struct read_limits test_limits;
 void read_text(struct profile *p, const char *text);
 /* A new profile of text (folded stacks). */
 struct profile *profile_of(const char *text);
+/* A user frame of /usr/bin/app (build id deadbeef, mapped at 0x400000 ..
+ * 0x500000 from offset 0x1000), and a kernel frame ([kernel.kallsyms]
+ * mapped from UNIT_KSTART, 16 MiB). */
+#define UNIT_KSTART 0xffffffff81000000ULL
+struct frame app_frame(const char *name, uint64_t addr);
+struct frame kernel_frame(const char *name, uint64_t addr);
+/* app;main;work x3, app;main;work;do_syscall_64 (kernel, at UNIT_KSTART +
+ * 0x100) x2, app;main x1: main at 0x401000, work at 0x401100. */
+struct profile *cpu_profile_sample(void);
 /* Sets *l to the canonical label set of the NULL-terminated name, value,
  * name, value, ... arguments (sorted by name, as the metadata stage makes
  * them). Release with labels__release. */

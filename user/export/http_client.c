@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -79,8 +80,17 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ctx)
 	size_t len = size * nmemb;
 
 	if (len > 12 && strncasecmp(data, "Retry-After:", 12) == 0) {
-		double v = strtod(data + 12, NULL);
+		char value[128], *end;
+		double v;
 
+		/* seconds, or an HTTP-date (RFC 9110): the time until then */
+		snprintf(value, sizeof(value), "%.*s", (int)(len - 12), data + 12);
+		v = strtod(value, &end);
+		if (end == value) {
+			time_t at = curl_getdate(value, NULL);
+
+			v = at > 0 ? difftime(at, time(NULL)) : 0;
+		}
 		if (v > 0)
 			c->retry_after = v;
 	}
@@ -176,7 +186,8 @@ static void server_message(struct http_client *c, struct http_result *res)
 }
 
 static int post_once(struct http_client *c, const char *url, const char *content_type,
-		     const void *body, size_t len, struct http_result *res)
+		     const char *content_encoding, const void *body, size_t len,
+		     struct http_result *res)
 {
 	struct curl_slist *headers = NULL, *l;
 	char line[SECRET_MAX + 64];
@@ -191,6 +202,10 @@ static int post_once(struct http_client *c, const char *url, const char *content
 		headers = curl_slist_append(headers, l->data);
 	snprintf(line, sizeof(line), "Content-Type: %s", content_type);
 	headers = curl_slist_append(headers, line);
+	if (content_encoding) {
+		snprintf(line, sizeof(line), "Content-Encoding: %s", content_encoding);
+		headers = curl_slist_append(headers, line);
+	}
 	if (c->token) {
 		snprintf(line, sizeof(line), "Authorization: Bearer %s", c->token);
 		headers = curl_slist_append(headers, line);
@@ -230,6 +245,8 @@ static int post_once(struct http_client *c, const char *url, const char *content
 	} else {
 		curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &res->status);
 		res->retry_after = c->retry_after;
+		res->body = (const uint8_t *)c->response;
+		res->body_len = c->response_len;
 		if (res->status >= 300)
 			server_message(c, res);
 	}
@@ -246,9 +263,10 @@ static bool secret_differs(const char *a, const char *b)
 }
 
 int http_client__post(struct http_client *c, const char *url, const char *content_type,
-		      const void *body, size_t len, struct http_result *res)
+		      const char *content_encoding, const void *body, size_t len,
+		      struct http_result *res)
 {
-	int err = post_once(c, url, content_type, body, len, res);
+	int err = post_once(c, url, content_type, content_encoding, body, len, res);
 	char *token, *password;
 	bool changed;
 
@@ -264,7 +282,7 @@ int http_client__post(struct http_client *c, const char *url, const char *conten
 	secret__free(token);
 	secret__free(password);
 	if (changed) {
-		err = post_once(c, url, content_type, body, len, res);
+		err = post_once(c, url, content_type, content_encoding, body, len, res);
 		res->credentials_changed = true;
 	}
 	return err;

@@ -28,6 +28,10 @@ struct http_result {
 	char error[256];                /* transport error, "" when none */
 	char message[512];              /* the server's error message, if any */
 	double retry_after;             /* seconds from Retry-After, 0 if none */
+	/* The head of the response body (RESPONSE_MAX bytes at most), valid
+	 * until the client's next request. */
+	const uint8_t *body;
+	size_t body_len;
 	/* After a 401 or 403, the secret files held other credentials than
 	 * those sent: rotated (they were sent again once). */
 	bool credentials_changed;
@@ -40,11 +44,13 @@ struct http_client;
 struct http_client *http_client__new(const struct http_client_opts *o);
 /* Re-reads the secret files. 0 or -errno (logged; old secrets kept). */
 int http_client__reload(struct http_client *c);
-/* POSTs body to url. Returns 0 when a response arrived (any status) or
- * -errno for transport failures; *res says which. A 401 re-reads the
+/* POSTs body to url, with a Content-Encoding header unless
+ * content_encoding is NULL. Returns 0 when a response arrived (any status)
+ * or -errno for transport failures; *res says which. A 401 re-reads the
  * secrets once and retries. */
 int http_client__post(struct http_client *c, const char *url, const char *content_type,
-		      const void *body, size_t len, struct http_result *res);
+		      const char *content_encoding, const void *body, size_t len,
+		      struct http_result *res);
 /* A transfer in progress is abandoned as soon as *flag becomes true
  * (shutdown deadline). */
 void http_client__set_abort(struct http_client *c, const volatile int *flag);

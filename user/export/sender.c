@@ -24,7 +24,7 @@
 struct item {
 	struct item *next;
 	char *url;
-	const char *content_type;
+	const char *content_type, *content_encoding;
 	uint8_t *body;
 	size_t len;
 	uint32_t profiles;
@@ -32,6 +32,7 @@ struct item {
 };
 
 struct sender {
+	const struct sender_protocol *proto;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_t thread;
@@ -70,8 +71,9 @@ static struct item *pop_head(struct sender *s)
 	return it;
 }
 
-void sender__enqueue(struct sender *s, char *url, const char *content_type, uint8_t *body,
-		     size_t len, uint32_t profiles, uint64_t begin_unix_ns)
+void sender__enqueue(struct sender *s, char *url, const char *content_type,
+		     const char *content_encoding, uint8_t *body, size_t len, uint32_t profiles,
+		     uint64_t begin_unix_ns)
 {
 	struct item *it = calloc(1, sizeof(*it));
 
@@ -85,6 +87,7 @@ void sender__enqueue(struct sender *s, char *url, const char *content_type, uint
 	}
 	it->url = url;
 	it->content_type = content_type;
+	it->content_encoding = content_encoding;
 	it->body = body;
 	it->len = len;
 	it->profiles = profiles;
@@ -143,6 +146,8 @@ enum sender_verdict sender__classify(int err, long status, bool rotated)
 	return SENDER_REFUSED;
 }
 
+const struct sender_protocol sender_pyroscope = { .classify = sender__classify };
+
 /* Waits until seconds pass, shutdown's deadline, or abort; lock held. */
 static void wait_locked(struct sender *s, double seconds)
 {
@@ -156,10 +161,29 @@ static void wait_locked(struct sender *s, double seconds)
 		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
 }
 
-static void outcome(struct sender *s, struct item *it, int err, const struct http_result *res)
+/* After a 2xx: the profiles the server refused all the same (counted,
+ * logged once), so those it took. */
+static uint32_t accepted(struct sender *s, struct item *it, const struct http_result *res)
 {
-	enum sender_verdict v = sender__classify(err, res->status, res->credentials_changed);
+	char msg[512] = "";
+	uint32_t refused = s->proto->refused ? s->proto->refused(res->body, res->body_len,
+								   it->profiles, msg, sizeof(msg)) : 0;
 
+	if (refused > it->profiles)
+		refused = it->profiles;
+	if (refused && !s->st.profiles_partial)
+		pr_error("sender: the server took the request but refused %u of its %u profiles message=\"%s\" (dropped; further partial refusals are counted only)",
+			 refused, it->profiles, msg);
+	s->st.profiles_partial += refused;
+	return it->profiles - refused;
+}
+
+static void outcome(struct sender *s, struct item *it, int err, struct http_result *res)
+{
+	enum sender_verdict v = s->proto->classify(err, res->status, res->credentials_changed);
+
+	if (!err && v != SENDER_DELIVERED && s->proto->message)
+		s->proto->message(res->body, res->body_len, res->message, sizeof(res->message));
 	if (v == SENDER_DELIVERED) {
 		struct timespec now;
 
@@ -168,7 +192,7 @@ static void outcome(struct sender *s, struct item *it, int err, const struct htt
 			pr_info("sender: delivered again after %u failed attempts", s->failures);
 		s->failures = 0;
 		s->st.requests_sent++;
-		s->st.profiles_sent += it->profiles;
+		s->st.profiles_sent += accepted(s, it, res);
 		s->st.bytes_sent += it->len;
 		s->st.last_success_unix_ns = (uint64_t)now.tv_sec * 1000000000ull + now.tv_nsec;
 		item_free(pop_head(s));
@@ -236,7 +260,8 @@ static void *run(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		if (__atomic_exchange_n(&s->reload, 0, __ATOMIC_RELAXED))
 			http_client__reload(s->http);
-		err = http_client__post(s->http, it->url, it->content_type, it->body, it->len,
+		err = http_client__post(s->http, it->url, it->content_type, it->content_encoding,
+					it->body, it->len,
 					&res);
 		pthread_mutex_lock(&s->lock);
 		s->st.last_status = res.status;
@@ -248,7 +273,8 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct sender *sender__new(const struct http_client_opts *http, uint64_t max_bytes)
+struct sender *sender__new(const struct sender_protocol *proto, const struct http_client_opts *http,
+			   uint64_t max_bytes)
 {
 	struct sender *s = calloc(1, sizeof(*s));
 	pthread_condattr_t attr;
@@ -256,6 +282,7 @@ struct sender *sender__new(const struct http_client_opts *http, uint64_t max_byt
 
 	if (!s)
 		return NULL;
+	s->proto = proto;
 	pthread_mutex_init(&s->lock, NULL);
 	/* wait_locked() computes deadlines on CLOCK_MONOTONIC: the condition
 	 * variable must time out on that clock too (the default is realtime,

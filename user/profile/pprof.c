@@ -168,17 +168,6 @@ static int build_mappings(struct pprof_msg *m, const struct profile *p)
 	return 0;
 }
 
-/* The node that ends the machine frame starting at node n, walking out:
- * n itself unless n was inlined into its caller, whose frame it shares. */
-static uint32_t frame_end(const struct profile *p, uint32_t n)
-{
-	const struct stack_node *nodes = p->tree.nodes;
-
-	while (p->locs[nodes[n].key].inlined && nodes[n].parent != STACK_TREE_ROOT)
-		n = nodes[n].parent;
-	return n;
-}
-
 /* Function id of (name, file), added when new. 0 or -ENOMEM. */
 static int function_id(struct pprof_msg *m, struct hashmap *index, uint32_t name,
 		       uint32_t file, uint64_t *id)
@@ -200,7 +189,7 @@ static int function_id(struct pprof_msg *m, struct hashmap *index, uint32_t name
 	return hashmap__put_u64(index, key, (void *)(uintptr_t)f->id) ? -ENOMEM : 0;
 }
 
-/* The pprof location of the machine frame [head .. end] (end as frame_end
+/* The pprof location of the machine frame [head .. end] (end as profile__frame_end
  * gives it): one line a node, innermost first. */
 static int add_location(struct pprof_msg *m, const struct profile *p, struct hashmap *funcs,
 			uint32_t head, uint32_t end)
@@ -238,13 +227,6 @@ static int64_t clamp_i64(uint64_t v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-/* Whether tree node n holds a label set (core/labels.h's text form), the
- * outermost node of its stacks. */
-static bool labels_node(const struct profile *p, uint32_t n)
-{
-	return p->locs[p->tree.nodes[n].key].kind == FRAME_LABELS;
-}
-
 /* Pairs of a label set's text form: half its separators. */
 static size_t text_pairs(const char *text)
 {
@@ -272,11 +254,11 @@ static void count_samples(const struct profile *p, uint64_t *seen, size_t each_l
 		++*nsamples;
 		*nlabels += each_labels;
 		for (uint32_t n = i, end; n != STACK_TREE_ROOT; n = nodes[end].parent) {
-			if (labels_node(p, n)) {
+			if (profile__labels_node(p, n)) {
 				*nlabels += text_pairs(strtab__get(&p->strings, p->locs[nodes[n].key].name));
 				break;
 			}
-			end = frame_end(p, n);
+			end = profile__frame_end(p, n);
 			++*nids;
 			if (seen[nodes[n].key])
 				continue;
@@ -359,11 +341,11 @@ static int build_samples(struct pprof_msg *m, const struct profile *p, uint64_t 
 		for (uint32_t n = i, end; n != STACK_TREE_ROOT && !err; n = nodes[end].parent) {
 			uint32_t key = nodes[n].key;
 
-			if (labels_node(p, n)) {
+			if (profile__labels_node(p, n)) {
 				set = n;
 				break;
 			}
-			end = frame_end(p, n);
+			end = profile__frame_end(p, n);
 			if (!loc_of[key]) {
 				err = add_location(m, p, &funcs, n, end);
 				loc_of[key] = m->prof.n_location;

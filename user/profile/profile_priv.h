@@ -45,4 +45,23 @@ struct profile {
 	struct stack_tree tree;
 };
 
+/* The node that ends the machine frame starting at node n, walking out:
+ * n itself unless n was inlined into its caller, whose frame it shares
+ * (an encoder's location spans n .. that node). */
+static inline uint32_t profile__frame_end(const struct profile *p, uint32_t n)
+{
+	const struct stack_node *nodes = p->tree.nodes;
+
+	while (p->locs[nodes[n].key].inlined && nodes[n].parent != STACK_TREE_ROOT)
+		n = nodes[n].parent;
+	return n;
+}
+
+/* Whether tree node n holds a label set (core/labels.h's text form), the
+ * outermost node of its stacks. */
+static inline bool profile__labels_node(const struct profile *p, uint32_t n)
+{
+	return p->locs[p->tree.nodes[n].key].kind == FRAME_LABELS;
+}
+
 #endif
