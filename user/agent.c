@@ -22,6 +22,7 @@
 
 #include "agent.h"
 #include "agent_export.h"
+#include "agent_pull.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/curl_handle.h"
@@ -59,6 +60,7 @@ struct agent_opts {
 	double shutdown_timeout;
 	const char *metrics_addr;
 	const char *health_addr;
+	uint64_t pull_max_seconds, pull_max_concurrent;
 	const char *log_level;
 	const char *log_format;
 	const char *config;
@@ -109,7 +111,11 @@ static const struct config_option agent_options[] = {
 	CONFIG_ROW_SECONDS(A, shutdown_timeout, "shutdown-timeout", 0, "SECONDS", "5", 0, 300,
 			   "on SIGTERM, time to deliver what is queued"),
 	CONFIG_ROW_STRING(A, metrics_addr, "metrics-addr", 0, "HOST:PORT", "127.0.0.1:4041",
-			  "serve /metrics, /healthz and /ready here; 'off' disables"),
+			  "serve /metrics, /healthz, /ready and /debug/pprof/profile here; 'off' disables"),
+	CONFIG_ROW_U64(A, pull_max_seconds, "pull-max-seconds", 0, "SECONDS", "60", 1, 3600,
+		       "longest profile GET /debug/pprof/profile?seconds=N may ask for"),
+	CONFIG_ROW_U64(A, pull_max_concurrent, "pull-max-concurrent", 0, "N", "4", 0, 64,
+		       "profiles pulled at once from /debug/pprof/profile; more get 429 (0: no pull endpoint)"),
 	CONFIG_ROW_STRING(A, health_addr, "health-addr", 0, "HOST:PORT", "off",
 			  "serve only /healthz and /ready here, apart from metrics clients; 'off' disables"),
 	CONFIG_ROW_CHOICE(A, log_level, "log-level", "LEVEL", "info", "error|warn|info|debug",
@@ -185,6 +191,7 @@ struct agent {
 	struct agent_exporters x;       /* owns its files and sender */
 	struct http_server *http;
 	struct http_server *health;     /* --health-addr: probes only */
+	struct pulls *pulls;            /* /debug/pprof/profile; NULL: off */
 	char *server;                   /* x.server's storage */
 	int stats_fd;
 	pthread_mutex_t lock;           /* guards snap */
@@ -279,6 +286,7 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 {
 	struct agent *a = ctx;
 	struct kiln_stats s;
+	int err;
 
 	pthread_mutex_lock(&a->lock);
 	s = a->snap.stats;
@@ -287,7 +295,36 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 		sender__stats(a->x.sender, &s.send);
 		s.queue_max_bytes = a->o.queue_max_bytes;
 	}
-	return stats__write_metrics(&s, b);
+	err = stats__write_metrics(&s, b);
+	if (!err && a->pulls)
+		err = pulls__write_metrics(a->pulls, b);
+	return err;
+}
+
+static void serve_profile(void *ctx, const struct http_arg *args, size_t nargs,
+			  struct http_deferred *d)
+{
+	struct agent *a = ctx;
+
+	pulls__request(a->pulls, args, nargs, d);
+}
+
+/* ---- what the pipeline's tap shows (loop thread) ---- */
+
+static void tap(void *ctx, const struct labels *labels, const struct frame *frames, size_t n,
+		uint64_t count)
+{
+	struct agent *a = ctx;
+
+	if (a->pulls)
+		pulls__add(a->pulls, labels, frames, n, count);
+}
+
+static bool drain_due(void *ctx, uint64_t now)
+{
+	struct agent *a = ctx;
+
+	return a->pulls && pulls__drain_due(a->pulls, now);
 }
 
 /* ---- the loop ---- */
@@ -333,7 +370,7 @@ static bool refuse_cleartext(const char *flag, const char *url, const char *cred
 
 static int setup(struct agent *a)
 {
-	struct http_handlers h = { write_metrics, healthy, ready };
+	struct http_handlers h = { write_metrics, healthy, ready, NULL };
 	char shown[512];
 
 	if (a->o.server) {
@@ -372,6 +409,17 @@ static int setup(struct agent *a)
 	a->x.max_stacks = a->o.push_max_stacks;
 	a->x.max_bytes = a->o.push_max_bytes;
 	a->o.pipe.metadata.kube_allow_insecure = a->o.allow_insecure_credentials;
+	a->o.pipe.tap = tap;
+	a->o.pipe.tap_ctx = a;
+	if (strcmp(a->o.metrics_addr, "off") && a->o.pull_max_concurrent) {
+		a->pulls = pulls__new((unsigned)a->o.pull_max_concurrent,
+				      (double)a->o.pull_max_seconds, a->o.pipe.sampler.frequency);
+		if (!a->pulls) {
+			pr_error("out of memory");
+			return 1;
+		}
+		h.profile = serve_profile;
+	}
 	a->pipe = pipeline__open(&a->o.pipe);
 	if (!a->pipe)
 		return errno == ENOMEM ? 1 : 2;
@@ -384,7 +432,8 @@ static int setup(struct agent *a)
 		a->http = http_server__start(a->o.metrics_addr, &h, a);
 		if (!a->http)
 			return 2;
-		pr_info("agent: serving /metrics /healthz /ready addr=%s port=%u", a->o.metrics_addr,
+		pr_info("agent: serving /metrics /healthz /ready%s addr=%s port=%u",
+			a->pulls ? " /debug/pprof/profile" : "", a->o.metrics_addr,
 			http_server__port(a->http));
 	}
 	if (strcmp(a->o.health_addr, "off")) {
@@ -412,7 +461,11 @@ static bool stop_or_reload(void *ctx, uint64_t now)
 
 static void drained(void *ctx)
 {
-	publish(ctx);
+	struct agent *a = ctx;
+
+	publish(a);
+	if (a->pulls)
+		pulls__drained(a->pulls, monotonic_ns());
 }
 
 static int run(struct agent *a)
@@ -423,6 +476,7 @@ static int run(struct agent *a)
 		.interval_ns = (uint64_t)(a->o.interval * 1e9),
 		.stop = stop_or_reload,
 		.drained = drained,
+		.drain_due = drain_due,
 		.interval = export_interval,
 		.ctx = a,
 	};
@@ -445,6 +499,8 @@ static int run(struct agent *a)
 		pr_error("agent: reading process events failed: %s", strerror(-err));
 		status = 1;
 	}
+	/* Pulls still running get what they hold, while the sender flushes. */
+	pulls__finish_all(a->pulls);
 	if (a->x.sender) {
 		pr_info("agent: stopping; flushing queued profiles for up to %.1fs",
 			a->o.shutdown_timeout);
@@ -495,8 +551,10 @@ int agent_main(int argc, char **argv)
 	a->snap.start_mono_ns = monotonic_ns();
 	status = run(a);
 out:
+	pulls__finish_all(a->pulls);   /* every deferred request answered before the stop */
 	http_server__stop(a->http);
 	http_server__stop(a->health);
+	pulls__free(a->pulls);
 	sender__free(a->x.sender);
 	files__free(a->x.files);
 	pipeline__free(a->pipe);
