@@ -874,10 +874,78 @@ PY
 	fi
 }
 
+# cum_samples TOP FUNC: FUNC's cum column in go tool pprof -top output
+# (-sample_index=samples: counts), 0 when absent.
+cum_samples() { awk -v f="$2" '$6 == f { print $4; found = 1; exit } END { if (!found) print 0 }' <<<"$1"; }
+
+# Pulling a profile (GET /debug/pprof/profile) while the agent pushes:
+# cpu_ratio in a pod-shaped cgroup (labels from the cgroup path: --no-kube)
+# and Debian's python3 spinning outside it. go tool pprof fetches the
+# node's profile: both workloads, cpu_ratio's 3:1 shares within sampling
+# error, a window of at least the seconds asked; a pull selecting the
+# cgroup's pod_uid holds only its stacks. One pull at a time
+# (--pull-max-concurrent 1): a second gets 429 and is counted, /metrics is
+# served while a pull waits, and the push path lost nothing.
+test_pull() {
+	local cid uid cg url top filtered tags three one n problem busy during counted slow KUBE_PID=
+	cid=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	uid=$($PY -c 'import uuid; print(uuid.uuid4())')
+	cg=$(pod_cgroup "$uid" "$cid") || { fail pull "no cgroup v2 mount, or cannot create the pod's cgroup"; return; }
+	start_receiver pull
+	in_cgroup "$cg"
+	start_workload $PY -c 'while True: pass'
+	start_agent pull --server "http://127.0.0.1:$RPORT" --interval 2 --no-kube \
+		--pull-max-concurrent 1 --pull-max-seconds 10
+	wait_until "$GUARD" answers_200 "$MPORT" /ready
+	url="http://127.0.0.1:$MPORT/debug/pprof/profile"
+	top=$(go tool pprof -top -cum -sample_index=samples -nodecount=400 "$url?seconds=3" 2>&1)
+	go tool pprof -proto "$url?seconds=3&pod_uid=$uid" >"$TMP/pull.pb.gz" 2>"$TMP/pull.pprof.err"
+	filtered=$(go tool pprof -top -sample_index=samples -nodecount=400 "$TMP/pull.pb.gz" 2>&1)
+	tags=$(go tool pprof -tags "$TMP/pull.pb.gz" 2>&1)
+	# one pull waits 5 s; a second is refused, /metrics answers meanwhile
+	curl -s -o /dev/null "$url?seconds=5" &
+	slow=$!
+	wait_until "$GUARD" has_metric '^kiln_pulls 1'
+	busy=$(http_code "$MPORT" "/debug/pprof/profile?seconds=1")
+	during=$(curl -s "http://127.0.0.1:$MPORT/metrics" | grep -c '^kiln_pulls 1')
+	wait "$slow"
+	counted=$(metric '^kiln_pull_requests_total\{result="busy"\} ')
+	await pull 'len(D) >= 2'
+	stop_agent
+	stop_receiver
+	stop_workloads
+	stop_pod_test "$cg"
+	problem=$(exit_problem pull)
+	three=$(cum_samples "$top" hot_three)
+	one=$(cum_samples "$top" hot_one)
+	n=$((three + one))
+	if [ -n "$problem" ]; then
+		fail pull "$problem"
+	elif [ "$n" -lt 100 ] || ! grep -q 'python3' <<<"$top"; then
+		fail pull "go tool pprof -top of a 3 s pull: want cpu_ratio (hot_three + hot_one >= 100 samples, have $n) and python3: $(head -c 800 <<<"$top")"
+	elif ! awk -v a="$three" -v n="$n" 'BEGIN { p = a / n; e = 4 * sqrt(0.1875 / n); exit !(p > 0.75 - e && p < 0.75 + e) }'; then
+		fail pull "hot_three's share $three/$n is not 3/4 within 4 standard errors"
+	elif ! grep -Eq '^Duration: ([3-9]|[1-9][0-9])\.' <<<"$top"; then
+		fail pull "the window is shorter than the 3 s asked: $(grep -m1 Duration <<<"$top")"
+	elif ! grep -q 'hot_three' <<<"$filtered" || grep -q 'python3' <<<"$filtered"; then
+		fail pull "a pull for pod_uid=$uid: want cpu_ratio's stacks only: $(head -c 800 <<<"$filtered")"
+	elif [ "$(grep -c "$uid" <<<"$tags")" != 1 ] || grep -A3 '^ *pod_uid:' <<<"$tags" | grep -v "$uid" | grep -q '[0-9a-f]\{8\}-'; then
+		fail pull "the filtered pull's samples carry other pod_uids: $tags"
+	elif [ "$busy" != 429 ] || [ "$during" != 1 ]; then
+		fail pull "a second pull at once: status $busy (want 429); /metrics during a pull: $during"
+	elif [ "$counted" != 1 ]; then
+		fail pull "kiln_pull_requests_total{result=\"busy\"} is '$counted', want 1"
+	elif ! samples_conserved pull; then
+		fail pull "with pulls, the pushed samples do not add up: $(grep 'agent: stopped' "$TMP/pull.err")"
+	else
+		pass "pull: go tool pprof -top of a 3 s pull: hot_three $three of $n cpu_ratio samples, python3 there; pod_uid= selects the cgroup's stacks only; a second pull at once: 429; the push path lost nothing"
+	fi
+}
+
 TESTS="test_push test_push_caps test_ingest test_files test_files_labels test_down_then_up test_503_then_ok test_429 test_400
 	test_slow_server test_queue_bound test_sigterm_flush test_auth test_basic_auth
 	test_metrics_health test_probes_slow_clients test_symbol_cache_ttl test_config test_kube_labels
-	test_kube_fail_closed test_kube_big_list"
+	test_kube_fail_closed test_kube_big_list test_pull"
 # all tests, or those named on the command line (e.g. test_push)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" != 0 ]; then
