@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 
 #include "agent.h"
+#include "agent_cpu.h"
 #include "agent_export.h"
 #include "agent_pull.h"
 #include "core/clock.h"
@@ -61,6 +62,7 @@ struct agent_opts {
 	const char *metrics_addr;
 	const char *health_addr;
 	uint64_t pull_max_seconds, pull_max_concurrent;
+	uint64_t cpu_metrics_series, cpu_metrics_functions;
 	const char *log_level;
 	const char *log_format;
 	const char *config;
@@ -116,6 +118,10 @@ static const struct config_option agent_options[] = {
 		       "longest profile GET /debug/pprof/profile?seconds=N may ask for"),
 	CONFIG_ROW_U64(A, pull_max_concurrent, "pull-max-concurrent", 0, "N", "4", 0, 64,
 		       "profiles pulled at once from /debug/pprof/profile; more get 429 (0: no pull endpoint)"),
+	CONFIG_ROW_U64(A, cpu_metrics_series, "cpu-metrics-series", 0, "N", "2048", 0, 8192,
+		       "series of kiln_cpu_seconds_total on /metrics (service_name, namespace, pod, container); the least recently sampled gives way (0: none)"),
+	CONFIG_ROW_U64(A, cpu_metrics_functions, "cpu-metrics-functions", 0, "N", "0", 0, 20,
+		       "kiln_cpu_function_seconds_total: the N functions of each service with the most self time in an interval (0: none)"),
 	CONFIG_ROW_STRING(A, health_addr, "health-addr", 0, "HOST:PORT", "off",
 			  "serve only /healthz and /ready here, apart from metrics clients; 'off' disables"),
 	CONFIG_ROW_CHOICE(A, log_level, "log-level", "LEVEL", "info", "error|warn|info|debug",
@@ -192,6 +198,7 @@ struct agent {
 	struct http_server *http;
 	struct http_server *health;     /* --health-addr: probes only */
 	struct pulls *pulls;            /* /debug/pprof/profile; NULL: off */
+	struct cpu_metrics *cpu;        /* kiln_cpu_*; NULL: off */
 	char *server;                   /* x.server's storage */
 	int stats_fd;
 	pthread_mutex_t lock;           /* guards snap */
@@ -219,6 +226,8 @@ static void export_interval(void *ctx, struct profile_set *set, uint64_t start_n
 	struct agent_export_result r = agent_export__interval(&a->x, set, start_ns, end_ns);
 
 	profile_set__free(set);
+	if (a->cpu)
+		cpu_metrics__interval(a->cpu);
 	pthread_mutex_lock(&a->lock);
 	a->snap.stats.intervals++;
 	a->snap.stats.profiles_built += r.built;
@@ -298,6 +307,8 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 	err = stats__write_metrics(&s, b);
 	if (!err && a->pulls)
 		err = pulls__write_metrics(a->pulls, b);
+	if (!err && a->cpu)
+		err = cpu_metrics__write(a->cpu, b);
 	return err;
 }
 
@@ -318,6 +329,8 @@ static void tap(void *ctx, const struct labels *labels, const struct frame *fram
 
 	if (a->pulls)
 		pulls__add(a->pulls, labels, frames, n, count);
+	if (a->cpu)
+		cpu_metrics__add(a->cpu, labels, frames, n, count);
 }
 
 static bool drain_due(void *ctx, uint64_t now)
@@ -419,6 +432,14 @@ static int setup(struct agent *a)
 			return 1;
 		}
 		h.profile = serve_profile;
+	}
+	if (strcmp(a->o.metrics_addr, "off") && a->o.cpu_metrics_series) {
+		a->cpu = cpu_metrics__new(a->o.cpu_metrics_series, (unsigned)a->o.cpu_metrics_functions,
+					  1000000000ull / a->o.pipe.sampler.frequency);
+		if (!a->cpu) {
+			pr_error("out of memory");
+			return 1;
+		}
 	}
 	a->pipe = pipeline__open(&a->o.pipe);
 	if (!a->pipe)
@@ -555,6 +576,7 @@ out:
 	http_server__stop(a->http);
 	http_server__stop(a->health);
 	pulls__free(a->pulls);
+	cpu_metrics__free(a->cpu);
 	sender__free(a->x.sender);
 	files__free(a->x.files);
 	pipeline__free(a->pipe);

@@ -942,10 +942,55 @@ test_pull() {
 	fi
 }
 
+# CPU metrics from the profiles: cpu_ratio in a pod's cgroup (the local
+# Kubernetes API names it), the agent pushing and serving /metrics. Read
+# with prometheus_client's parser, the pod's kiln_cpu_seconds_total grows
+# as its CPU time in /proc/PID/stat does, within the sampling error
+# (tests/e2e/cpu_rate.py; the window ends after 10 s of the pod's CPU, not
+# of the clock); its labels are those of the pod's pushed series; with
+# --cpu-metrics-functions its leaf function spin has a series of its own.
+test_cpu_metrics() {
+	local cid uid cg rate line svc pod ctr spin problem KUBE_PID=
+	cid=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	uid=$($PY -c 'import uuid; print(uuid.uuid4())')
+	cg=$(pod_cgroup "$uid" "$cid") || { fail cpu_metrics "no cgroup v2 mount, or cannot create the pod's cgroup"; return; }
+	echo "{\"resourceVersion\": 100, \"pods\": [$(kube_pod cpu-0 "$uid" "$cid" metrics '')]}" >"$TMP/cpum.json"
+	start_kube_api cpum "$TMP/cpum.json"
+	start_receiver cpum
+	in_cgroup "$cg"
+	start_agent cpum --server "http://127.0.0.1:$RPORT" --interval 2 --node-name kiln-e2e-node \
+		--kube-api "http://127.0.0.1:$APIPORT" --cpu-metrics-functions 2
+	wait_metric '^kiln_cpu_seconds_total\{.*namespace="metrics"'
+	rate=$(timeout "$GUARD" $PY "$HERE/cpu_rate.py" "$MPORT" "$POD_PID" 10 namespace=metrics pod=cpu-0 2>&1)
+	local rate_ok=$?
+	line=$(curl -s "http://127.0.0.1:$MPORT/metrics" | grep -m1 '^kiln_cpu_seconds_total{.*namespace="metrics"')
+	svc=$(sed -n 's/.*service_name="\([^"]*\)".*/\1/p' <<<"$line")
+	pod=$(sed -n 's/.*pod="\([^"]*\)".*/\1/p' <<<"$line")
+	ctr=$(sed -n 's/.*container="\([^"]*\)".*/\1/p' <<<"$line")
+	spin=$(metric "^kiln_cpu_function_seconds_total\\{service_name=\"$svc\",function=\"spin\"\\} ")
+	await cpum "any(s['labels_map'].get('namespace') == 'metrics' for x in D for s in x['series'])"
+	stop_agent
+	stop_receiver
+	stop_pod_test "$cg"
+	problem=$(exit_problem cpum)
+	if [ -n "$problem" ]; then
+		fail cpu_metrics "$problem"
+	elif [ "$rate_ok" != 0 ]; then
+		fail cpu_metrics "${rate:-no answer from cpu_rate.py}"
+	elif [ -z "$svc" ] || [ "$pod" != cpu-0 ] || [ "$ctr" != main ] ||
+		! check cpum "all(s['labels_map'].get('service_name') == '$svc' and s['labels_map'].get('pod') == '$pod' and s['labels_map'].get('container') == '$ctr' for x in D for s in x['series'] if s['labels_map'].get('namespace') == 'metrics')"; then
+		fail cpu_metrics "the metric's labels ($line) are not the pushed series': $(value cpum "[s['labels_map'] for x in D for s in x['series'] if s['labels_map'].get('namespace') == 'metrics'][:1]")"
+	elif ! awk -v v="$spin" 'BEGIN { exit !(v > 0) }'; then
+		fail cpu_metrics "no kiln_cpu_function_seconds_total for spin of $svc: '$spin'"
+	else
+		pass "cpu metrics: $rate; labels service_name=$svc pod=$pod container=$ctr as pushed; spin ${spin}s"
+	fi
+}
+
 TESTS="test_push test_push_caps test_ingest test_files test_files_labels test_down_then_up test_503_then_ok test_429 test_400
 	test_slow_server test_queue_bound test_sigterm_flush test_auth test_basic_auth
 	test_metrics_health test_probes_slow_clients test_symbol_cache_ttl test_config test_kube_labels
-	test_kube_fail_closed test_kube_big_list test_pull"
+	test_kube_fail_closed test_kube_big_list test_pull test_cpu_metrics"
 # all tests, or those named on the command line (e.g. test_push)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" != 0 ]; then
