@@ -35,6 +35,7 @@
 #include "core/preflight.h"
 #include "options.h"
 #include "pipeline.h"
+#include "server_opts.h"
 #include "proc/proc.h"
 #include "stats.h"
 #include "symbolize/symbolizer.h"
@@ -73,8 +74,7 @@ static const struct config_option agent_options[] = {
 	OPTIONS_FREQUENCY(A),
 	CONFIG_ROW_SECONDS(A, interval, "interval", 0, "SECONDS", "10", 1, 3600,
 			   "length of one profile; each interval's profiles are exported at its end"),
-	CONFIG_ROW_LIST(A, pipe.metadata.tags, pipe.metadata.ntags, "tag", 0, "KEY=VALUE",
-			"static label on every profile, repeatable (e.g. region=us-east-1)"),
+	OPTIONS_TAGS(A),
 	CONFIG_ROW_STRING(A, server, "server", 0, "URL", NULL,
 			  "Pyroscope server, e.g. http://pyroscope:4040; without it profiles go to files"),
 	CONFIG_ROW_CHOICE(A, server_api, "server-api", "API", "push", "push|ingest",
@@ -84,32 +84,8 @@ static const struct config_option agent_options[] = {
 	CONFIG_ROW_SIZE(A, output_max_bytes, "output-max-bytes", "SIZE", "512M", 1 << 16, 1ull << 50,
 			"oldest interval files in --output-dir are removed beyond this"),
 	OPTIONS_OUTPUT(A),
-	CONFIG_ROW_STRING(A, http.basic_auth_user, "basic-auth-user", 0, "USER", NULL,
-			  "HTTP basic auth user (Grafana Cloud: the instance id)"),
-	CONFIG_ROW_STRING(A, http.basic_auth_password_file, "basic-auth-password-file", 0, "FILE",
-			  NULL, "file holding the basic auth password (re-read on SIGHUP and 401)"),
-	CONFIG_ROW_STRING(A, http.bearer_token_file, "bearer-token-file", 0, "FILE", NULL,
-			  "file holding a bearer token (re-read on SIGHUP and 401)"),
-	CONFIG_ROW_STRING(A, http.tenant_id, "tenant-id", 0, "ID", NULL,
-			  "X-Scope-OrgID for multi-tenant servers"),
-	CONFIG_ROW_LIST(A, http.headers, http.nheaders, "header", 0, "KEY=VALUE",
-			"extra HTTP header on every request, repeatable"),
-	CONFIG_ROW_BOOL(A, allow_insecure_credentials, "allow-insecure-credentials", 0,
-			"send credentials (token, basic auth, tenant, user:password in the URL) over plain http:// (unsafe)"),
-	CONFIG_ROW_STRING(A, http.ca_file, "ca-file", 0, "FILE", NULL,
-			  "CA bundle to verify the server's certificate"),
-	CONFIG_ROW_BOOL(A, http.insecure_skip_verify, "tls-insecure-skip-verify", 0,
-			"do not verify the server's certificate (unsafe)"),
-	CONFIG_ROW_SECONDS(A, http.connect_timeout, "connect-timeout", 0, "SECONDS", "5", 0.1, 300,
-			   "TCP + TLS connect timeout"),
-	CONFIG_ROW_SECONDS(A, http.request_timeout, "request-timeout", 0, "SECONDS", "30", 0.1, 600,
-			   "whole-request timeout"),
-	CONFIG_ROW_SIZE(A, queue_max_bytes, "queue-max-bytes", "SIZE", "64M", 1 << 16, 1ull << 40,
-			"profiles waiting for the server; beyond it the oldest is dropped"),
-	CONFIG_ROW_U64(A, push_max_stacks, "push-max-stacks", 0, "N", "16000", 1, 16000,
-		       "stacks of a profile for the server (Pyroscope's limit: 16000); the lightest beyond it are folded into [other]"),
-	CONFIG_ROW_SIZE(A, push_max_bytes, "push-max-bytes", "SIZE", "1900000", 4096, 4000000,
-			"a profile for the server with its labels, before compression (under Pyroscope's 2 MB burst); beyond it the lightest stacks are folded into [other]"),
+	OPTIONS_SERVER(A),
+	OPTIONS_PUSH(A),
 	CONFIG_ROW_SECONDS(A, shutdown_timeout, "shutdown-timeout", 0, "SECONDS", "5", 0, 300,
 			   "on SIGTERM, time to deliver what is queued"),
 	CONFIG_ROW_STRING(A, metrics_addr, "metrics-addr", 0, "HOST:PORT", "127.0.0.1:4041",
@@ -342,73 +318,24 @@ static bool drain_due(void *ctx, uint64_t now)
 
 /* ---- the loop ---- */
 
-/* The first credential the push requests would carry, as the flag that
- * gives it; NULL: none. */
-static const char *server_credential(const struct agent_opts *o)
-{
-	if (url__has_userinfo(o->server))
-		return "a user:password in the URL";
-	if (o->http.bearer_token_file)
-		return "--bearer-token-file";
-	if (o->http.basic_auth_user || o->http.basic_auth_password_file)
-		return "--basic-auth-user";
-	if (o->http.tenant_id)
-		return "--tenant-id";
-	for (size_t i = 0; i < o->http.nheaders; i++)
-		if (strncasecmp(o->http.headers[i], "authorization=", 14) == 0)
-			return "--header Authorization";
-	return NULL;
-}
-
-/* Credentials to a plain http:// URL can be read by anyone on the path:
- * refused with one line unless --allow-insecure-credentials says so
- * (then warned once). true when refused. */
-static bool refuse_cleartext(const char *flag, const char *url, const char *credential,
-			     bool allowed)
-{
-	char shown[512];
-
-	if (!credential || !url__is_cleartext(url))
-		return false;
-	url__redact(url, shown, sizeof(shown));
-	if (!allowed) {
-		fprintf(stderr, "kiln agent: %s %s is plain http:// and %s would be sent in clear text: use https://, or add --allow-insecure-credentials\n",
-			flag, shown, credential);
-		return true;
-	}
-	pr_warn("agent: %s %s is plain http://: %s sent in clear text (--allow-insecure-credentials)",
-		flag, shown, credential);
-	return false;
-}
-
 static int setup(struct agent *a)
 {
 	struct http_handlers h = { write_metrics, healthy, ready, NULL };
-	char shown[512];
 
 	if (a->o.server) {
-		size_t len = strlen(a->o.server);
-
-		if (strncmp(a->o.server, "http://", 7) && strncmp(a->o.server, "https://", 8)) {
-			fprintf(stderr, "kiln agent: invalid value '%s' for --server: want an http:// or https:// URL\n",
-				url__redact(a->o.server, shown, sizeof(shown)));
+		a->server = server_opts__url("agent", a->o.server, &a->o.http,
+					     a->o.allow_insecure_credentials);
+		if (!a->server)
 			return 2;
-		}
-		if (refuse_cleartext("--server", a->o.server, server_credential(&a->o),
-				     a->o.allow_insecure_credentials))
-			return 2;
-		a->server = strndup(a->o.server, len);
-		while (a->server && len > 8 && a->server[len - 1] == '/')
-			a->server[--len] = '\0';
 		a->x.server = a->server;
 		a->x.ingest = strcmp(a->o.server_api, "ingest") == 0;
-		a->x.sender = a->server ? sender__new(&a->o.http, a->o.queue_max_bytes) : NULL;
+		a->x.sender = sender__new(&a->o.http, a->o.queue_max_bytes);
 		if (!a->x.sender)
 			return 2;
 	}
-	if (refuse_cleartext("--kube-api", a->o.pipe.metadata.kube_api,
-			     a->o.pipe.metadata.kube_token_file ? "--kube-token-file" : NULL,
-			     a->o.allow_insecure_credentials))
+	if (server_opts__refuse_cleartext("agent", "--kube-api", a->o.pipe.metadata.kube_api,
+					  a->o.pipe.metadata.kube_token_file ? "--kube-token-file" : NULL,
+					  a->o.allow_insecure_credentials))
 		return 2;
 	if (a->o.output_dir || !a->o.server) {
 		a->x.files = files__new(a->o.output_dir ? a->o.output_dir : "profiles",

@@ -987,10 +987,71 @@ test_cpu_metrics() {
 	fi
 }
 
+# Profiles from CI: kiln record --server pushes each run's profile with its
+# --tag labels and the push options (a tenant the receiver requires);
+# kiln diff --server compares two label selectors through the query API
+# (SelectMergeProfile, answered by the receiver from what it stored).
+# cpu_ratio at 50 % hot_three on branch main (two commits), 90 % on
+# pr-7: main vs pr-7 reports hot_three's regression and exits 1, main vs
+# main exits 0, and the server's table is the one kiln diff draws from
+# the same runs' files. Without the tenant the query is refused (exit 2).
+test_ci_diff() {
+	local url st_rec st_pr st_pr_ok st_none st_bad
+	start_receiver ci 0 --require-header X-Scope-OrgID=ci-tenant
+	url="http://127.0.0.1:$RPORT"
+	rec() {   # rec NAME TAGS... -- PERCENT
+		local name=$1 pct=${*: -1}
+		shift
+		"$KILN" record -q --server "$url" --tenant-id ci-tenant --allow-insecure-credentials \
+			"${@:1:$#-1}" -o "$TMP/$name.pb.gz" -- "$WORKLOADS/cpu_ratio" 2 "$pct" 2>"$TMP/$name.rec.err"
+	}
+	rec main-a --tag branch=main --tag commit=aaa 50 &&
+		rec main-b --tag branch=main --tag commit=bbb 50 &&
+		rec pr --tag branch=pr-7 --tag commit=ccc 90
+	st_rec=$?
+	sdiff() {   # sdiff OUT BASE NEW [ARGS...]
+		local out=$1
+		shift
+		"$KILN" diff --server "$url" --allow-insecure-credentials "$@" >"$TMP/$out.txt" 2>"$TMP/$out.err"
+	}
+	sdiff main_pr --tenant-id ci-tenant 'service_name="cpu_ratio",branch="main"' \
+		'{service_name="cpu_ratio",branch="pr-7"}' --fail-on-regression 10:hot_three
+	st_pr=$?
+	sdiff main_main --tenant-id ci-tenant 'service_name="cpu_ratio",commit="aaa"' \
+		'service_name="cpu_ratio",commit="bbb"' --fail-on-regression 10:hot_three
+	st_pr_ok=$?
+	sdiff none 'service_name="cpu_ratio"' 'service_name="cpu_ratio"'
+	st_none=$?
+	sdiff bad --tenant-id ci-tenant 'service_name="cpu_ratio"' 'branch=main'
+	st_bad=$?
+	# the same runs from files: BASE = both main runs
+	mkdir -p "$TMP/main-files" && cp "$TMP/main-a.pb.gz" "$TMP/main-b.pb.gz" "$TMP/main-files/"
+	"$KILN" diff "$TMP/main-files" "$TMP/pr.pb.gz" >"$TMP/files.txt" 2>&1
+	stop_receiver
+	if [ "$st_rec" != 0 ]; then
+		fail ci_diff "kiln record --server exited $st_rec: $(cat "$TMP"/*.rec.err | grep -m2 'error\|pushed')"
+	elif ! check ci 'len(D) == 3 and all(x["headers"].get("x-scope-orgid") == "ci-tenant" for x in D) and sorted(s["labels_map"]["commit"] + ":" + s["labels_map"]["branch"] for x in D for s in x["series"]) == ["aaa:main", "bbb:main", "ccc:pr-7"] and all(s["labels_map"]["service_name"] == "cpu_ratio" for x in D for s in x["series"])'; then
+		fail ci_diff "want three pushes with the tenant, service_name=cpu_ratio and the tags: $(value ci '[(x["status"], s["labels_map"]) for x in A for s in x.get("series") or []]')"
+	elif [ "$st_pr" != 1 ] || ! grep -q 'regression: hot_three (cpu_ratio)' "$TMP/main_pr.err"; then
+		fail ci_diff "main vs pr-7: exit $st_pr, want 1 with hot_three's regression: $(cat "$TMP/main_pr.err")"
+	elif [ "$st_pr_ok" != 0 ]; then
+		fail ci_diff "main (aaa) vs main (bbb): exit $st_pr_ok, want 0: $(cat "$TMP/main_main.err")"
+	elif [ "$(grep -E 'hot_(three|one) ' "$TMP/main_pr.txt")" != "$(grep -E 'hot_(three|one) ' "$TMP/files.txt")" ] ||
+		! grep -q 'hot_three' "$TMP/main_pr.txt"; then
+		fail ci_diff "the server's diff is not the files' diff: $(grep -E 'hot_' "$TMP/main_pr.txt") vs $(grep -E 'hot_' "$TMP/files.txt")"
+	elif [ "$st_none" != 2 ] || ! grep -q 'answered 401' "$TMP/none.err"; then
+		fail ci_diff "a query without the tenant: exit $st_none, want 2 after the server's 401: $(cat "$TMP/none.err")"
+	elif [ "$st_bad" != 2 ] || ! grep -q 'answered 400' "$TMP/bad.err"; then
+		fail ci_diff "a selector the server cannot parse: exit $st_bad, want 2 after its 400: $(cat "$TMP/bad.err")"
+	else
+		pass "ci: record --server pushed 3 tagged runs (tenant ci-tenant); diff --server main vs pr-7: $(grep -m1 'hot_three' "$TMP/main_pr.txt" | awk '{ print $1, "->", $2, $3 }') and exit 1, main vs main exit 0, as kiln diff of the files; no tenant: 401, exit 2"
+	fi
+}
+
 TESTS="test_push test_push_caps test_ingest test_files test_files_labels test_down_then_up test_503_then_ok test_429 test_400
 	test_slow_server test_queue_bound test_sigterm_flush test_auth test_basic_auth
 	test_metrics_health test_probes_slow_clients test_symbol_cache_ttl test_config test_kube_labels
-	test_kube_fail_closed test_kube_big_list test_pull test_cpu_metrics"
+	test_kube_fail_closed test_kube_big_list test_pull test_cpu_metrics test_ci_diff"
 # all tests, or those named on the command line (e.g. test_push)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" != 0 ]; then

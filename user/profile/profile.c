@@ -8,6 +8,7 @@
 
 #include "profile/array.h"
 #include "profile/profile_priv.h"
+#include "profile/profile_set.h"
 
 static uint64_t mapping_hash(const struct mapping *m)
 {
@@ -240,6 +241,43 @@ int profile__merge(struct profile *dst, const struct profile *src)
 	for (uint32_t i = 1; i < src->tree.len && !err; i++)
 		if (src->tree.nodes[i].self)
 			err = add_stack_of(dst, src, i, src->tree.nodes[i].self, &frames, &cap);
+	free(frames);
+	return err;
+}
+
+int profile_set__split(struct profile_set *set, const struct profile *src)
+{
+	const struct stack_node *nodes = src->tree.nodes;
+	struct frame *frames = NULL;
+	struct labels l = { 0 };
+	size_t cap = 0, depth, k, first;
+	struct profile_set_entry *e;
+	int err = 0;
+
+	for (uint32_t i = 1; i < src->tree.len && !err; i++) {
+		if (!nodes[i].self)
+			continue;
+		depth = 0;
+		for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
+			depth++;
+		err = array_reserve(frames, cap, depth);
+		if (err)
+			break;
+		k = depth;
+		for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
+			frames[--k] = location_frame(src, &src->locs[nodes[n].key]);
+		first = frames[0].kind == FRAME_LABELS;
+		l.len = l.n = 0;
+		if (first && (err = labels__from_text(&l, frames[0].name)))
+			break;
+		if (depth == first)
+			continue;       /* labels and nothing else: no stack to add */
+		e = profile_set__get(set, &l, &err);
+		if (e)
+			e->samples += nodes[i].self;
+		err = e ? profile__add(e->profile, frames + first, depth - first, nodes[i].self) : err;
+	}
+	labels__release(&l);
 	free(frames);
 	return err;
 }
