@@ -1225,7 +1225,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         matchers = parse_selector(req.label_selector)
         if req.start > req.end:
             raise RequestError(400, "invalid time range: start %d after end %d" % (req.start, req.end))
-        entry["query"] = {"profile_typeID": req.profile_typeID, "label_selector": req.label_selector,
+        entry["select"] = {"profile_typeID": req.profile_typeID, "label_selector": req.label_selector,
                           "start": req.start, "end": req.end}
         merged, used = merge_profiles(state.stored_for(headers.get("x-scope-orgid", "")),
                                       parts, matchers, req.start, req.end)
