@@ -150,7 +150,8 @@ const struct config_command agent_command = {
 		"Secrets are only ever read from files and never logged.\n",
 	.notes =
 		"Bounds: BPF maps (--counts-entries, --stack-entries), --max-processes,\n"
-		"--symbol-cache, --max-label-sets, --queue-max-bytes, --output-max-bytes.\n"
+		"--symbol-cache, --max-label-sets, --queue-max-bytes, --output-max-bytes,\n"
+		"--pull-max-concurrent, --pull-max-seconds, --cpu-metrics-series.\n"
 		"Exit status: 0 after SIGTERM/SIGINT; 2 for bad options or a host that\n"
 		"cannot run kiln (the message says what to do); 1 for other failures.\n",
 	.rows = CONFIG_ROWS(agent_options),
