@@ -8,7 +8,6 @@
 
 #include "profile/array.h"
 #include "profile/profile_priv.h"
-#include "profile/profile_set.h"
 
 static uint64_t mapping_hash(const struct mapping *m)
 {
@@ -212,24 +211,35 @@ static struct frame location_frame(const struct profile *p, const struct locatio
 	return f;
 }
 
+/* The frames of p's node i, root first, into *frames (*cap entries,
+ * grown); *depth gets their number. 0 or -ENOMEM. */
+static int stack_frames(const struct profile *p, uint32_t i, struct frame **frames, size_t *cap,
+			size_t *depth)
+{
+	const struct stack_node *nodes = p->tree.nodes;
+	size_t k = 0;
+	int err;
+
+	for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
+		k++;
+	err = array_reserve(*frames, *cap, k);
+	if (err)
+		return err;
+	*depth = k;
+	for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
+		(*frames)[--k] = location_frame(p, &p->locs[nodes[n].key]);
+	return 0;
+}
+
 /* Adds the stack of src's node i to dst, count times; frames is scratch
  * (*cap entries). 0 or -ENOMEM. */
 static int add_stack_of(struct profile *dst, const struct profile *src, uint32_t i,
 			uint64_t count, struct frame **frames, size_t *cap)
 {
-	const struct stack_node *nodes = src->tree.nodes;
-	size_t depth = 0, k;
-	int err;
+	size_t depth;
+	int err = stack_frames(src, i, frames, cap, &depth);
 
-	for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
-		depth++;
-	err = array_reserve(*frames, *cap, depth);
-	if (err)
-		return err;
-	k = depth;
-	for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
-		(*frames)[--k] = location_frame(src, &src->locs[nodes[n].key]);
-	return profile__add(dst, *frames, depth, count);
+	return err ? err : profile__add(dst, *frames, depth, count);
 }
 
 int profile__merge(struct profile *dst, const struct profile *src)
@@ -245,39 +255,17 @@ int profile__merge(struct profile *dst, const struct profile *src)
 	return err;
 }
 
-int profile_set__split(struct profile_set *set, const struct profile *src)
+int profile__each_stack(const struct profile *p,
+			int (*fn)(void *ctx, const struct frame *frames, size_t n, uint64_t count),
+			void *ctx)
 {
-	const struct stack_node *nodes = src->tree.nodes;
 	struct frame *frames = NULL;
-	struct labels l = { 0 };
-	size_t cap = 0, depth, k, first;
-	struct profile_set_entry *e;
+	size_t cap = 0, depth;
 	int err = 0;
 
-	for (uint32_t i = 1; i < src->tree.len && !err; i++) {
-		if (!nodes[i].self)
-			continue;
-		depth = 0;
-		for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
-			depth++;
-		err = array_reserve(frames, cap, depth);
-		if (err)
-			break;
-		k = depth;
-		for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
-			frames[--k] = location_frame(src, &src->locs[nodes[n].key]);
-		first = frames[0].kind == FRAME_LABELS;
-		l.len = l.n = 0;
-		if (first && (err = labels__from_text(&l, frames[0].name)))
-			break;
-		if (depth == first)
-			continue;       /* labels and nothing else: no stack to add */
-		e = profile_set__get(set, &l, &err);
-		if (e)
-			e->samples += nodes[i].self;
-		err = e ? profile__add(e->profile, frames + first, depth - first, nodes[i].self) : err;
-	}
-	labels__release(&l);
+	for (uint32_t i = 1; i < p->tree.len && !err; i++)
+		if (p->tree.nodes[i].self && !(err = stack_frames(p, i, &frames, &cap, &depth)))
+			err = fn(ctx, frames, depth, p->tree.nodes[i].self);
 	free(frames);
 	return err;
 }
