@@ -21,7 +21,9 @@
 #include <bpf/bpf.h>
 
 #include "agent.h"
+#include "agent_cpu.h"
 #include "agent_export.h"
+#include "agent_pull.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/curl_handle.h"
@@ -34,6 +36,7 @@
 #include "export/otlp.h"
 #include "options.h"
 #include "pipeline.h"
+#include "server_opts.h"
 #include "proc/proc.h"
 #include "stats.h"
 #include "symbolize/symbolizer.h"
@@ -62,6 +65,8 @@ struct agent_opts {
 	double shutdown_timeout;
 	const char *metrics_addr;
 	const char *health_addr;
+	uint64_t pull_max_seconds, pull_max_concurrent;
+	uint64_t cpu_metrics_series, cpu_metrics_functions;
 	const char *log_level;
 	const char *log_format;
 	const char *config;
@@ -72,8 +77,7 @@ static const struct config_option agent_options[] = {
 	OPTIONS_FREQUENCY(A),
 	CONFIG_ROW_SECONDS(A, interval, "interval", 0, "SECONDS", "10", 1, 3600,
 			   "length of one profile; each interval's profiles are exported at its end"),
-	CONFIG_ROW_LIST(A, pipe.metadata.tags, pipe.metadata.ntags, "tag", 0, "KEY=VALUE",
-			"static label on every profile, repeatable (e.g. region=us-east-1)"),
+	OPTIONS_TAGS(A),
 	CONFIG_ROW_STRING(A, server, "server", 0, "URL", NULL,
 			  "Pyroscope server, e.g. http://pyroscope:4040; without it (or --otlp-endpoint) profiles go to files"),
 	CONFIG_ROW_CHOICE(A, server_api, "server-api", "API", "push", "push|ingest",
@@ -85,32 +89,8 @@ static const struct config_option agent_options[] = {
 	CONFIG_ROW_SIZE(A, output_max_bytes, "output-max-bytes", "SIZE", "512M", 1 << 16, 1ull << 50,
 			"oldest interval files in --output-dir are removed beyond this"),
 	OPTIONS_OUTPUT(A),
-	CONFIG_ROW_STRING(A, http.basic_auth_user, "basic-auth-user", 0, "USER", NULL,
-			  "HTTP basic auth user (Grafana Cloud: the instance id)"),
-	CONFIG_ROW_STRING(A, http.basic_auth_password_file, "basic-auth-password-file", 0, "FILE",
-			  NULL, "file holding the basic auth password (re-read on SIGHUP and 401)"),
-	CONFIG_ROW_STRING(A, http.bearer_token_file, "bearer-token-file", 0, "FILE", NULL,
-			  "file holding a bearer token (re-read on SIGHUP and 401)"),
-	CONFIG_ROW_STRING(A, http.tenant_id, "tenant-id", 0, "ID", NULL,
-			  "X-Scope-OrgID for multi-tenant servers"),
-	CONFIG_ROW_LIST(A, http.headers, http.nheaders, "header", 0, "KEY=VALUE",
-			"extra HTTP header on every request, repeatable"),
-	CONFIG_ROW_BOOL(A, allow_insecure_credentials, "allow-insecure-credentials", 0,
-			"send credentials (token, basic auth, tenant, user:password in the URL) over plain http:// (unsafe)"),
-	CONFIG_ROW_STRING(A, http.ca_file, "ca-file", 0, "FILE", NULL,
-			  "CA bundle to verify the server's certificate"),
-	CONFIG_ROW_BOOL(A, http.insecure_skip_verify, "tls-insecure-skip-verify", 0,
-			"do not verify the server's certificate (unsafe)"),
-	CONFIG_ROW_SECONDS(A, http.connect_timeout, "connect-timeout", 0, "SECONDS", "5", 0.1, 300,
-			   "TCP + TLS connect timeout"),
-	CONFIG_ROW_SECONDS(A, http.request_timeout, "request-timeout", 0, "SECONDS", "30", 0.1, 600,
-			   "whole-request timeout"),
-	CONFIG_ROW_SIZE(A, queue_max_bytes, "queue-max-bytes", "SIZE", "64M", 1 << 16, 1ull << 40,
-			"profiles waiting for the server; beyond it the oldest is dropped"),
-	CONFIG_ROW_U64(A, push_max_stacks, "push-max-stacks", 0, "N", "16000", 1, 16000,
-		       "stacks of a profile for the server (Pyroscope's limit: 16000); the lightest beyond it are folded into [other]"),
-	CONFIG_ROW_SIZE(A, push_max_bytes, "push-max-bytes", "SIZE", "1900000", 4096, 4000000,
-			"a profile for the server with its labels, before compression (under Pyroscope's 2 MB burst); beyond it the lightest stacks are folded into [other]"),
+	OPTIONS_SERVER(A),
+	OPTIONS_PUSH(A),
 	CONFIG_ROW_U64(A, otlp_max_stacks, "otlp-max-stacks", 0, "N", "16000", 1, 1000000,
 		       "stacks of an OTLP profile (Pyroscope's OTLP intake keeps its 16000); the lightest beyond it are folded into [other]"),
 	CONFIG_ROW_SIZE(A, otlp_max_bytes, "otlp-max-bytes", "SIZE", "1900000", 4096, 64 << 20,
@@ -118,7 +98,15 @@ static const struct config_option agent_options[] = {
 	CONFIG_ROW_SECONDS(A, shutdown_timeout, "shutdown-timeout", 0, "SECONDS", "5", 0, 300,
 			   "on SIGTERM, time to deliver what is queued"),
 	CONFIG_ROW_STRING(A, metrics_addr, "metrics-addr", 0, "HOST:PORT", "127.0.0.1:4041",
-			  "serve /metrics, /healthz and /ready here; 'off' disables"),
+			  "serve /metrics, /healthz, /ready and /debug/pprof/profile here; 'off' disables"),
+	CONFIG_ROW_U64(A, pull_max_seconds, "pull-max-seconds", 0, "SECONDS", "60", 1, 3600,
+		       "longest profile GET /debug/pprof/profile?seconds=N may ask for"),
+	CONFIG_ROW_U64(A, pull_max_concurrent, "pull-max-concurrent", 0, "N", "4", 0, 64,
+		       "profiles pulled at once from /debug/pprof/profile; more get 429 (0: no pull endpoint)"),
+	CONFIG_ROW_U64(A, cpu_metrics_series, "cpu-metrics-series", 0, "N", "2048", 0, 8192,
+		       "series of kiln_cpu_seconds_total on /metrics (service_name, namespace, pod, container); the least recently sampled gives way (0: none)"),
+	CONFIG_ROW_U64(A, cpu_metrics_functions, "cpu-metrics-functions", 0, "N", "0", 0, 20,
+		       "kiln_cpu_function_seconds_total: the N functions of each service with the most self time in an interval (0: none)"),
 	CONFIG_ROW_STRING(A, health_addr, "health-addr", 0, "HOST:PORT", "off",
 			  "serve only /healthz and /ready here, apart from metrics clients; 'off' disables"),
 	CONFIG_ROW_CHOICE(A, log_level, "log-level", "LEVEL", "info", "error|warn|info|debug",
@@ -174,7 +162,8 @@ const struct config_command agent_command = {
 		"Bounds: BPF maps (--counts-entries, --stack-entries), --max-processes,\n"
 		"--symbol-cache, --max-label-sets, --queue-max-bytes (each server's),\n"
 		"--push-max-stacks, --push-max-bytes, --otlp-max-stacks, --otlp-max-bytes,\n"
-		"--output-max-bytes.\n"
+		"--output-max-bytes, --pull-max-concurrent, --pull-max-seconds,\n"
+		"--cpu-metrics-series.\n"
 		"Exit status: 0 after SIGTERM/SIGINT; 2 for bad options or a host that\n"
 		"cannot run kiln (the message says what to do); 1 for other failures.\n",
 	.rows = CONFIG_ROWS(agent_options),
@@ -197,6 +186,8 @@ struct agent {
 	struct agent_exporters x;       /* owns its files and sender */
 	struct http_server *http;
 	struct http_server *health;     /* --health-addr: probes only */
+	struct pulls *pulls;            /* /debug/pprof/profile; NULL: off */
+	struct cpu_metrics *cpu;        /* kiln_cpu_*; NULL: off */
 	char *server;                   /* x.server's storage */
 	char *otlp_url;                 /* x.otlp_url's storage */
 	int stats_fd;
@@ -225,6 +216,8 @@ static void export_interval(void *ctx, struct profile_set *set, uint64_t start_n
 	struct agent_export_result r = agent_export__interval(&a->x, set, start_ns, end_ns);
 
 	profile_set__free(set);
+	if (a->cpu)
+		cpu_metrics__interval(a->cpu);
 	pthread_mutex_lock(&a->lock);
 	a->snap.stats.intervals++;
 	a->snap.stats.profiles_built += r.built;
@@ -296,6 +289,7 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 {
 	struct agent *a = ctx;
 	struct kiln_stats s;
+	int err;
 
 	pthread_mutex_lock(&a->lock);
 	s = a->snap.stats;
@@ -306,86 +300,72 @@ static int write_metrics(struct metrics_buf *b, void *ctx)
 	}
 	if (a->x.otlp)
 		sender__stats(a->x.otlp, &s.otlp);
-	return stats__write_metrics(&s, b);
+	err = stats__write_metrics(&s, b);
+	if (!err && a->pulls)
+		err = pulls__write_metrics(a->pulls, b);
+	if (!err && a->cpu)
+		err = cpu_metrics__write(a->cpu, b);
+	return err;
+}
+
+static void serve_profile(void *ctx, const struct http_arg *args, size_t nargs,
+			  struct http_deferred *d)
+{
+	struct agent *a = ctx;
+
+	pulls__request(a->pulls, args, nargs, d);
+}
+
+/* ---- what the pipeline's tap shows (loop thread) ---- */
+
+static void tap(void *ctx, const struct labels *labels, const struct frame *frames, size_t n,
+		uint64_t count)
+{
+	struct agent *a = ctx;
+
+	if (a->pulls)
+		pulls__add(a->pulls, labels, frames, n, count);
+	if (a->cpu)
+		cpu_metrics__add(a->cpu, labels, frames, n, count);
+}
+
+static bool drain_due(void *ctx, uint64_t now)
+{
+	struct agent *a = ctx;
+
+	return a->pulls && pulls__drain_due(a->pulls, now);
 }
 
 /* ---- the loop ---- */
 
-/* The first credential requests to url would carry, as the flag that
- * gives it; NULL: none. */
-static const char *server_credential(const struct agent_opts *o, const char *url)
-{
-	if (url__has_userinfo(url))
-		return "a user:password in the URL";
-	if (o->http.bearer_token_file)
-		return "--bearer-token-file";
-	if (o->http.basic_auth_user || o->http.basic_auth_password_file)
-		return "--basic-auth-user";
-	if (o->http.tenant_id)
-		return "--tenant-id";
-	for (size_t i = 0; i < o->http.nheaders; i++)
-		if (strncasecmp(o->http.headers[i], "authorization=", 14) == 0)
-			return "--header Authorization";
-	return NULL;
-}
-
-/* Credentials to a plain http:// URL can be read by anyone on the path:
- * refused with one line unless --allow-insecure-credentials says so
- * (then warned once). true when refused. */
-static bool refuse_cleartext(const char *flag, const char *url, const char *credential,
-			     bool allowed)
-{
-	char shown[512];
-
-	if (!credential || !url__is_cleartext(url))
-		return false;
-	url__redact(url, shown, sizeof(shown));
-	if (!allowed) {
-		fprintf(stderr, "kiln agent: %s %s is plain http:// and %s would be sent in clear text: use https://, or add --allow-insecure-credentials\n",
-			flag, shown, credential);
-		return true;
-	}
-	pr_warn("agent: %s %s is plain http://: %s sent in clear text (--allow-insecure-credentials)",
-		flag, shown, credential);
-	return false;
-}
-
 static int setup(struct agent *a)
 {
-	struct http_handlers h = { write_metrics, healthy, ready };
-	char shown[512];
+	struct http_handlers h = { write_metrics, healthy, ready, NULL };
 
 	if (a->o.server) {
-		size_t len = strlen(a->o.server);
-
-		if (strncmp(a->o.server, "http://", 7) && strncmp(a->o.server, "https://", 8)) {
-			fprintf(stderr, "kiln agent: invalid value '%s' for --server: want an http:// or https:// URL\n",
-				url__redact(a->o.server, shown, sizeof(shown)));
+		a->server = server_opts__url("agent", a->o.server, &a->o.http,
+					     a->o.allow_insecure_credentials);
+		if (!a->server)
 			return 2;
-		}
-		if (refuse_cleartext("--server", a->o.server, server_credential(&a->o, a->o.server),
-				     a->o.allow_insecure_credentials))
-			return 2;
-		a->server = strndup(a->o.server, len);
-		while (a->server && len > 8 && a->server[len - 1] == '/')
-			a->server[--len] = '\0';
 		a->x.server = a->server;
 		a->x.ingest = strcmp(a->o.server_api, "ingest") == 0;
-		a->x.sender = a->server ? sender__new(&sender_pyroscope, &a->o.http,
-						      a->o.queue_max_bytes) : NULL;
+		a->x.sender = sender__new(&sender_pyroscope, &a->o.http, a->o.queue_max_bytes);
 		if (!a->x.sender)
 			return 2;
 	}
 	if (a->o.otlp_endpoint) {
+		char shown[512];
+
 		if (strncmp(a->o.otlp_endpoint, "http://", 7) &&
 		    strncmp(a->o.otlp_endpoint, "https://", 8)) {
 			fprintf(stderr, "kiln agent: invalid value '%s' for --otlp-endpoint: want an http:// or https:// URL\n",
 				url__redact(a->o.otlp_endpoint, shown, sizeof(shown)));
 			return 2;
 		}
-		if (refuse_cleartext("--otlp-endpoint", a->o.otlp_endpoint,
-				     server_credential(&a->o, a->o.otlp_endpoint),
-				     a->o.allow_insecure_credentials))
+		if (server_opts__refuse_cleartext("agent", "--otlp-endpoint", a->o.otlp_endpoint,
+						  server_opts__credential(a->o.otlp_endpoint,
+									  &a->o.http),
+						  a->o.allow_insecure_credentials))
 			return 2;
 		if (otlp__url(a->o.otlp_endpoint, &a->otlp_url))
 			return 1;
@@ -396,9 +376,9 @@ static int setup(struct agent *a)
 		if (!a->x.otlp)
 			return 2;
 	}
-	if (refuse_cleartext("--kube-api", a->o.pipe.metadata.kube_api,
-			     a->o.pipe.metadata.kube_token_file ? "--kube-token-file" : NULL,
-			     a->o.allow_insecure_credentials))
+	if (server_opts__refuse_cleartext("agent", "--kube-api", a->o.pipe.metadata.kube_api,
+					  a->o.pipe.metadata.kube_token_file ? "--kube-token-file" : NULL,
+					  a->o.allow_insecure_credentials))
 		return 2;
 	if (a->o.output_dir || (!a->o.server && !a->o.otlp_endpoint)) {
 		a->x.files = files__new(a->o.output_dir ? a->o.output_dir : "profiles",
@@ -412,6 +392,25 @@ static int setup(struct agent *a)
 	a->x.max_stacks = a->o.push_max_stacks;
 	a->x.max_bytes = a->o.push_max_bytes;
 	a->o.pipe.metadata.kube_allow_insecure = a->o.allow_insecure_credentials;
+	a->o.pipe.tap = tap;
+	a->o.pipe.tap_ctx = a;
+	if (strcmp(a->o.metrics_addr, "off") && a->o.pull_max_concurrent) {
+		a->pulls = pulls__new((unsigned)a->o.pull_max_concurrent,
+				      (double)a->o.pull_max_seconds, a->o.pipe.sampler.frequency);
+		if (!a->pulls) {
+			pr_error("out of memory");
+			return 1;
+		}
+		h.profile = serve_profile;
+	}
+	if (strcmp(a->o.metrics_addr, "off") && a->o.cpu_metrics_series) {
+		a->cpu = cpu_metrics__new(a->o.cpu_metrics_series, (unsigned)a->o.cpu_metrics_functions,
+					  1000000000ull / a->o.pipe.sampler.frequency);
+		if (!a->cpu) {
+			pr_error("out of memory");
+			return 1;
+		}
+	}
 	a->pipe = pipeline__open(&a->o.pipe);
 	if (!a->pipe)
 		return errno == ENOMEM ? 1 : 2;
@@ -424,7 +423,8 @@ static int setup(struct agent *a)
 		a->http = http_server__start(a->o.metrics_addr, &h, a);
 		if (!a->http)
 			return 2;
-		pr_info("agent: serving /metrics /healthz /ready addr=%s port=%u", a->o.metrics_addr,
+		pr_info("agent: serving /metrics /healthz /ready%s addr=%s port=%u",
+			a->pulls ? " /debug/pprof/profile" : "", a->o.metrics_addr,
 			http_server__port(a->http));
 	}
 	if (strcmp(a->o.health_addr, "off")) {
@@ -454,7 +454,11 @@ static bool stop_or_reload(void *ctx, uint64_t now)
 
 static void drained(void *ctx)
 {
-	publish(ctx);
+	struct agent *a = ctx;
+
+	publish(a);
+	if (a->pulls)
+		pulls__drained(a->pulls, monotonic_ns());
 }
 
 static int run(struct agent *a)
@@ -465,6 +469,7 @@ static int run(struct agent *a)
 		.interval_ns = (uint64_t)(a->o.interval * 1e9),
 		.stop = stop_or_reload,
 		.drained = drained,
+		.drain_due = drain_due,
 		.interval = export_interval,
 		.ctx = a,
 	};
@@ -488,6 +493,8 @@ static int run(struct agent *a)
 		pr_error("agent: reading process events failed: %s", strerror(-err));
 		status = 1;
 	}
+	/* Pulls still running get what they hold, while the sender flushes. */
+	pulls__finish_all(a->pulls);
 	if (a->x.sender) {
 		pr_info("agent: stopping; flushing queued profiles for up to %.1fs",
 			a->o.shutdown_timeout);
@@ -551,8 +558,11 @@ int agent_main(int argc, char **argv)
 	a->snap.start_mono_ns = monotonic_ns();
 	status = run(a);
 out:
+	pulls__finish_all(a->pulls);   /* every deferred request answered before the stop */
 	http_server__stop(a->http);
 	http_server__stop(a->health);
+	pulls__free(a->pulls);
+	cpu_metrics__free(a->cpu);
 	sender__free(a->x.sender);
 	sender__free(a->x.otlp);
 	files__free(a->x.files);

@@ -86,6 +86,46 @@
 	CONFIG_ROW_MODE(T, output_mode, "output-mode", "0640", FILE_MODE_MIN, FILE_MODE_MAX, \
 			"permission bits of the files written, octal; the umask applies")
 
+/* A static label on every profile (the agent's and record's pushes,
+ * files and labels): T's pipe.metadata.tags. */
+#define OPTIONS_TAGS(T) \
+	CONFIG_ROW_LIST(T, pipe.metadata.tags, pipe.metadata.ntags, "tag", 0, "KEY=VALUE", \
+			"static label on every profile, repeatable (e.g. region=us-east-1)")
+
+/* How to reach a Pyroscope server (push, query): T's `http` (struct
+ * http_client_opts) and `allow_insecure_credentials` (bool). */
+#define OPTIONS_SERVER(T) \
+	CONFIG_ROW_STRING(T, http.basic_auth_user, "basic-auth-user", 0, "USER", NULL, \
+			  "HTTP basic auth user (Grafana Cloud: the instance id)"), \
+	CONFIG_ROW_STRING(T, http.basic_auth_password_file, "basic-auth-password-file", 0, "FILE", \
+			  NULL, "file holding the basic auth password (re-read on SIGHUP and 401)"), \
+	CONFIG_ROW_STRING(T, http.bearer_token_file, "bearer-token-file", 0, "FILE", NULL, \
+			  "file holding a bearer token (re-read on SIGHUP and 401)"), \
+	CONFIG_ROW_STRING(T, http.tenant_id, "tenant-id", 0, "ID", NULL, \
+			  "X-Scope-OrgID for multi-tenant servers"), \
+	CONFIG_ROW_LIST(T, http.headers, http.nheaders, "header", 0, "KEY=VALUE", \
+			"extra HTTP header on every request, repeatable"), \
+	CONFIG_ROW_BOOL(T, allow_insecure_credentials, "allow-insecure-credentials", 0, \
+			"send credentials (token, basic auth, tenant, user:password in the URL) over plain http:// (unsafe)"), \
+	CONFIG_ROW_STRING(T, http.ca_file, "ca-file", 0, "FILE", NULL, \
+			  "CA bundle to verify the server's certificate"), \
+	CONFIG_ROW_BOOL(T, http.insecure_skip_verify, "tls-insecure-skip-verify", 0, \
+			"do not verify the server's certificate (unsafe)"), \
+	CONFIG_ROW_SECONDS(T, http.connect_timeout, "connect-timeout", 0, "SECONDS", "5", 0.1, 300, \
+			   "TCP + TLS connect timeout"), \
+	CONFIG_ROW_SECONDS(T, http.request_timeout, "request-timeout", 0, "SECONDS", "30", 0.1, 600, \
+			   "whole-request timeout")
+
+/* What a push may hold and queue: T's queue_max_bytes, push_max_stacks,
+ * push_max_bytes (uint64_t). */
+#define OPTIONS_PUSH(T) \
+	CONFIG_ROW_SIZE(T, queue_max_bytes, "queue-max-bytes", "SIZE", "64M", 1 << 16, 1ull << 40, \
+			"profiles waiting for the server; beyond it the oldest is dropped"), \
+	CONFIG_ROW_U64(T, push_max_stacks, "push-max-stacks", 0, "N", "16000", 1, 16000, \
+		       "stacks of a profile for the server (Pyroscope's limit: 16000); the lightest beyond it are folded into [other]"), \
+	CONFIG_ROW_SIZE(T, push_max_bytes, "push-max-bytes", "SIZE", "1900000", 4096, 4000000, \
+			"a profile for the server with its labels, before compression (under Pyroscope's 2 MB burst); beyond it the lightest stacks are folded into [other]")
+
 /* T's member `config` (const char *): the file of `key = value` lines. */
 #define OPTIONS_CONFIG(T) \
 	CONFIG_ROW_STRING(T, config, "config", 'c', "FILE", NULL, \

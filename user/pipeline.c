@@ -223,7 +223,7 @@ int pipeline__run(struct pipeline *p, struct pipeline_loop *l)
 		now = monotonic_ns();
 		if (now >= deadline || (l->stop && l->stop(l->ctx, now)))
 			break;
-		if (now < next_drain)
+		if (now < next_drain && !(l->drain_due && l->drain_due(l->ctx, now)))
 			continue;
 		pipeline__drain(p);
 		if (l->drained)
@@ -322,10 +322,13 @@ static bool name_and_add(struct pipeline *p, struct profile_set_entry *e,
 		}
 		p->frames[0] = (struct frame){ .kind = FRAME_LABELS, .name = p->label_text };
 	}
-	if (profile__add(e->profile, p->frames, n + first, d->count))
+	if (profile__add(e->profile, p->frames, n + first, d->count)) {
 		p->t.add_failures += d->count;
-	else
-		p->t.profiled += d->count;
+		return false;
+	}
+	p->t.profiled += d->count;
+	if (p->o.tap)
+		p->o.tap(p->o.tap_ctx, labels, p->frames + first, n, d->count);
 	return false;
 }
 

@@ -43,6 +43,14 @@ struct pipeline_opts {
 	 * so a profile of several sets keeps every sample's labels (record:
 	 * its pprof carries them as sample labels). */
 	bool label_frames;
+	/* Sees every sample added to a profile, after it was named: its full
+	 * label set, its frames (root first, without a label frame) and its
+	 * count; on the loop thread, during a drain (NULL: none). The agent's
+	 * pulls and CPU metrics read the samples here, so they share the one
+	 * sampler with the exporters and change nothing they get. */
+	void (*tap)(void *ctx, const struct labels *labels, const struct frame *frames, size_t n,
+		    uint64_t count);
+	void *tap_ctx;
 };
 
 /* Totals since start, for summaries and /metrics. */
@@ -105,6 +113,9 @@ struct pipeline_loop {
 	bool (*stop)(void *ctx, uint64_t now_ns);
 	/* After each drain (NULL: nothing). */
 	void (*drained)(void *ctx);
+	/* After each poll: true asks for a drain now, ahead of drain_every_ns
+	 * (NULL: never). */
+	bool (*drain_due)(void *ctx, uint64_t now_ns);
 	/* An interval's profiles over [wall_start_ns, wall_end_ns) of
 	 * CLOCK_REALTIME; the callee owns set. */
 	void (*interval)(void *ctx, struct profile_set *set, uint64_t wall_start_ns,

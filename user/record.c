@@ -27,7 +27,11 @@
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/preflight.h"
+#include "agent_export.h"
+#include "core/curl_handle.h"
+#include "core/url.h"
 #include "pipeline.h"
+#include "server_opts.h"
 #include "proc/proc.h"
 #include "options.h"
 #include "profile/profile.h"
@@ -58,6 +62,12 @@ struct record_opts {
 	const char *config;
 	struct config_list command_args; /* COMMAND [ARGS...] */
 	char **command;                 /* NULL-terminated copy of command_args */
+	/* --server: the run's profiles pushed, one series per label set */
+	const char *server;
+	struct http_client_opts http;
+	bool allow_insecure_credentials;
+	uint64_t queue_max_bytes, push_max_stacks, push_max_bytes;
+	double push_timeout;
 };
 
 struct record {
@@ -69,6 +79,9 @@ struct record {
 	int stats_fd;                   /* BPF_ENABLE_STATS, -1 when off */
 	bool child_done;
 	bool tty;                       /* a status line each second */
+	bool no_file;                   /* --server without -o: push only */
+	char *server;                   /* --server checked, without a trailing '/' */
+	struct sender *sender;
 	uint64_t start, next_status;    /* CLOCK_MONOTONIC */
 	char default_output[64];
 };
@@ -93,6 +106,13 @@ static const struct config_option record_options[] = {
 	CONFIG_ROW_CHOICE(R, format_name, "format", "FMT", NULL, "pprof|folded|html",
 			  "pprof, folded or html, whatever the extension"),
 	OPTIONS_OUTPUT(R),
+	OPTIONS_TAGS(R),
+	CONFIG_ROW_STRING(R, server, "server", 0, "URL", NULL,
+			  "also push the run's profiles to this Pyroscope server, one series per label set as the agent does (without -o: no file)"),
+	OPTIONS_SERVER(R),
+	OPTIONS_PUSH(R),
+	CONFIG_ROW_SECONDS(R, push_timeout, "push-timeout", 0, "SECONDS", "30", 0, 3600,
+			   "after the run, time to deliver the profiles to --server (retrying as the agent does)"),
 	CONFIG_ROW_BOOL(R, folded_labels, "folded-labels", 0,
 			"folded output: each stack's labels as a first frame {name=value,...} (kiln view reads them back; off for FlameGraph)"),
 	CONFIG_ROW_STRING(R, group_by, "group-by", 0, "LABEL", NULL,
@@ -163,6 +183,18 @@ static int check_args(struct record *r)
 	if (o->command && o->npids)
 		return bad_value("--pid", "...", "give either pids or a COMMAND, not both");
 	o->pipe.sampler.filter = o->command || o->npids;
+	if (o->server) {
+		r->server = server_opts__url("record", o->server, &o->http,
+					     o->allow_insecure_credentials);
+		if (!r->server)
+			return 2;
+		curl_handle__global_init();
+		/* Checks the credentials' files now, before the run. */
+		r->sender = sender__new(&sender_pyroscope, &o->http, o->queue_max_bytes);
+		if (!r->sender)
+			return 2;
+		r->no_file = !o->output;
+	}
 	if (!o->output) {
 		time_t now = time(NULL);
 		struct tm tm;
@@ -284,6 +316,8 @@ static int write_outputs(struct record *r, uint64_t start_unix_ns, uint64_t dura
 	char path[4096];
 	int err = 0, e;
 
+	if (r->no_file)
+		return 0;
 	gethostname(host, sizeof(host) - 1);
 	snprintf(title, sizeof(title), "kiln record on %s: %s", host,
 		 r->o.command ? r->o.command[0] : r->o.npids ? "the given pids" : "every CPU");
@@ -489,6 +523,53 @@ static void write_stats(struct record *r, struct kiln_stats *s)
 		pr_error("%s: cannot write stats: %s", r->o.stats_path, strerror(-err));
 }
 
+/* --server: the run's profiles, one per label set, pushed as the agent
+ * pushes an interval's (agent_export.c), then delivered for up to
+ * --push-timeout. 0, or 1 after saying what was not delivered. */
+static int push_run(struct record *r, uint64_t start_unix_ns, uint64_t duration_ns)
+{
+	struct agent_exporters x = {
+		.sender = r->sender,
+		.server = r->server,
+		.frequency = r->o.pipe.sampler.frequency,
+		.max_stacks = r->o.push_max_stacks,
+		.max_bytes = r->o.push_max_bytes,
+	};
+	struct profile_set *set = profile_set__new(r->o.pipe.max_label_sets);
+	struct agent_export_result res = { 0 };
+	struct sender_stats ss = { 0 };
+	char shown[512];
+	int err = set ? 0 : -ENOMEM;
+	uint64_t lost;
+
+	url__redact(r->server, shown, sizeof(shown));
+	for (size_t i = 0; !err && i < profile_set__count(r->profiles); i++)
+		err = profile_set__split(set, profile_set__entry(r->profiles, i)->profile);
+	if (err) {
+		pr_error("--server %s: cannot split the profile by label set: %s", shown,
+			 strerror(-err));
+		profile_set__free(set);
+		return 1;
+	}
+	res = agent_export__interval(&x, set, start_unix_ns, start_unix_ns + duration_ns);
+	profile_set__free(set);
+	sender__shutdown(r->sender, r->o.push_timeout);
+	sender__stats(r->sender, &ss);
+	lost = res.push.failures + ss.profiles_rejected + ss.profiles_dropped_full +
+	       ss.profiles_dropped_shutdown + ss.profiles_dropped_old;
+	if (!r->o.quiet || lost)
+		fprintf(stderr, "kiln: pushed %" PRIu64 " of %zu profiles to %s%s\n",
+			ss.profiles_sent, res.built + (size_t)res.push.failures, shown,
+			res.push.capped ? " (some with their lightest stacks folded: --push-max-stacks, --push-max-bytes)" : "");
+	if (!lost)
+		return 0;
+	pr_error("--server %s: %" PRIu64 " profiles not delivered: %" PRIu64 " refused by the server, %" PRIu64
+		 " not sent within --push-timeout, %" PRIu64 " too old for it, %" PRIu64 " too large or not encoded",
+		 shown, lost, ss.profiles_rejected, ss.profiles_dropped_shutdown + ss.profiles_dropped_full,
+		 ss.profiles_dropped_old, res.push.failures);
+	return 1;
+}
+
 /* The loop's stop hook: Ctrl-C, the COMMAND's exit, the -p processes'
  * end; and the status line on a terminal, once a second. */
 static bool record_done(void *ctx, uint64_t now)
@@ -519,7 +600,7 @@ static int run(struct record *r)
 	uint64_t start, deadline, elapsed;
 	struct kiln_stats stats;
 	struct timespec wall;
-	int go_fd = -1, err;
+	int go_fd = -1, err, pushed = 0;
 
 	/* An output directory that is refused is refused now, not after the
 	 * run (the refusal is logged); others errors show when writing. */
@@ -600,6 +681,8 @@ static int run(struct record *r)
 	summary(r, elapsed / 1e9, &stats);
 	err = write_outputs(r, (uint64_t)wall.tv_sec * 1000000000ull + wall.tv_nsec, elapsed);
 	write_stats(r, &stats);
+	if (r->sender)
+		pushed = push_run(r, (uint64_t)wall.tv_sec * 1000000000ull + wall.tv_nsec, elapsed);
 	if (err)
 		return 1;
 	if (r->child && !r->child_done) {
@@ -610,13 +693,15 @@ static int run(struct record *r)
 			;
 		r->child_done = true;
 	}
+	/* The command's failure is what CI must see first; a push that
+	 * failed after a command that passed fails the run too. */
 	if (r->child_done) {
-		if (WIFEXITED(r->child_status))
+		if (WIFEXITED(r->child_status) && WEXITSTATUS(r->child_status))
 			return WEXITSTATUS(r->child_status);
 		if (WIFSIGNALED(r->child_status))
 			return 128 + WTERMSIG(r->child_status);
 	}
-	return 0;
+	return pushed;
 }
 
 int record_main(int argc, char **argv)
@@ -640,6 +725,8 @@ int record_main(int argc, char **argv)
 			status = run(r);
 	}
 	free(r->o.command);
+	sender__free(r->sender);
+	free(r->server);
 	config__release_command(&record_command, &r->o, &r->o.command_args);
 	pipeline__free(r->pipe);
 	profile_set__free(r->profiles);

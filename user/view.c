@@ -17,9 +17,15 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/curl_handle.h"
+#include "core/url.h"
+#include "export/http_client.h"
+#include "export/pyroscope.h"
 #include "core/parse.h"
 #include "profile/label_match.h"
 #include "profile/profile.h"
+#include "options.h"
+#include "server_opts.h"
 #include "view.h"
 
 /* What view and diff share: limits, output, title, and what the inputs
@@ -51,6 +57,11 @@ struct view_opts {
 	const char *fail_on;            /* diff: --fail-on-regression */
 	const char **base_match;        /* diff: --base-match */
 	size_t nbase_match;
+	/* diff --server: BASE and NEW are label selectors of its query API */
+	const char *server;
+	const char *profile_type;
+	struct http_client_opts http;
+	bool allow_insecure_credentials;
 };
 
 static int bad_value(const struct view_common *c, const char *flag,
@@ -113,19 +124,27 @@ static const struct config_option diff_options[] = {
 			  "exit 1 when a function (whose name matches GLOB) takes more than POINTS percentage points more of the total in NEW than in BASE (its callees included)"),
 	CONFIG_ROW_LIST(struct view_opts, base_match, nbase_match, "base-match", 0, "SELECTOR",
 			"BASE's own --match (repeatable; default: --match selects in BASE too), so one directory's two pods compare"),
+	CONFIG_ROW_STRING(struct view_opts, server, "server", 0, "URL", NULL,
+			  "BASE and NEW are label selectors ('service_name=\"app\",branch=\"main\"'), each side the profiles a Pyroscope server holds for it over --from .. --until (default: the last 24 h)"),
+	CONFIG_ROW_STRING(struct view_opts, profile_type, "profile-type", 0, "ID", PYROSCOPE_CPU_TYPE,
+			  "with --server: the profile type queried, NAME:TYPE:UNIT:PERIOD_TYPE:PERIOD_UNIT"),
+	OPTIONS_SERVER(struct view_opts),
 	VIEW_COMMON_ROWS,
 };
 
 const struct config_command diff_command = {
 	.name = "diff",
-	.synopsis = "[OPTIONS] BASE NEW",
+	.synopsis = "[OPTIONS] BASE NEW  |  --server URL [OPTIONS] 'SELECTOR' 'SELECTOR'",
 	.about =
 		"Compares two profiles (pprof or folded; a directory's files are merged). Each\n"
 		"function's share of its profile's total is compared, so profiles of different\n"
 		"lengths compare. --match and --base-match select by label, so two pods of one\n"
 		"directory compare: kiln diff DIR DIR --base-match pod=a --match pod=b.\n"
 		"Writes a diff flame graph (the shape of NEW, red where a frame's share grew,\n"
-		"blue where it shrank, with a table of changes) or the top changes as text.\n",
+		"blue where it shrank, with a table of changes) or the top changes as text.\n"
+		"With --server, BASE and NEW are label selectors, each side what a Pyroscope\n"
+		"server merges for it (its query API, SelectMergeProfile): CI compares a\n"
+		"branch's runs (kiln record --server --tag branch=...) with main's.\n",
 	.notes =
 		"Exit status: 0; 1 for a regression past --fail-on-regression; 2 for bad\n"
 		"usage or an input that cannot be read or holds no samples.\n",
@@ -567,6 +586,87 @@ static int check_regressions(const struct profile_diff *d,
 	return found ? 1 : 0;
 }
 
+/* --server's query span when --from/--until are not given. */
+#define QUERY_DEFAULT_SPAN_NS (24 * 3600 * 1000000000ll)
+
+/* diff --server: one side, the profiles the server holds for selector
+ * (braces added when it has none) merged into p. 0, or 2 after one line
+ * saying why. */
+static int query_input(struct view_opts *o, struct http_client *hc, const char *server,
+		       const char *selector, struct profile *p)
+{
+	struct view_common *c = &o->c;
+	int64_t until = c->until_ns ? c->until_ns : (int64_t)time(NULL) * 1000000000;
+	int64_t from = c->from_ns ? c->from_ns : until - QUERY_DEFAULT_SPAN_NS;
+	struct read_info info = { 0 };
+	struct http_result res;
+	char *sel = NULL, *url = NULL, shown[512];
+	uint8_t *req = NULL, *answer = NULL;
+	size_t req_len = 0, len = 0;
+	int status = 2, err;
+
+	url__redact(server, shown, sizeof(shown));
+	if (asprintf(&sel, selector[0] == '{' ? "%s" : "{%s}", selector) < 0 ||
+	    asprintf(&url, "%s%s", server, PYROSCOPE_SELECT_MERGE_PATH) < 0 ||
+	    pyroscope__select_merge_request(o->profile_type, sel, from / 1000000, until / 1000000,
+					    &req, &req_len)) {
+		fprintf(stderr, "kiln diff: out of memory\n");
+		goto out;
+	}
+	err = http_client__post_read(hc, url, "application/proto", req, req_len, c->lim.max_bytes,
+				     &answer, &len, &res);
+	if (err) {
+		fprintf(stderr, "kiln diff: --server %s: %s: %s\n", shown, sel,
+			res.error[0] ? res.error : strerror(-err));
+		goto out;
+	}
+	if (res.status != 200) {
+		fprintf(stderr, "kiln diff: --server %s: %s: the server answered %ld%s%s\n", shown, sel,
+			res.status, res.message[0] ? ": " : "", res.message);
+		goto out;
+	}
+	err = profile__read(p, answer ? answer : (const uint8_t *)"", len, &c->lim, &info);
+	if (err) {
+		fprintf(stderr, "kiln diff: --server %s: %s: the answer is not a profile (%s)\n", shown,
+			sel, info.why[0] ? info.why : strerror(-err));
+		goto out;
+	}
+	snprintf(c->unit, sizeof(c->unit), "%s", info.type);
+	status = 0;
+out:
+	free(sel);
+	free(url);
+	free(req);
+	free(answer);
+	return status;
+}
+
+/* BASE and NEW from --server's query API into base and cur. 0 or 2. */
+static int query_sides(struct view_opts *o, const char *const *sels, struct profile *base,
+		       struct profile *cur)
+{
+	struct view_common *c = &o->c;
+	struct http_client *hc = NULL;
+	char *server;
+	int status = 2;
+
+	if (c->nmatch || o->nbase_match) {
+		fprintf(stderr, "kiln diff: with --server the selectors are BASE and NEW: no --match or --base-match\n");
+		return 2;
+	}
+	server = server_opts__url("diff", o->server, &o->http, o->allow_insecure_credentials);
+	if (!server)
+		return 2;
+	curl_handle__global_init();
+	hc = http_client__new(&o->http);
+	if (hc && !setup_filters(c, "--match", NULL, 0, &c->sel) &&
+	    !query_input(o, hc, server, sels[0], base))
+		status = query_input(o, hc, server, sels[1], cur);
+	http_client__free(hc);
+	free(server);
+	return status;
+}
+
 /* kiln diff once its options are read; paths: BASE and NEW. */
 static int diff_files(struct view_opts *o, const char *const *paths)
 {
@@ -612,7 +712,8 @@ static int diff_files(struct view_opts *o, const char *const *paths)
 		status = 2;
 		goto cleanup;
 	}
-	if (setup_filters(c, "--match", c->match, c->nmatch, &c->sel) ||
+	if (o->server ? query_sides(o, paths, base, cur) :
+	    setup_filters(c, "--match", c->match, c->nmatch, &c->sel) ||
 	    setup_filters(c, "--base-match", o->base_match, o->nbase_match, &base_sel) ||
 	    read_inputs(c, &paths[0], 1, o->nbase_match ? base_sel : c->sel, base) ||
 	    read_inputs(c, &paths[1], 1, c->sel, cur)) {

@@ -976,11 +976,185 @@ PY
 	fi
 }
 
+# cum_samples TOP FUNC: FUNC's cum column in go tool pprof -top output
+# (-sample_index=samples: counts), 0 when absent.
+cum_samples() { awk -v f="$2" '$6 == f { print $4; found = 1; exit } END { if (!found) print 0 }' <<<"$1"; }
+
+# Pulling a profile (GET /debug/pprof/profile) while the agent pushes:
+# cpu_ratio in a pod-shaped cgroup (labels from the cgroup path: --no-kube)
+# and Debian's python3 spinning outside it. go tool pprof fetches the
+# node's profile: both workloads, cpu_ratio's 3:1 shares within sampling
+# error, a window of at least the seconds asked; a pull selecting the
+# cgroup's pod_uid holds only its stacks. One pull at a time
+# (--pull-max-concurrent 1): a second gets 429 and is counted, /metrics is
+# served while a pull waits, and the push path lost nothing.
+test_pull() {
+	local cid uid cg url top filtered tags three one n problem busy during counted slow KUBE_PID=
+	cid=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	uid=$($PY -c 'import uuid; print(uuid.uuid4())')
+	cg=$(pod_cgroup "$uid" "$cid") || { fail pull "no cgroup v2 mount, or cannot create the pod's cgroup"; return; }
+	start_receiver pull
+	in_cgroup "$cg"
+	start_workload $PY -c 'while True: pass'
+	start_agent pull --server "http://127.0.0.1:$RPORT" --interval 2 --no-kube \
+		--pull-max-concurrent 1 --pull-max-seconds 10
+	wait_until "$GUARD" answers_200 "$MPORT" /ready
+	url="http://127.0.0.1:$MPORT/debug/pprof/profile"
+	top=$(go tool pprof -top -cum -sample_index=samples -nodecount=400 "$url?seconds=3" 2>&1)
+	go tool pprof -proto "$url?seconds=3&pod_uid=$uid" >"$TMP/pull.pb.gz" 2>"$TMP/pull.pprof.err"
+	filtered=$(go tool pprof -top -sample_index=samples -nodecount=400 "$TMP/pull.pb.gz" 2>&1)
+	tags=$(go tool pprof -tags "$TMP/pull.pb.gz" 2>&1)
+	# one pull waits 5 s; a second is refused, /metrics answers meanwhile
+	curl -s -o /dev/null "$url?seconds=5" &
+	slow=$!
+	wait_until "$GUARD" has_metric '^kiln_pulls 1'
+	busy=$(http_code "$MPORT" "/debug/pprof/profile?seconds=1")
+	during=$(curl -s "http://127.0.0.1:$MPORT/metrics" | grep -c '^kiln_pulls 1')
+	wait "$slow"
+	counted=$(metric '^kiln_pull_requests_total\{result="busy"\} ')
+	await pull 'len(D) >= 2'
+	stop_agent
+	stop_receiver
+	stop_workloads
+	stop_pod_test "$cg"
+	problem=$(exit_problem pull)
+	three=$(cum_samples "$top" hot_three)
+	one=$(cum_samples "$top" hot_one)
+	n=$((three + one))
+	if [ -n "$problem" ]; then
+		fail pull "$problem"
+	elif [ "$n" -lt 100 ] || ! grep -q 'python3' <<<"$top"; then
+		fail pull "go tool pprof -top of a 3 s pull: want cpu_ratio (hot_three + hot_one >= 100 samples, have $n) and python3: $(head -c 800 <<<"$top")"
+	elif ! awk -v a="$three" -v n="$n" 'BEGIN { p = a / n; e = 4 * sqrt(0.1875 / n); exit !(p > 0.75 - e && p < 0.75 + e) }'; then
+		fail pull "hot_three's share $three/$n is not 3/4 within 4 standard errors"
+	elif ! grep -Eq '^Duration: ([3-9]|[1-9][0-9])\.' <<<"$top"; then
+		fail pull "the window is shorter than the 3 s asked: $(grep -m1 Duration <<<"$top")"
+	elif ! grep -q 'hot_three' <<<"$filtered" || grep -q 'python3' <<<"$filtered"; then
+		fail pull "a pull for pod_uid=$uid: want cpu_ratio's stacks only: $(head -c 800 <<<"$filtered")"
+	elif [ "$(grep -c "$uid" <<<"$tags")" != 1 ] || grep -A3 '^ *pod_uid:' <<<"$tags" | grep -v "$uid" | grep -q '[0-9a-f]\{8\}-'; then
+		fail pull "the filtered pull's samples carry other pod_uids: $tags"
+	elif [ "$busy" != 429 ] || [ "$during" != 1 ]; then
+		fail pull "a second pull at once: status $busy (want 429); /metrics during a pull: $during"
+	elif [ "$counted" != 1 ]; then
+		fail pull "kiln_pull_requests_total{result=\"busy\"} is '$counted', want 1"
+	elif ! samples_conserved pull; then
+		fail pull "with pulls, the pushed samples do not add up: $(grep 'agent: stopped' "$TMP/pull.err")"
+	else
+		pass "pull: go tool pprof -top of a 3 s pull: hot_three $three of $n cpu_ratio samples, python3 there; pod_uid= selects the cgroup's stacks only; a second pull at once: 429; the push path lost nothing"
+	fi
+}
+
+# CPU metrics from the profiles: cpu_ratio in a pod's cgroup (the local
+# Kubernetes API names it), the agent pushing and serving /metrics. Read
+# with prometheus_client's parser, the pod's kiln_cpu_seconds_total grows
+# as its CPU time in /proc/PID/stat does, within the sampling error
+# (tests/e2e/cpu_rate.py; the window ends after 10 s of the pod's CPU, not
+# of the clock); its labels are those of the pod's pushed series; with
+# --cpu-metrics-functions its leaf function spin has a series of its own.
+test_cpu_metrics() {
+	local cid uid cg rate line svc pod ctr spin problem KUBE_PID=
+	cid=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	uid=$($PY -c 'import uuid; print(uuid.uuid4())')
+	cg=$(pod_cgroup "$uid" "$cid") || { fail cpu_metrics "no cgroup v2 mount, or cannot create the pod's cgroup"; return; }
+	echo "{\"resourceVersion\": 100, \"pods\": [$(kube_pod cpu-0 "$uid" "$cid" metrics '')]}" >"$TMP/cpum.json"
+	start_kube_api cpum "$TMP/cpum.json"
+	start_receiver cpum
+	in_cgroup "$cg"
+	start_agent cpum --server "http://127.0.0.1:$RPORT" --interval 2 --node-name kiln-e2e-node \
+		--kube-api "http://127.0.0.1:$APIPORT" --cpu-metrics-functions 2
+	wait_metric '^kiln_cpu_seconds_total\{.*namespace="metrics"'
+	rate=$(timeout "$GUARD" $PY "$HERE/cpu_rate.py" "$MPORT" "$POD_PID" 10 namespace=metrics pod=cpu-0 2>&1)
+	local rate_ok=$?
+	line=$(curl -s "http://127.0.0.1:$MPORT/metrics" | grep -m1 '^kiln_cpu_seconds_total{.*namespace="metrics"')
+	svc=$(sed -n 's/.*service_name="\([^"]*\)".*/\1/p' <<<"$line")
+	pod=$(sed -n 's/.*pod="\([^"]*\)".*/\1/p' <<<"$line")
+	ctr=$(sed -n 's/.*container="\([^"]*\)".*/\1/p' <<<"$line")
+	spin=$(metric "^kiln_cpu_function_seconds_total\\{service_name=\"$svc\",function=\"spin\"\\} ")
+	await cpum "any(s['labels_map'].get('namespace') == 'metrics' for x in D for s in x['series'])"
+	stop_agent
+	stop_receiver
+	stop_pod_test "$cg"
+	problem=$(exit_problem cpum)
+	if [ -n "$problem" ]; then
+		fail cpu_metrics "$problem"
+	elif [ "$rate_ok" != 0 ]; then
+		fail cpu_metrics "${rate:-no answer from cpu_rate.py}"
+	elif [ -z "$svc" ] || [ "$pod" != cpu-0 ] || [ "$ctr" != main ] ||
+		! check cpum "all(s['labels_map'].get('service_name') == '$svc' and s['labels_map'].get('pod') == '$pod' and s['labels_map'].get('container') == '$ctr' for x in D for s in x['series'] if s['labels_map'].get('namespace') == 'metrics')"; then
+		fail cpu_metrics "the metric's labels ($line) are not the pushed series': $(value cpum "[s['labels_map'] for x in D for s in x['series'] if s['labels_map'].get('namespace') == 'metrics'][:1]")"
+	elif ! awk -v v="$spin" 'BEGIN { exit !(v > 0) }'; then
+		fail cpu_metrics "no kiln_cpu_function_seconds_total for spin of $svc: '$spin'"
+	else
+		pass "cpu metrics: $rate; labels service_name=$svc pod=$pod container=$ctr as pushed; spin ${spin}s"
+	fi
+}
+
+# Profiles from CI: kiln record --server pushes each run's profile with its
+# --tag labels and the push options (a tenant the receiver requires);
+# kiln diff --server compares two label selectors through the query API
+# (SelectMergeProfile, answered by the receiver from what it stored).
+# cpu_ratio at 50 % hot_three on branch main (two commits), 90 % on
+# pr-7: main vs pr-7 reports hot_three's regression and exits 1, main vs
+# main exits 0, and the server's table is the one kiln diff draws from
+# the same runs' files. Without the tenant the query is refused (exit 2).
+test_ci_diff() {
+	local url st_rec st_pr st_pr_ok st_none st_bad
+	start_receiver ci 0 --require-header X-Scope-OrgID=ci-tenant
+	url="http://127.0.0.1:$RPORT"
+	rec() {   # rec NAME TAGS... -- PERCENT
+		local name=$1 pct=${*: -1}
+		shift
+		"$KILN" record -q --server "$url" --tenant-id ci-tenant --allow-insecure-credentials \
+			"${@:1:$#-1}" -o "$TMP/$name.pb.gz" -- "$WORKLOADS/cpu_ratio" 2 "$pct" 2>"$TMP/$name.rec.err"
+	}
+	rec main-a --tag branch=main --tag commit=aaa 50 &&
+		rec main-b --tag branch=main --tag commit=bbb 50 &&
+		rec pr --tag branch=pr-7 --tag commit=ccc 90
+	st_rec=$?
+	sdiff() {   # sdiff OUT BASE NEW [ARGS...]
+		local out=$1
+		shift
+		"$KILN" diff --server "$url" --allow-insecure-credentials "$@" >"$TMP/$out.txt" 2>"$TMP/$out.err"
+	}
+	sdiff main_pr --tenant-id ci-tenant 'service_name="cpu_ratio",branch="main"' \
+		'{service_name="cpu_ratio",branch="pr-7"}' --fail-on-regression 10:hot_three
+	st_pr=$?
+	sdiff main_main --tenant-id ci-tenant 'service_name="cpu_ratio",commit="aaa"' \
+		'service_name="cpu_ratio",commit="bbb"' --fail-on-regression 10:hot_three
+	st_pr_ok=$?
+	sdiff none 'service_name="cpu_ratio"' 'service_name="cpu_ratio"'
+	st_none=$?
+	sdiff bad --tenant-id ci-tenant 'service_name="cpu_ratio"' 'branch=main'
+	st_bad=$?
+	# the same runs from files: BASE = both main runs
+	mkdir -p "$TMP/main-files" && cp "$TMP/main-a.pb.gz" "$TMP/main-b.pb.gz" "$TMP/main-files/"
+	"$KILN" diff "$TMP/main-files" "$TMP/pr.pb.gz" >"$TMP/files.txt" 2>&1
+	stop_receiver
+	if [ "$st_rec" != 0 ]; then
+		fail ci_diff "kiln record --server exited $st_rec: $(cat "$TMP"/*.rec.err | grep -m2 'error\|pushed')"
+	elif ! check ci 'len(D) == 3 and all(x["headers"].get("x-scope-orgid") == "ci-tenant" for x in D) and sorted(s["labels_map"]["commit"] + ":" + s["labels_map"]["branch"] for x in D for s in x["series"]) == ["aaa:main", "bbb:main", "ccc:pr-7"] and all(s["labels_map"]["service_name"] == "cpu_ratio" for x in D for s in x["series"])'; then
+		fail ci_diff "want three pushes with the tenant, service_name=cpu_ratio and the tags: $(value ci '[(x["status"], s["labels_map"]) for x in A for s in x.get("series") or []]')"
+	elif [ "$st_pr" != 1 ] || ! grep -q 'regression: hot_three (cpu_ratio)' "$TMP/main_pr.err"; then
+		fail ci_diff "main vs pr-7: exit $st_pr, want 1 with hot_three's regression: $(cat "$TMP/main_pr.err")"
+	elif [ "$st_pr_ok" != 0 ]; then
+		fail ci_diff "main (aaa) vs main (bbb): exit $st_pr_ok, want 0: $(cat "$TMP/main_main.err")"
+	elif [ "$(grep -E 'hot_(three|one) ' "$TMP/main_pr.txt")" != "$(grep -E 'hot_(three|one) ' "$TMP/files.txt")" ] ||
+		! grep -q 'hot_three' "$TMP/main_pr.txt"; then
+		fail ci_diff "the server's diff is not the files' diff: $(grep -E 'hot_' "$TMP/main_pr.txt") vs $(grep -E 'hot_' "$TMP/files.txt")"
+	elif [ "$st_none" != 2 ] || ! grep -q 'answered 401' "$TMP/none.err"; then
+		fail ci_diff "a query without the tenant: exit $st_none, want 2 after the server's 401: $(cat "$TMP/none.err")"
+	elif [ "$st_bad" != 2 ] || ! grep -q 'answered 400' "$TMP/bad.err"; then
+		fail ci_diff "a selector the server cannot parse: exit $st_bad, want 2 after its 400: $(cat "$TMP/bad.err")"
+	else
+		pass "ci: record --server pushed 3 tagged runs (tenant ci-tenant); diff --server main vs pr-7: $(grep -m1 'hot_three' "$TMP/main_pr.txt" | awk '{ print $1, "->", $2, $3 }') and exit 1, main vs main exit 0, as kiln diff of the files; no tenant: 401, exit 2"
+	fi
+}
+
 TESTS="test_push test_push_caps test_ingest test_files test_files_labels test_down_then_up test_503_then_ok test_429 test_400
 	test_otlp test_otlp_failures test_otlp_partial
 	test_slow_server test_queue_bound test_sigterm_flush test_auth test_basic_auth
 	test_metrics_health test_probes_slow_clients test_symbol_cache_ttl test_config test_kube_labels
-	test_kube_fail_closed test_kube_big_list"
+	test_kube_fail_closed test_kube_big_list test_pull test_cpu_metrics test_ci_diff"
 # all tests, or those named on the command line (e.g. test_push)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" != 0 ]; then

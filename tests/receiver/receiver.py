@@ -37,6 +37,9 @@ import zlib
 import otlp_decode
 
 PUSH_SUFFIX = "/push.v1.PusherService/Push"
+SELECT_MERGE_SUFFIX = "/querier.v1.QuerierService/SelectMergeProfile"
+# Profiles kept for the query API, oldest forgotten first.
+MAX_STORED_PROFILES = 20000
 INGEST_SUFFIX = "/ingest"
 OTLP_SUFFIX = "/v1development/profiles"     # OTLP/HTTP profiles, 1.10
 
@@ -96,7 +99,7 @@ class RequestError(Exception):
 # --------------------------------------------------------------------------
 # protobuf modules, generated at start
 
-PROTOS = ("push.proto", "types.proto", "profile.proto", "otlp_common.proto",
+PROTOS = ("push.proto", "types.proto", "profile.proto", "querier.proto", "otlp_common.proto",
           "otlp_resource.proto", "otlp_profiles.proto", "otlp_profiles_service.proto",
           "rpc_status.proto")
 
@@ -120,7 +123,7 @@ def generate_modules(proto_dir):
     sys.path.insert(0, out)
     try:
         mods = {k: importlib.import_module(m) for k, m in (
-            ("push", "push_pb2"), ("profile", "profile_pb2"),
+            ("push", "push_pb2"), ("profile", "profile_pb2"), ("querier", "querier_pb2"),
             ("otlp", "otlp_profiles_service_pb2"), ("status", "rpc_status_pb2"))}
     except ImportError as e:
         shutil.rmtree(out, ignore_errors=True)
@@ -520,6 +523,122 @@ def parse_ingest_name(name):
 
 
 # --------------------------------------------------------------------------
+# the query API
+
+SELECTOR_PAIR_RE = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*')
+
+
+def parse_selector(text):
+    """A Prometheus/Pyroscope label selector {a="b",c=~"d.*"} as
+    [(name, op, value or compiled regex)]; RequestError(400) when invalid."""
+    t = text.strip()
+    if not (t.startswith("{") and t.endswith("}")):
+        raise RequestError(400, "parse error: label selector %r is not in braces" % text)
+    body, out, pos = t[1:-1], [], 0
+    while body[pos:].strip():
+        m = SELECTOR_PAIR_RE.match(body, pos)
+        if not m:
+            raise RequestError(400, "parse error in label selector %r at %r" % (text, body[pos:]))
+        name, op = m.group(1), m.group(2)
+        value = re.sub(r"\\(.)", lambda x: {"n": "\n", "t": "\t"}.get(x.group(1), x.group(1)), m.group(3))
+        if op in ("=~", "!~"):
+            try:
+                value = re.compile("(?:%s)\\Z" % value)
+            except re.error as e:
+                raise RequestError(400, "invalid regular expression %r: %s" % (m.group(3), e))
+        out.append((name, op, value))
+        pos = m.end()
+        if pos < len(body):
+            if body[pos] != ",":
+                raise RequestError(400, "parse error in label selector %r: want ',' at %r" % (text, body[pos:]))
+            pos += 1
+    return out
+
+
+def selects(matchers, labels):
+    for name, op, v in matchers:
+        got = labels.get(name, "")
+        if op == "=" and got != v or op == "!=" and got == v:
+            return False
+        if op == "=~" and not v.match(got) or op == "!~" and v.match(got):
+            return False
+    return True
+
+
+def merge_profiles(stored, type_parts, matchers, start_ms, end_ms):
+    """Merges the stored profiles of type name:type:unit:period_type:
+    period_unit that the matchers select, with time_nanos in [start_ms,
+    end_ms], into one pprof Profile of that sample type: samples summed by
+    their stack of locations (mapping file and build id, address, lines of
+    function name, file and line). Returns (Profile, profiles used)."""
+    name, stype, sunit, ptype, punit = type_parts
+    strings, string_ix = [""], {"": 0}
+
+    def sx(v):
+        if v not in string_ix:
+            string_ix[v] = len(strings)
+            strings.append(v)
+        return string_ix[v]
+
+    out = PB["profile"].Profile()
+    mappings, functions, locations, samples = {}, {}, {}, collections.Counter()
+    period, used = 0, 0
+    for labels, raw in stored:
+        if labels.get("__name__") != name or not selects(matchers, labels):
+            continue
+        data = gunzip_limited(raw, MAX_BODY, "stored profile") if is_gzip(raw) else raw
+        prof = PB["profile"].Profile()
+        prof.ParseFromString(data)
+        st = prof.string_table
+        if not (start_ms * 1000000 <= prof.time_nanos <= end_ms * 1000000):
+            continue
+        if (st[prof.period_type.type], st[prof.period_type.unit]) != (ptype, punit):
+            continue
+        idx = [i for i, t in enumerate(prof.sample_type) if (st[t.type], st[t.unit]) == (stype, sunit)]
+        if not idx:
+            continue
+        used += 1
+        period = period or prof.period
+        maps = {m.id: m for m in prof.mapping}
+        funcs = {f.id: f for f in prof.function}
+        locs = {}
+        for l in prof.location:
+            m = maps.get(l.mapping_id)
+            mkey = (st[m.filename], st[m.build_id]) if m else None
+            lines = tuple((st[funcs[ln.function_id].name], st[funcs[ln.function_id].filename], ln.line)
+                          for ln in l.line)
+            locs[l.id] = (mkey, l.address, lines)
+        for smp in prof.sample:
+            samples[tuple(locs[i] for i in smp.location_id)] += smp.value[idx[0]]
+    for stack, value in samples.items():
+        if value <= 0:
+            continue
+        ids = []
+        for mkey, addr, lines in stack:
+            if (mkey, addr, lines) not in locations:
+                loc = out.location.add(id=len(locations) + 1, address=addr)
+                if mkey is not None:
+                    if mkey not in mappings:
+                        mappings[mkey] = out.mapping.add(id=len(mappings) + 1, filename=sx(mkey[0]),
+                                                         build_id=sx(mkey[1])).id
+                    loc.mapping_id = mappings[mkey]
+                for fname, ffile, line in lines:
+                    if (fname, ffile) not in functions:
+                        functions[(fname, ffile)] = out.function.add(
+                            id=len(functions) + 1, name=sx(fname), system_name=sx(fname),
+                            filename=sx(ffile)).id
+                    loc.line.add(function_id=functions[(fname, ffile)], line=line)
+                locations[(mkey, addr, lines)] = loc.id
+            ids.append(locations[(mkey, addr, lines)])
+        out.sample.add(location_id=ids, value=[value])
+    out.sample_type.add(type=sx(stype), unit=sx(sunit))
+    out.period_type.type, out.period_type.unit = sx(ptype), sx(punit)
+    out.period = period
+    out.string_table.extend(strings)
+    return out, used
+
+
+# --------------------------------------------------------------------------
 # shared state
 
 class State:
@@ -547,6 +666,7 @@ class State:
         self.profiles_by_service = collections.Counter()
         self.stacks_by_service = collections.defaultdict(collections.Counter)
         self.seen_ids = set()
+        self.stored = collections.deque(maxlen=MAX_STORED_PROFILES)
 
     def next_seq(self):
         with self.lock:
@@ -607,6 +727,16 @@ class State:
             if self.log_file:
                 self.log_file.write(json.dumps(entry, separators=(",", ":"), default=str) + "\n")
                 self.log_file.flush()
+
+    def store(self, tenant, profiles):
+        """Keep delivered profiles (labels, raw pprof) for the query API."""
+        with self.lock:
+            for labels, raw in profiles:
+                self.stored.append((tenant, labels, raw))
+
+    def stored_for(self, tenant):
+        with self.lock:
+            return [(l, r) for t, l, r in self.stored if t == tenant]
 
     def stats(self):
         with self.lock:
@@ -932,6 +1062,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 entry["kind"] = "otlp"
             elif path.endswith(INGEST_SUFFIX):
                 entry["kind"] = "ingest"
+            elif path.endswith(SELECT_MERGE_SUFFIX):
+                entry["kind"] = "select_merge"
             elif path == "/_control":
                 entry["kind"] = "control"
             elif path == "/_stats":
@@ -946,6 +1078,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             entry["body_size"] = len(body)
             if entry["kind"] in ("push", "ingest", "otlp"):
                 self.handle_ingestion(entry, body, url, headers, stacks_list)
+            elif entry["kind"] == "select_merge":
+                self.handle_select_merge(entry, body, headers)
             elif entry["kind"] == "control":
                 if self.command == "GET":
                     self.reply(entry, 200, state.control_view())
@@ -1056,11 +1190,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 e.extra_headers = {"Retry-After": str(fault["retry_after"])}
             raise e
 
+        tenant = headers.get("x-scope-orgid", "")
         if decode_error:
             if stacks:
                 # a partial success: what was stored counts as delivered
                 stacks_list.extend(stacks)
                 entry["delivered"] = True
+                if entry["kind"] == "push" and entry.get("status") != 429:
+                    state.store(tenant, getattr(self, "_stored", []))
             raise decode_error
 
         with state.lock:
@@ -1071,6 +1208,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         entry["delivered"] = True
         entry["status"] = 200
         if entry["kind"] == "push":
+            state.store(tenant, getattr(self, "_stored", []))
             if entry.get("protocol") == "connect+json":
                 self.send(200, b"{}", "application/json")
             else:
@@ -1079,6 +1217,56 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_otlp_response(entry)
         else:
             self.send(200, b"", "")
+
+    # -- the query API: SelectMergeProfile
+
+    def handle_select_merge(self, entry, body, headers):
+        """Merges the stored profiles a SelectMergeProfileRequest selects into
+        one pprof Profile, as Pyroscope's querier answers (Connect unary,
+        application/proto or application/json); scoped to the request's
+        tenant (X-Scope-OrgID), with the push's auth rules."""
+        state = self.server.state
+        if self.command != "POST":
+            raise RequestError(405, "%s needs POST" % entry["path"])
+        with state.lock:
+            required_auth = dict(state.require_auth)
+            required_headers = dict(state.require_headers)
+        msg = check_auth(required_auth, headers)
+        if msg:
+            raise RequestError(401, msg, "unauthenticated")
+        for k, want in required_headers.items():
+            if headers.get(k) != want:
+                raise RequestError(401, "missing or wrong %s header" % k, "unauthenticated")
+        ctype = (headers.get("content-type") or "").split(";")[0].strip().lower()
+        if ctype not in ("application/proto", "application/json"):
+            raise RequestError(415, "unsupported Content-Type %r: application/proto or application/json"
+                               % headers.get("content-type"))
+        body = self.decode_body_encoding(entry, body, headers)
+        req = PB["querier"].SelectMergeProfileRequest()
+        try:
+            if ctype == "application/proto":
+                req.ParseFromString(body)
+            else:
+                PB["json_format"].Parse(body.decode("utf-8"), req)
+        except Exception as e:
+            raise RequestError(400, "cannot decode SelectMergeProfileRequest: %s" % (str(e) or type(e).__name__))
+        parts = req.profile_typeID.split(":")
+        if len(parts) != 5 or not all(parts):
+            raise RequestError(400, "invalid profile type %r: want name:type:unit:period_type:period_unit"
+                               % req.profile_typeID)
+        matchers = parse_selector(req.label_selector)
+        if req.start > req.end:
+            raise RequestError(400, "invalid time range: start %d after end %d" % (req.start, req.end))
+        entry["select"] = {"profile_typeID": req.profile_typeID, "label_selector": req.label_selector,
+                          "start": req.start, "end": req.end}
+        merged, used = merge_profiles(state.stored_for(headers.get("x-scope-orgid", "")),
+                                      parts, matchers, req.start, req.end)
+        entry["matched_profiles"] = used
+        entry["status"] = 200
+        if ctype == "application/proto":
+            self.send(200, merged.SerializeToString(), "application/proto")
+        else:
+            self.send(200, PB["json_format"].MessageToJson(merged).encode(), "application/json")
 
     def decode_body_encoding(self, entry, body, headers):
         enc = (headers.get("content-encoding") or "identity").strip().lower()
@@ -1115,6 +1303,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def decode_push(self, entry, body, headers, limits):
         caps = self.server.state.caps
+        self._stored = []
         req, _ = self.parse_message(entry, body, headers, PB["push"].PushRequest(), {
             "application/proto": "connect+proto", "application/json": "connect+json"},
             "the push API (Connect unary)")
@@ -1152,6 +1341,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 # Pyroscope stores each series on its own
                 out["stored"] = True
                 stacks.extend(series_stacks)
+                self._stored.extend((dict(pairs), raw.raw_profile) for raw in s.samples)
             elif first_error is None:
                 first_error = RequestError(400, out["error"])
         entry["burst_bytes"] = burst

@@ -333,6 +333,38 @@ check stats "/_stats totals agree with the log" '
 curl -s -o "$TMP/query.body" "http://127.0.0.1:$PORT/_query?contains=spin&service_name=selftest"
 check query "/_query?contains=spin finds the spin stacks" 'js()["matched"] > 0 and js()["matched"] < js()["total"] and js()["services"]["selftest"]["matched_stacks"] >= 1'
 
+# ---------------------------------------------------------------- query API
+# (L[-1]: the query's own log entry)
+
+# q NAME SELECTOR [TYPE] [curl args...]: a SelectMergeProfileRequest in
+# Connect JSON over the last hour
+q() {
+	local name=$1 sel=$2 type=${3:-process_cpu:cpu:nanoseconds:cpu:nanoseconds} now_ms
+	shift 3 2>/dev/null || shift $#
+	now_ms=$(($(date +%s) * 1000))
+	$PY -c 'import json, sys; print(json.dumps({"profile_typeID": sys.argv[1], "labelSelector": sys.argv[2], "start": sys.argv[3], "end": sys.argv[4]}))' \
+		"$type" "$sel" $((now_ms - 3600000)) $((now_ms + 600000)) >"$TMP/$name.json"
+	post "$name" /querier.v1.QuerierService/SelectMergeProfile "$TMP/$name.json" -H 'Content-Type: application/json' "$@"
+}
+total='sum(int(v) for s in js().get("sample", []) for v in s["value"])'
+q q1 '{service_name="selftest"}'
+check q1 "query: SelectMergeProfile merges the stored profiles of a selector (cpu values, one sample type)" "L[-1]['status'] == 200 and L[-1]['matched_profiles'] >= 3 and $total > 0 and len(js()['sampleType']) == 1 and js()['stringTable'][int(js()['sampleType'][0]['type'])] == 'cpu'"
+cp "$TMP/q1.body" "$TMP/q1.saved"
+q q2 '{service_name=~"self.*", host!="nope"}'
+check q2 "query: regex and != matchers select the same profiles" "$total == (lambda b: sum(int(v) for s in b.get('sample', []) for v in s['value']))(__import__('json').load(open('$TMP/q1.saved')))"
+q q3 '{service_name="nothing"}'
+check q3 "query: no match answers an empty profile" "L[-1]['status'] == 200 and L[-1]['matched_profiles'] == 0 and $total == 0"
+q q4 'service_name="selftest"'
+check q4 "query: a selector without braces -> 400 parse error" 'L[-1]["status"] == 400 and "parse error" in js()["message"]'
+q q5 '{service_name="selftest"}' process_cpu:cpu
+check q5 "query: a bad profile type -> 400" 'L[-1]["status"] == 400 and "profile type" in js()["message"]'
+mk --out "$TMP/push_t2.bin" --label __name__=process_cpu --label service_name=t2svc
+push t2 "$TMP/push_t2.bin" -H 'X-Scope-OrgID: t2'
+q q6 '{service_name="t2svc"}'
+check q6 "query: another tenant's profiles are not seen" "L[-1]['status'] == 200 and $total == 0"
+q q7 '{service_name="t2svc"}' process_cpu:cpu:nanoseconds:cpu:nanoseconds -H 'X-Scope-OrgID: t2'
+check q7 "query: the tenant's own profiles are" "L[-1]['status'] == 200 and $total > 0"
+
 check helpers "logcheck.py helpers: has_function, stack_value, cpu" 'has_function("spin") and not has_function("nothere") and stack_value("spin") > 0 and cpu("selftest") > 0 and labels(D[0])["host"] == "h1"'
 
 # ---------------------------------------------------------------- keep-alive

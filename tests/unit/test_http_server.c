@@ -87,6 +87,7 @@ struct reply {
 	long status;
 	char ctype[128];
 	char allow[64];
+	char retry[16];
 	char body[8192];
 	size_t len;
 	bool overflow;
@@ -114,6 +115,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
 
 	if (len > 7 && strncasecmp(p, "Allow: ", 7) == 0)
 		snprintf(r->allow, sizeof(r->allow), "%.*s", (int)(len - 7 - 2), p + 7);
+	if (len > 13 && strncasecmp(p, "Retry-After: ", 13) == 0)
+		snprintf(r->retry, sizeof(r->retry), "%.*s", (int)(len - 13 - 2), p + 13);
 	return len;
 }
 
@@ -122,7 +125,7 @@ static void fetch(const char *host, uint16_t port, const char *method, const cha
 		  struct reply *r)
 {
 	CURL *c = curl_easy_init();
-	char url[128];
+	char url[640];
 	char *ctype = NULL;
 	CURLcode rc;
 
@@ -786,5 +789,100 @@ Test(metrics_http, output_parses_with_prometheus_client)
 		 "/usr/bin/python3 %s - 2>/dev/null", script);
 	rc = system(cmd);
 	cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 1, "%s: status %d", cmd, rc);
+	http_server__stop(s);
+}
+
+/* A profile handler that answers at once (echoing its arguments) or keeps
+ * the request for the test thread to answer. */
+struct deferred_agent {
+	bool later;
+	atomic_uintptr_t held;  /* the kept request, once the handler ran */
+	atomic_int calls;
+};
+
+static void deferred_profile(void *ctx, const struct http_arg *args, size_t nargs,
+			     struct http_deferred *d)
+{
+	struct deferred_agent *a = ctx;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	atomic_fetch_add(&a->calls, 1);
+	if (a->later) {
+		atomic_store(&a->held, (uintptr_t)d);
+		return;
+	}
+	f = open_memstream(&body, &len);
+	cr_assert_not_null(f);
+	for (size_t i = 0; i < nargs; i++)
+		fprintf(f, "%s=%s;", args[i].name, args[i].value);
+	fclose(f);
+	http_deferred__reply(d, 200, TEXT, body, len, 0);
+}
+
+struct fetch_job {
+	uint16_t port;
+	const char *path;
+	struct reply r;
+};
+
+static void *fetch_thread(void *arg)
+{
+	struct fetch_job *j = arg;
+
+	fetch("127.0.0.1", j->port, "GET", j->path, &j->r);
+	return NULL;
+}
+
+Test(metrics_http, profile_answered_at_once_with_its_arguments)
+{
+	struct deferred_agent a = { .later = false };
+	struct http_handlers h = { .profile = deferred_profile };
+	struct http_server *s = http_server__start("127.0.0.1:0", &h, &a);
+	struct http_server *probes = http_server__start_probes("127.0.0.1:0", &h, &a);
+	char path[512];
+	size_t pos;
+
+	cr_assert_not_null(s);
+	cr_assert_not_null(probes);
+	expect(s, "GET", "/debug/pprof/profile?seconds=3&pod=web%2Da&flag", 200, TEXT,
+	       "seconds=3;pod=web-a;flag=;");
+	/* It starts work: only GET, never on the probes' listener. */
+	expect(s, "HEAD", "/debug/pprof/profile", 405, NULL, NULL);
+	expect(probes, "GET", "/debug/pprof/profile", 404, NULL, NULL);
+	pos = (size_t)snprintf(path, sizeof(path), "/debug/pprof/profile?");
+	for (int i = 0; i <= HTTP_SERVER_MAX_ARGS; i++)
+		pos += (size_t)snprintf(path + pos, sizeof(path) - pos, "%sa%d=%d", i ? "&" : "", i, i);
+	expect(s, "GET", path, 400, TEXT, "more than 16 query arguments\n");
+	cr_assert_eq(atomic_load(&a.calls), 1);
+	http_server__stop(probes);
+	http_server__stop(s);
+}
+
+/* A request answered later, from another thread: meanwhile the server
+ * serves others (its thread is not held), and the answer, with its
+ * Retry-After, reaches the waiting client. */
+Test(metrics_http, profile_answered_later_from_another_thread)
+{
+	struct deferred_agent a = { .later = true };
+	struct http_handlers h = { .profile = deferred_profile };
+	struct http_server *s = http_server__start("127.0.0.1:0", &h, &a);
+	struct fetch_job j = { .path = "/debug/pprof/profile?seconds=1" };
+	pthread_t t;
+	char *body = strdup("later\n");
+
+	cr_assert_not_null(s);
+	j.port = http_server__port(s);
+	cr_assert_eq(pthread_create(&t, NULL, fetch_thread, &j), 0);
+	POLL_UNTIL(atomic_load(&a.held) != 0);
+	expect(s, "GET", "/metrics", 200, METRICS_CONTENT_TYPE, "");
+	expect(s, "GET", "/healthz", 200, TEXT, "ok\n");
+	http_deferred__reply((struct http_deferred *)atomic_load(&a.held), 429, TEXT, body,
+			     strlen(body), 7);
+	pthread_join(t, NULL);
+	cr_assert_eq(j.r.status, 429);
+	cr_assert_str_eq(j.r.body, "later\n");
+	cr_assert_str_eq(j.r.retry, "7");
 	http_server__stop(s);
 }

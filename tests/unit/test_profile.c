@@ -9,6 +9,7 @@
 
 #include "profile.pb-c.h"
 #include "profile/profile.h"
+#include "profile/profile_set.h"
 #include "unit_helpers.h"
 #include "profile/profile_priv.h"
 
@@ -236,4 +237,54 @@ Test(profile, big_input)
 				  "outer;outer;outer;outer;mid_7;leaf_12307 2\n"));
 	free(text);
 	profile__free(p);
+}
+
+/* kiln record's one profile of several label sets, split into one
+ * profile per set for the server: each stack under its label frame's
+ * set, the label frame itself gone, stacks without one under no labels. */
+Test(profile, split_by_label_frames)
+{
+	const char *na[] = { "branch", "service_name" }, *va[] = { "main", "app" };
+	const char *vb[] = { "pr-7", "app" };
+	struct labels a = { 0 }, b = { 0 }, none = { 0 };
+	char ta[256], tb[256];
+	struct profile *p = pr_new();
+	struct profile_set *set = profile_set__new(8);
+	struct profile_set_entry *e;
+	int err;
+
+	cr_assert_eq(labels__set_pairs(&a, na, va, 2), 0);
+	cr_assert_eq(labels__set_pairs(&b, na, vb, 2), 0);
+	cr_assert_gt(labels__to_text(&a, ta, sizeof(ta)), 0);
+	cr_assert_gt(labels__to_text(&b, tb, sizeof(tb)), 0);
+	struct frame sa[] = { { .kind = FRAME_LABELS, .name = ta }, pr_root("app"),
+			      pr_user("main", APP_START + 0x10), pr_user("hot", APP_START + 0x20) };
+	struct frame sb[] = { { .kind = FRAME_LABELS, .name = tb }, pr_root("app"),
+			      pr_user("main", APP_START + 0x10), pr_user("cold", APP_START + 0x30) };
+	pr_add(p, sa, 4, 30);
+	pr_add(p, sa, 3, 5);    /* main itself, under a */
+	pr_add(p, sb, 4, 7);
+	pr_add(p, sb + 1, 3, 2);        /* no labels */
+	cr_assert_not_null(set);
+	cr_assert_eq(profile_set__split(set, p), 0);
+	cr_assert_eq(profile_set__count(set), 3);
+	e = profile_set__get(set, &a, &err);
+	cr_assert_eq(profile__total(e->profile), 35);
+	cr_assert_eq(e->samples, 35);
+	cr_assert_eq(profile__stacks(e->profile), 2);
+	e = profile_set__get(set, &b, &err);
+	cr_assert_eq(profile__total(e->profile), 7);
+	e = profile_set__get(set, &none, &err);
+	cr_assert_eq(profile__total(e->profile), 2);
+	/* no label frame is left: the split profiles' roots are the process */
+	for (size_t i = 0; i < profile_set__count(set); i++) {
+		const struct profile *q = profile_set__entry(set, i)->profile;
+
+		for (uint32_t n = 1; n < q->tree.len; n++)
+			cr_assert_neq(q->locs[q->tree.nodes[n].key].kind, FRAME_LABELS);
+	}
+	profile_set__free(set);
+	profile__free(p);
+	labels__release(&a);
+	labels__release(&b);
 }

@@ -13,6 +13,7 @@
 
 #include "export/pyroscope.h"
 #include "push.pb-c.h"
+#include "querier.pb-c.h"
 #include "types.pb-c.h"
 #include "unit_helpers.h"
 
@@ -481,4 +482,23 @@ Test(pyroscope_ingest, tag_names_and_order)
 	cr_assert_eq(k.ntags, 4, "name %s", q.name);
 	cr_assert_str_eq(q.name, "svc.cpu{_st=x,a=1,app_kubernetes_io_name=web,b=2}");
 	labels__release(&l);
+}
+
+Test(pyroscope_query, select_merge_request_fields)
+{
+	Querier__V1__SelectMergeProfileRequest *r;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	cr_assert_eq(pyroscope__select_merge_request(PYROSCOPE_CPU_TYPE,
+						     "{service_name=\"app\",branch=\"main\"}",
+						     1700000000000, 1700003600000, &buf, &len), 0);
+	r = querier__v1__select_merge_profile_request__unpack(NULL, len, buf);
+	cr_assert_not_null(r);
+	cr_assert_str_eq(r->profile_typeid, "process_cpu:cpu:nanoseconds:cpu:nanoseconds");
+	cr_assert_str_eq(r->label_selector, "{service_name=\"app\",branch=\"main\"}");
+	cr_assert_eq(r->start, 1700000000000);
+	cr_assert_eq(r->end, 1700003600000);
+	querier__v1__select_merge_profile_request__free_unpacked(r, NULL);
+	free(buf);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Burns CPU in two functions, 3:1: each round calls hot_three() with
- * probability 3/4, else hot_one(), both doing the same work. The choice is
+ * probability 3/4 (argv[2] percent, when given), else hot_one(), both
+ * doing the same work. The choice is
  * random so the rounds cannot alias with the sampling period. One thread
  * per online CPU, so a profile of a few seconds has enough samples for a
  * tight share estimate, each burning argv[1] seconds (default 5) of its
@@ -40,6 +41,7 @@ __attribute__((noinline)) void hot_one(void)
 }
 
 static double seconds;
+static unsigned percent_three = 75;
 
 static void *burn(void *arg)
 {
@@ -50,7 +52,7 @@ static void *burn(void *arg)
 			x ^= x << 13;
 			x ^= x >> 7;
 			x ^= x << 17;
-			if (x % 4 != 0)
+			if (x % 100 < percent_three)
 				hot_three();
 			else
 				hot_one();
@@ -65,6 +67,8 @@ int main(int argc, char **argv)
 	pthread_t t[256];
 
 	seconds = argc > 1 ? atof(argv[1]) : 5.0;
+	if (argc > 2)
+		percent_three = (unsigned)atoi(argv[2]);
 	if (n < 1 || n > 256)
 		n = n < 1 ? 1 : 256;
 	for (long i = 1; i < n; i++)

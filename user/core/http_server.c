@@ -16,12 +16,21 @@
  * (HTTP_SERVER_PER_IP_CONNECTIONS; MHD closes the others at once); a
  * client that holds slots from many addresses is met by the probes'
  * own listener (http_server__start_probes(), --health-addr), whose slots
- * the metrics clients never see. */
+ * the metrics clients never see.
+ *
+ * Deferred requests (/debug/pprof/profile): the handler gets a struct
+ * http_deferred and answers it now or from another thread. Until then the
+ * connection is suspended, so the polling thread keeps serving others.
+ * Answer and suspension meet under the server's lock: an answer that
+ * comes before the suspension is queued at once, one that comes after
+ * resumes the connection, and MHD calls on_request again to queue it. The
+ * struct is freed when MHD says the request completed. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +44,7 @@
 
 #define TEXT_PLAIN "text/plain; charset=utf-8"
 #define LISTEN_BACKLOG 64
+#define PROFILE_PATH "/debug/pprof/profile"
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -45,6 +55,20 @@ struct http_server {
 	const char *flag;            /* --metrics-addr or --health-addr */
 	bool probes_only;            /* /metrics is 404 here */
 	uint16_t port;
+	pthread_mutex_t lock;        /* deferred answers against suspension */
+};
+
+/* req_cls of a request whose headers are in (any non-NULL address). */
+static int headers_seen;
+
+struct http_deferred {
+	struct http_server *s;
+	struct MHD_Connection *conn;
+	bool suspended, answered;   /* under s->lock */
+	unsigned status, retry_after_s;
+	const char *type;
+	void *body;
+	size_t len;
 };
 
 int http_addr__parse(const char *addr, struct sockaddr_storage *ss, socklen_t *len,
@@ -249,31 +273,139 @@ static enum MHD_Result serve_check(struct http_server *s, struct MHD_Connection 
 	return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, body);
 }
 
+void http_deferred__reply(struct http_deferred *d, unsigned status, const char *type,
+			  void *body, size_t len, unsigned retry_after_s)
+{
+	struct http_server *s = d->s;
+
+	pthread_mutex_lock(&s->lock);
+	d->status = status;
+	d->type = type;
+	d->body = body;
+	d->len = body ? len : 0;
+	d->retry_after_s = retry_after_s;
+	d->answered = true;
+	/* MHD_resume_connection is safe from any thread with MHD_USE_ITC. */
+	if (d->suspended)
+		MHD_resume_connection(d->conn);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Queues d's answer; its body goes to the response. */
+static enum MHD_Result queue_deferred(struct http_deferred *d)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret = MHD_NO;
+	char retry[16];
+
+	r = MHD_create_response_from_buffer(d->len, d->body, MHD_RESPMEM_MUST_FREE);
+	if (!r)
+		return MHD_NO;
+	d->body = NULL;
+	snprintf(retry, sizeof(retry), "%u", d->retry_after_s);
+	if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, d->type) == MHD_YES &&
+	    (!d->retry_after_s ||
+	     MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry) == MHD_YES))
+		ret = MHD_queue_response(d->conn, d->status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+struct args {
+	struct http_arg v[HTTP_SERVER_MAX_ARGS];
+	size_t n;
+	bool over;
+};
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	struct args *a = cls;
+
+	if (a->n == HTTP_SERVER_MAX_ARGS) {
+		a->over = true;
+		return MHD_NO;
+	}
+	a->v[a->n++] = (struct http_arg){ key, value ? value : "" };
+	return MHD_YES;
+}
+
+/* GET /debug/pprof/profile, once its request is in: hands it to the
+ * handler, then queues the answer or suspends until it comes. */
+static enum MHD_Result serve_deferred(struct http_server *s, struct MHD_Connection *conn,
+				      void **req_cls)
+{
+	struct http_deferred *d;
+	struct args a = { .n = 0 };
+	enum MHD_Result ret = MHD_YES;
+	char body[64];
+
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
+	if (a.over) {
+		snprintf(body, sizeof(body), "more than %d query arguments\n", HTTP_SERVER_MAX_ARGS);
+		return reply_text(conn, MHD_HTTP_BAD_REQUEST, body);
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	d->s = s;
+	d->conn = conn;
+	*req_cls = d;   /* freed by on_completed */
+	s->h.profile(s->ctx, a.v, a.n, d);
+	pthread_mutex_lock(&s->lock);
+	if (d->answered) {
+		ret = queue_deferred(d);
+	} else {
+		d->suspended = true;
+		MHD_suspend_connection(conn);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+			 enum MHD_RequestTerminationCode code)
+{
+	struct http_deferred *d = *req_cls;
+
+	if (!d || (void *)d == (void *)&headers_seen)
+		return;
+	free(d->body);
+	free(d);
+	*req_cls = NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size,
 				  void **req_cls)
 {
-	static int headers_seen;
 	struct http_server *s = cls;
+	bool profile = strcmp(url, PROFILE_PATH) == 0 && s->h.profile && !s->probes_only;
 
 	/* MHD calls this once the headers are in, then again for each piece
 	 * of body and once more at its end. A response queued on the first
 	 * call makes MHD close the connection rather than read the body: what
 	 * we want for a refused method, not for GETs, which scrapers send
 	 * over kept-alive connections. */
-	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+	    (profile || strcmp(method, MHD_HTTP_METHOD_HEAD) != 0))
 		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (!*req_cls) {
 		*req_cls = &headers_seen;
 		return MHD_YES;
 	}
+	/* Called again after a resume: the answer is in. */
+	if (*req_cls != &headers_seen)
+		return queue_deferred(*req_cls);
 	if (*upload_data_size) {
 		*upload_data_size = 0; /* a GET body means nothing: dropped */
 		return MHD_YES;
 	}
 	if (strcmp(url, "/metrics") == 0 && !s->probes_only)
 		return serve_metrics(s, conn);
+	if (profile)
+		return serve_deferred(s, conn, req_cls);
 	if (strcmp(url, "/healthz") == 0)
 		return serve_check(s, conn, s->h.healthy, "unhealthy");
 	if (strcmp(url, "/ready") == 0)
@@ -332,6 +464,7 @@ static struct http_server *start(const char *addr, const struct http_handlers *h
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		goto cleanup;
+	pthread_mutex_init(&s->lock, NULL);
 	s->h = h ? *h : none;
 	s->ctx = ctx;
 	s->flag = flag;
@@ -342,11 +475,13 @@ static struct http_server *start(const char *addr, const struct http_handlers *h
 	if (!s->addr || !s->metrics)
 		goto cleanup;
 
-	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+		MHD_ALLOW_SUSPEND_RESUME;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
 				     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 				     MHD_OPTION_LISTEN_SOCKET, fd,
 				     MHD_OPTION_CONNECTION_LIMIT,
 				     (unsigned int)HTTP_SERVER_MAX_CONNECTIONS,
@@ -375,6 +510,7 @@ cleanup:
 	if (s) {
 		metrics_buf__free(s->metrics);
 		free(s->addr);
+		pthread_mutex_destroy(&s->lock);
 		free(s);
 	}
 	errno = -err;
@@ -407,5 +543,6 @@ void http_server__stop(struct http_server *s)
 	MHD_stop_daemon(s->daemon);
 	metrics_buf__free(s->metrics);
 	free(s->addr);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

@@ -10,6 +10,9 @@
  *             partial scrape would silently lose series).
  *   /healthz  200 "ok\n", or 503 "<reason>\n" when healthy() says false.
  *   /ready    the same with ready().
+ *   /debug/pprof/profile  (GET only, not on the probes' listener) what
+ *             the profile handler answers, now or later
+ *             (http_deferred__reply); 404 without one.
  *   other     404; methods other than GET and HEAD get 405.
  *
  * THREADING: the handlers run on the server's thread, never on the
@@ -17,7 +20,10 @@
  * threads write (counters, state) must be read with atomics
  * (__atomic_load_n, <stdatomic.h>) or under a lock the writers also take;
  * a plain load is a data race. Handlers must not block for long: while one
- * runs, no other request is served and http_server__stop() waits for it. */
+ * runs, no other request is served and http_server__stop() waits for it.
+ * A request that waits (a profile of the next N seconds) is suspended
+ * (MHD_suspend_connection) until its answer comes from another thread:
+ * it holds a connection slot, never the server's thread. */
 #ifndef KILN_CORE_HTTP_SERVER_H
 #define KILN_CORE_HTTP_SERVER_H
 
@@ -36,6 +42,25 @@
 /* A connection that sends nothing for this long is closed. */
 #define HTTP_SERVER_TIMEOUT_S 5
 
+/* Query arguments of one request handed to a handler: at most
+ * HTTP_SERVER_MAX_ARGS (a request with more gets 400); valid only during
+ * the handler's call. */
+#define HTTP_SERVER_MAX_ARGS 16
+struct http_arg {
+	const char *name;
+	const char *value;      /* "" for a bare name */
+};
+
+/* A request answered later, from any thread. */
+struct http_deferred;
+
+/* Answers d, exactly once, from any thread: status, content type (a
+ * static string) and body (malloc'd, taken even on failure; NULL with len
+ * 0 for none); retry_after_s > 0 adds Retry-After. After the call d is the
+ * server's: do not touch it. */
+void http_deferred__reply(struct http_deferred *d, unsigned status, const char *type,
+			  void *body, size_t len, unsigned retry_after_s);
+
 /* Any handler may be NULL: /metrics then serves an empty exposition, and
  * /healthz or /ready always answer "ok". */
 struct http_handlers {
@@ -46,6 +71,11 @@ struct http_handlers {
 	 * terminated, into reason[n] (it is truncated to fit). */
 	bool (*healthy)(void *ctx, char *reason, size_t n);
 	bool (*ready)(void *ctx, char *reason, size_t n);
+	/* GET /debug/pprof/profile with its query arguments: must answer d
+	 * with http_deferred__reply, during the call or later from another
+	 * thread, and before http_server__stop(). */
+	void (*profile)(void *ctx, const struct http_arg *args, size_t nargs,
+			struct http_deferred *d);
 };
 
 struct http_server;
@@ -74,8 +104,8 @@ struct http_server *http_server__start_probes(const char *addr, const struct htt
 /* The port actually bound (the chosen one when addr asked for port 0). */
 uint16_t http_server__port(const struct http_server *s);
 /* Stops listening, closes every connection and joins the server thread;
- * returns within a second unless a handler is still running. Accepts
- * NULL. */
+ * returns within a second unless a handler is still running. Every
+ * deferred request must have been answered. Accepts NULL. */
 void http_server__stop(struct http_server *s);
 
 /* Parses addr as http_server__start() does, without logging. 0 or

@@ -26,6 +26,13 @@ struct http_client {
 	size_t response_len;
 	double retry_after;
 	const volatile int *abort_flag;
+	/* http_client__post_read: the whole answer, up to sink_max bytes */
+	struct {
+		uint8_t *buf;
+		size_t len, cap, max;
+		bool over;
+		bool on;
+	} sink;
 };
 
 /* Reads a secret file into *out (its first line), replacing what *out held
@@ -65,6 +72,30 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
 	struct http_client *c = ctx;
 	size_t len = size * nmemb, room = RESPONSE_MAX - 1 - c->response_len;
 
+	if (c->sink.on && !c->sink.over) {
+		size_t need = c->sink.len + len;
+
+		if (need > c->sink.max) {
+			c->sink.over = true;
+			return 0;       /* CURLE_WRITE_ERROR: ends the transfer */
+		}
+		if (need > c->sink.cap) {
+			size_t cap = c->sink.cap ? c->sink.cap : 65536;
+			uint8_t *b;
+
+			while (cap < need)
+				cap *= 2;
+			b = realloc(c->sink.buf, cap);
+			if (!b) {
+				c->sink.over = true;
+				return 0;
+			}
+			c->sink.buf = b;
+			c->sink.cap = cap;
+		}
+		memcpy(c->sink.buf + c->sink.len, data, len);
+		c->sink.len = need;
+	}
 	/* Keep the head of the answer, discard the rest: bounded. */
 	if (len < room)
 		room = len;
@@ -238,8 +269,14 @@ static int post_once(struct http_client *c, const char *url, const char *content
 		curl_easy_setopt(c->curl, CURLOPT_USERNAME, c->o.basic_auth_user);
 		curl_easy_setopt(c->curl, CURLOPT_PASSWORD, c->password);
 	}
+	c->sink.len = 0;
+	c->sink.over = false;
 	rc = curl_easy_perform(c->curl);
-	if (rc != CURLE_OK) {
+	if (rc != CURLE_OK && c->sink.over) {
+		snprintf(res->error, sizeof(res->error), "the answer is larger than %zu bytes",
+			 c->sink.max);
+		err = -EFBIG;
+	} else if (rc != CURLE_OK) {
 		snprintf(res->error, sizeof(res->error), "%s", curl_easy_strerror(rc));
 		err = rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -ECONNREFUSED;
 	} else {
@@ -288,10 +325,32 @@ int http_client__post(struct http_client *c, const char *url, const char *conten
 	return err;
 }
 
+int http_client__post_read(struct http_client *c, const char *url, const char *content_type,
+			   const void *body, size_t len, size_t max, uint8_t **out, size_t *out_len,
+			   struct http_result *res)
+{
+	int err;
+
+	c->sink.on = true;
+	c->sink.max = max;
+	err = http_client__post(c, url, content_type, NULL, body, len, res);
+	c->sink.on = false;
+	*out = NULL;
+	*out_len = 0;
+	if (!err) {
+		*out = c->sink.buf;
+		*out_len = c->sink.len;
+		c->sink.buf = NULL;
+		c->sink.len = c->sink.cap = 0;
+	}
+	return err;
+}
+
 void http_client__free(struct http_client *c)
 {
 	if (!c)
 		return;
+	free(c->sink.buf);
 	if (c->curl)
 		curl_easy_cleanup(c->curl);
 	curl_slist_free_all(c->fixed);

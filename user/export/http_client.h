@@ -51,6 +51,12 @@ int http_client__reload(struct http_client *c);
 int http_client__post(struct http_client *c, const char *url, const char *content_type,
 		      const char *content_encoding, const void *body, size_t len,
 		      struct http_result *res);
+/* http_client__post (no Content-Encoding) that also returns the answer's
+ * body in *out (malloc'd, NULL when empty; the caller frees it): at most
+ * max bytes, past which the transfer ends with -EFBIG (res->error says so). */
+int http_client__post_read(struct http_client *c, const char *url, const char *content_type,
+			   const void *body, size_t len, size_t max, uint8_t **out, size_t *out_len,
+			   struct http_result *res);
 /* A transfer in progress is abandoned as soon as *flag becomes true
  * (shutdown deadline). */
 void http_client__set_abort(struct http_client *c, const volatile int *flag);

@@ -12,6 +12,7 @@
 #include "core/utf8.h"
 #include "export/pyroscope.h"
 #include "push.pb-c.h"
+#include "querier.pb-c.h"
 
 /* Pyroscope accepts at most 30 labels per series. */
 #define MAX_WIRE_LABELS 30
@@ -197,4 +198,21 @@ int pyroscope__ingest_url(const char *server, const struct labels *l, int64_t fr
 		       server, escaped, from, until, hz);
 	curl_free(escaped);
 	return len < 0 ? -ENOMEM : 0;
+}
+
+int pyroscope__select_merge_request(const char *type_id, const char *selector, int64_t start_ms,
+				    int64_t end_ms, uint8_t **out, size_t *len)
+{
+	Querier__V1__SelectMergeProfileRequest req = QUERIER__V1__SELECT_MERGE_PROFILE_REQUEST__INIT;
+
+	req.profile_typeid = (char *)type_id;
+	req.label_selector = (char *)selector;
+	req.start = start_ms;
+	req.end = end_ms;
+	*len = querier__v1__select_merge_profile_request__get_packed_size(&req);
+	*out = malloc(*len ? *len : 1);
+	if (!*out)
+		return -ENOMEM;
+	querier__v1__select_merge_profile_request__pack(&req, *out);
+	return 0;
 }

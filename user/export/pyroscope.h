@@ -13,6 +13,10 @@
 #include "core/labels.h"
 
 #define PYROSCOPE_PUSH_PATH "/push.v1.PusherService/Push"
+/* The query API's merged profile (Connect unary, application/proto). */
+#define PYROSCOPE_SELECT_MERGE_PATH "/querier.v1.QuerierService/SelectMergeProfile"
+/* The profile type of what kiln pushes, in the CPU time values. */
+#define PYROSCOPE_CPU_TYPE "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 #define PYROSCOPE_PROFILE_NAME "process_cpu"
 /* service_name of a label set without one (OpenTelemetry's word) */
 #define PYROSCOPE_UNKNOWN_SERVICE "unknown_service"
@@ -28,6 +32,11 @@ struct pyroscope_series {
  * *out is malloc'd. 0 or -errno. */
 int pyroscope__push_request(const struct pyroscope_series *s, size_t n, uint8_t **out,
 			    size_t *len);
+/* Encodes a SelectMergeProfileRequest for profiles of type_id (see
+ * PYROSCOPE_CPU_TYPE) whose labels selector selects ("{k=\"v\",...}")
+ * over [start_ms, end_ms] of the epoch. *out is malloc'd. 0 or -errno. */
+int pyroscope__select_merge_request(const char *type_id, const char *selector, int64_t start_ms,
+				    int64_t end_ms, uint8_t **out, size_t *len);
 /* The /ingest URL for one label set's pprof covering [from, until) unix
  * seconds, sampled at hz: name=<service_name>.cpu{k=v,...}, percent-encoded.
  * Pyroscope's name parser has no escapes: the service name keeps only

@@ -211,24 +211,35 @@ static struct frame location_frame(const struct profile *p, const struct locatio
 	return f;
 }
 
+/* The frames of p's node i, root first, into *frames (*cap entries,
+ * grown); *depth gets their number. 0 or -ENOMEM. */
+static int stack_frames(const struct profile *p, uint32_t i, struct frame **frames, size_t *cap,
+			size_t *depth)
+{
+	const struct stack_node *nodes = p->tree.nodes;
+	size_t k = 0;
+	int err;
+
+	for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
+		k++;
+	err = array_reserve(*frames, *cap, k);
+	if (err)
+		return err;
+	*depth = k;
+	for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
+		(*frames)[--k] = location_frame(p, &p->locs[nodes[n].key]);
+	return 0;
+}
+
 /* Adds the stack of src's node i to dst, count times; frames is scratch
  * (*cap entries). 0 or -ENOMEM. */
 static int add_stack_of(struct profile *dst, const struct profile *src, uint32_t i,
 			uint64_t count, struct frame **frames, size_t *cap)
 {
-	const struct stack_node *nodes = src->tree.nodes;
-	size_t depth = 0, k;
-	int err;
+	size_t depth;
+	int err = stack_frames(src, i, frames, cap, &depth);
 
-	for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
-		depth++;
-	err = array_reserve(*frames, *cap, depth);
-	if (err)
-		return err;
-	k = depth;
-	for (uint32_t n = i; n != STACK_TREE_ROOT; n = nodes[n].parent)
-		(*frames)[--k] = location_frame(src, &src->locs[nodes[n].key]);
-	return profile__add(dst, *frames, depth, count);
+	return err ? err : profile__add(dst, *frames, depth, count);
 }
 
 int profile__merge(struct profile *dst, const struct profile *src)
@@ -240,6 +251,21 @@ int profile__merge(struct profile *dst, const struct profile *src)
 	for (uint32_t i = 1; i < src->tree.len && !err; i++)
 		if (src->tree.nodes[i].self)
 			err = add_stack_of(dst, src, i, src->tree.nodes[i].self, &frames, &cap);
+	free(frames);
+	return err;
+}
+
+int profile__each_stack(const struct profile *p,
+			int (*fn)(void *ctx, const struct frame *frames, size_t n, uint64_t count),
+			void *ctx)
+{
+	struct frame *frames = NULL;
+	size_t cap = 0, depth;
+	int err = 0;
+
+	for (uint32_t i = 1; i < p->tree.len && !err; i++)
+		if (p->tree.nodes[i].self && !(err = stack_frames(p, i, &frames, &cap, &depth)))
+			err = fn(ctx, frames, depth, p->tree.nodes[i].self);
 	free(frames);
 	return err;
 }

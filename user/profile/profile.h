@@ -26,6 +26,12 @@ int profile__add(struct profile *p, const struct frame *frames, size_t n,
 /* Adds every stack of src to dst (which may not be src). 0 or -ENOMEM;
  * on failure dst holds part of src. */
 int profile__merge(struct profile *dst, const struct profile *src);
+/* Calls fn for every stack of p with samples of its own: its frames (root
+ * first, valid during the call) and count; stops at fn's first non-zero
+ * return, which it returns. 0, fn's error or -ENOMEM. */
+int profile__each_stack(const struct profile *p,
+			int (*fn)(void *ctx, const struct frame *frames, size_t n, uint64_t count),
+			void *ctx);
 /* Distinct stacks: what a pprof's sample count is. */
 size_t profile__stacks(const struct profile *p);
 /* A copy of p with at most keep stacks: the heaviest keep - 1, and the

@@ -102,3 +102,36 @@ void profile_set__free(struct profile_set *s)
 	hashmap__clear(&s->index);
 	free(s);
 }
+
+struct split {
+	struct profile_set *set;
+	struct labels labels;
+};
+
+static int split_stack(void *ctx, const struct frame *frames, size_t n, uint64_t count)
+{
+	struct split *sp = ctx;
+	size_t first = frames[0].kind == FRAME_LABELS;
+	struct profile_set_entry *e;
+	int err = 0;
+
+	sp->labels.len = sp->labels.n = 0;
+	if (first && (err = labels__from_text(&sp->labels, frames[0].name)))
+		return err;
+	if (n == first)
+		return 0;       /* labels and nothing else: no stack to add */
+	e = profile_set__get(sp->set, &sp->labels, &err);
+	if (!e)
+		return err;
+	e->samples += count;
+	return profile__add(e->profile, frames + first, n - first, count);
+}
+
+int profile_set__split(struct profile_set *set, const struct profile *src)
+{
+	struct split sp = { set, { 0 } };
+	int err = profile__each_stack(src, split_stack, &sp);
+
+	labels__release(&sp.labels);
+	return err;
+}

@@ -29,5 +29,11 @@ struct profile_set_entry *profile_set__entry(struct profile_set *s, size_t i);
 uint64_t profile_set__total(const struct profile_set *s);
 size_t profile_set__bytes(const struct profile_set *s);
 void profile_set__free(struct profile_set *s);
+/* Adds every stack of src to set, each under the labels of its leading
+ * FRAME_LABELS frame (which is not added; stacks without one go under the
+ * empty set): one profile of several label sets (kiln record's) split
+ * into one profile per set. 0, -ENOSPC (max_sets), -EINVAL (a label
+ * frame that is no label set) or -ENOMEM; set then holds part of src. */
+int profile_set__split(struct profile_set *set, const struct profile *src);
 
 #endif
