@@ -430,4 +430,4 @@ else
 fi
 RPID=
 
-finish 61
+finish 68
