@@ -506,30 +506,33 @@ static bool read_all_stacks(struct sampler *s, int fd)
 	}
 }
 
-static const uint64_t *stack_get(struct sampler *s, int fd, uint64_t id, uint32_t *n,
-				 uint32_t *flags, struct drain_stats *st)
+/* The slot (1-based; 0: none) of stack id, read from the map unless it
+ * was already. Slots and frames may move (realloc) while more are added:
+ * callers turn slots into pointers only once they have all they need. */
+static uintptr_t stack_slot(struct sampler *s, int fd, uint64_t id, struct drain_stats *st)
 {
-	struct stack_slot *slot;
 	uintptr_t idx;
+	bool found;
 
-	*n = 0;
-	*flags = 0;
 	if (id == 0)
-		return NULL;
+		return 0;
 	idx = (uintptr_t)hashmap__get_u64(&s->read_stacks, id);
-	if (!idx) {
-		bool found = !s->stacks_read && bpf_map_lookup_elem(fd, &id, &s->stack) == 0;
+	if (idx)
+		return idx;
+	found = !s->stacks_read && bpf_map_lookup_elem(fd, &id, &s->stack) == 0;
+	if (!found)
+		st->stacks_missing++;
+	return slot_add(s, id, &s->stack, found) ? 0 : s->nslots;
+}
 
-		if (!found)
-			st->stacks_missing++;
-		if (slot_add(s, id, &s->stack, found))
-			return NULL;
-		idx = s->nslots;
-	}
-	slot = &s->slots[idx - 1];
-	*n = slot->n;
-	*flags = slot->flags;
-	return slot->n ? s->frames + slot->off : NULL;
+static const uint64_t *slot_frames(const struct sampler *s, uintptr_t idx, uint32_t *n,
+				   uint32_t *flags)
+{
+	const struct stack_slot *slot = idx ? &s->slots[idx - 1] : NULL;
+
+	*n = slot ? slot->n : 0;
+	*flags = slot ? slot->flags : 0;
+	return *n ? s->frames + slot->off : NULL;
 }
 
 static void emit_chunk(struct sampler *s, int stack_fd, uint32_t count, sample_fn fn,
@@ -537,10 +540,12 @@ static void emit_chunk(struct sampler *s, int stack_fd, uint32_t count, sample_f
 {
 	for (uint32_t i = 0; i < count; i++) {
 		struct drained_sample d = { .key = &s->keys[i], .count = s->values[i] };
+		uintptr_t k = stack_slot(s, stack_fd, s->keys[i].kstack, st);
+		uintptr_t u = stack_slot(s, stack_fd, s->keys[i].ustack, st);
 		uint32_t kflags;
 
-		d.kips = stack_get(s, stack_fd, s->keys[i].kstack, &d.kn, &kflags, st);
-		d.uips = stack_get(s, stack_fd, s->keys[i].ustack, &d.un, &d.uflags, st);
+		d.kips = slot_frames(s, k, &d.kn, &kflags);
+		d.uips = slot_frames(s, u, &d.un, &d.uflags);
 		for (unsigned b = 0; b < sizeof(st->ustack_flags) / sizeof(st->ustack_flags[0]); b++)
 			if (d.uflags & (1u << b))
 				st->ustack_flags[b] += d.count;
