@@ -422,12 +422,17 @@ for name in ("cpu.folded", "other.folded"):
     for pid in range(last, last + 400):
         os.symlink(d + "/victim", "%s/shared/%s.tmp.%d" % (d, name, pid))
 ' "$d" || { fail output_symlink_clobber "cannot plant the links as nobody"; return; }
-	timeout 60 "$KILN" record -q -d 1 --stats "$d/stats.json" -o "$d/shared/cpu.folded" \
-		2>"$d/err1"
+	# Each record profiles its own busy child: on an idle machine a
+	# system-wide second may hold no sample, and an empty profile would
+	# prove nothing about where it was written.
+	timeout 60 "$KILN" record -q --stats "$d/stats.json" -o "$d/shared/cpu.folded" \
+		-- "$WORKLOADS/cpu_ratio" 1 2>"$d/err1"
 	rc=$?
-	timeout 60 "$KILN" record -q -d 1 -o "$d/shared/other.folded" 2>"$d/err2"
+	timeout 60 "$KILN" record -q -o "$d/shared/other.folded" \
+		-- "$WORKLOADS/cpu_ratio" 1 2>"$d/err2"
 	rc2=$?
-	timeout 60 "$KILN" record -q -d 1 -o "$d/evil/cpu.folded" 2>"$d/err3"
+	timeout 60 "$KILN" record -q -o "$d/evil/cpu.folded" \
+		-- "$WORKLOADS/cpu_ratio" 1 2>"$d/err3"
 	rc3=$?
 	link=$(json "$d/stats.json" output_refused link 2>/dev/null)
 	mode=$(stat -c '%a %U' "$d/shared/other.folded" 2>/dev/null)
