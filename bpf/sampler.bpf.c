@@ -198,11 +198,13 @@ enum { IT_NOT_HANDED = 0, IT_REPLACED = 1, IT_KEPT = 2 };
 struct walk {
 	struct kiln_sample_key key;
 	__u64 pc, sp, fp;
+	__u64 lr;               /* arm64: x30 of the interrupted frame */
 	__u64 hash;             /* of the frames walked so far (hash_mix) */
 	__u32 gen;
 	__u32 tail_calls;
 	__u32 pc_is_ra;         /* pc is a return address: look up pc - 1 */
-	__u32 pad;
+	__u32 lr_known;         /* lr is this frame's x30: the first frame, or
+				 * the one a signal interrupted */
 	/* The interpreter walk (kiln_py, kiln_rb), for the process's language
 	 * it_lang: the next interpreter frame to emit (Ruby: and where its
 	 * control frames end), IT_* state, frames emitted, the process's
@@ -425,6 +427,18 @@ static __always_inline int read_user(__u64 *dst, __u64 addr)
 	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
 }
 
+/* A saved return address as a code address: arm64 code built with
+ * pointer authentication signs it in the bits above the 48-bit user
+ * address space. */
+static __always_inline __u64 strip_pac(__u64 ra)
+{
+#ifdef __TARGET_ARCH_arm64
+	return ra & ((1ull << 48) - 1);
+#else
+	return ra;
+#endif
+}
+
 /* The executable mapping of pm holding pc, or NULL. */
 static __always_inline const struct kiln_exec_map *find_map(const struct kiln_proc_maps *pm,
 							    __u64 pc)
@@ -505,36 +519,48 @@ static __always_inline int fp_step(struct walk *w, bool other_stack)
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_READ);
 	w->sp = w->fp + 16;
 	w->fp = frame[0];
-	w->pc = frame[1];
+	w->pc = strip_pac(frame[1]);
 	w->pc_is_ra = 1;
+	w->lr_known = 0;
 	w->stack.flags |= KILN_STACK_FP_STEPS;
 	count_unwind(KILN_UW_FRAMES_FP);
 	return w->pc ? WALK_ON : WALK_END;
 }
 
-/* The caller's registers, once its CFA is known. */
-static __always_inline int cfa_step(struct walk *w, __u64 cfa, __u64 fp)
+/* The caller's registers, once its CFA is known: the return address
+ * saved at cfa + ra_off, or (ra_in_lr) still in x30, which only the
+ * interrupted frame knows; the CFA lies above sp, or at it when nothing
+ * was pushed (an arm64 leaf). */
+static __always_inline int cfa_step(struct walk *w, __u64 cfa, __u64 fp, bool ra_in_lr,
+				    __s64 ra_off)
 {
 	__u64 ra;
 
-	if (cfa <= w->sp)
+	if (cfa < w->sp || (cfa == w->sp && !ra_in_lr))
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_BAD_CFA);
-	if (read_user(&ra, cfa - 8))
+	if (ra_in_lr) {
+		if (!w->lr_known)
+			return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_LR);
+		ra = w->lr;
+	} else if (read_user(&ra, cfa + ra_off)) {
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_READ);
+	}
 	w->sp = cfa;
 	w->fp = fp;
-	w->pc = ra;
+	w->pc = strip_pac(ra);
 	w->pc_is_ra = 1;
+	w->lr_known = 0;
 	count_unwind(KILN_UW_FRAMES_TABLE);
 	return ra ? WALK_ON : WALK_END;
 }
 
 /* The signal trampoline: the interrupted registers are in the ucontext the
  * kernel pushed (x86-64: its mcontext at sp + 40, rbp, rsp, rip at 10, 15,
- * 16 words in; arm64: x0 at sp + 312, then x29, sp, pc at 29, 31, 32). */
+ * 16 words in; arm64: x0 at sp + 312, then x29, x30, sp, pc at 29 to 32). */
 #ifdef __TARGET_ARCH_arm64
 #define SIGCTX_OFF 312
 #define SIGCTX_FP 29
+#define SIGCTX_LR 30
 #define SIGCTX_SP 31
 #define SIGCTX_PC 32
 #else
@@ -551,6 +577,11 @@ static __always_inline int signal_step(struct walk *w)
 	if (read_user(&fp, base + SIGCTX_FP * 8) || read_user(&sp, base + SIGCTX_SP * 8) ||
 	    read_user(&pc, base + SIGCTX_PC * 8))
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_READ);
+#ifdef SIGCTX_LR
+	if (read_user(&w->lr, base + SIGCTX_LR * 8))
+		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_READ);
+	w->lr_known = 1;
+#endif
 	w->fp = fp;
 	w->sp = sp;
 	w->pc = pc;
@@ -576,7 +607,7 @@ static __always_inline int rule_step(struct walk *w, __u32 idx)
 		if (read_user(&fp, w->fp + (__s64)r->fp_off))
 			return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_READ);
 	}
-	return cfa_step(w, cfa, fp);
+	return cfa_step(w, cfa, fp, r->ra_rule == KILN_RA_IN_LR, r->ra_off);
 }
 
 /* An event of the walk (no task fields: those are the sampler's). */
@@ -668,7 +699,7 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 	if (cmd == KILN_CMD_PLT)
 		return cfa_step(w, w->sp + 8 +
 				((pc & 15) >= (row->flags & KILN_ROW_PLT_THRESHOLD) ? 8 : 0),
-				w->fp);
+				w->fp, false, -8);
 	if (cmd == KILN_CMD_SIGNAL)
 		return signal_step(w);
 	/* INVALID (no CFI covers pc), FP and FP_SWITCH */
@@ -1246,6 +1277,7 @@ static __always_inline __u32 tables_instance(__u32 tgid)
  * struct user_pt_regs). */
 #ifdef __TARGET_ARCH_arm64
 #define REG_FP 29
+#define REG_LR 30
 #define REG_SP 31
 #define REG_PC 32
 #define REG_MODE 33
@@ -1276,10 +1308,15 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct tas
 #endif
 	struct pt_regs *regs;
 
+	w->lr_known = 0;
 	if (in_user) {
 		w->pc = r[REG_PC];
 		w->sp = r[REG_SP];
 		w->fp = r[REG_FP];
+#ifdef REG_LR
+		w->lr = r[REG_LR];
+		w->lr_known = 1;
+#endif
 		return 0;
 	}
 	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
@@ -1290,6 +1327,10 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct tas
 	w->pc = PT_REGS_IP_CORE(regs);
 	w->sp = PT_REGS_SP_CORE(regs);
 	w->fp = PT_REGS_FP_CORE(regs);
+#ifdef REG_LR
+	w->lr = PT_REGS_RET_CORE(regs);         /* arm64: x30 */
+	w->lr_known = 1;
+#endif
 	return w->sp ? 0 : -1;
 }
 

@@ -111,13 +111,8 @@ static struct pipeline *pipeline_make(const struct pipeline_opts *opts, bool wit
 		 * of processes: one option, the sampler's size follows it. */
 		if (!p->o.sampler.process_entries)
 			p->o.sampler.process_entries = (uint32_t)p->o.max_processes;
-#ifdef __x86_64__
 		p->o.sampler.unwind_rows = (uint32_t)(p->o.unwind_bytes /
 						      sizeof(struct kiln_unwind_row));
-#else
-		/* Tables are built for x86-64 only: frame pointers elsewhere. */
-		p->o.sampler.unwind_rows = 0;
-#endif
 		/* sampler__open said why, whatever the errno behind it */
 		p->sampler = sampler__open(&p->o.sampler, &err);
 		err = p->sampler ? 0 : -ENODEV;

@@ -451,6 +451,7 @@ static const struct counter stats_rows[] = {
 	WALK_ERROR(KILN_UW_ERR_READ, "unreadable"),
 	WALK_ERROR(KILN_UW_ERR_BAD_CFA, "bad_cfa"),
 	WALK_ERROR(KILN_UW_ERR_NO_ROW, "no_row"),
+	WALK_ERROR(KILN_UW_ERR_LR, "link_register"),
 	GAUGE("kiln_unwind_tables_loaded", "unwinder.tables_loaded", unwinder.tables_loaded,
 	      "tables", "files whose unwind table the BPF walker holds now"),
 	GAUGE("kiln_unwind_rows_used", "unwinder.rows_used", unwinder.rows_used, "rows",

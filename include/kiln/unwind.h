@@ -54,10 +54,12 @@ enum kiln_fp_rule {
 	KILN_FP_AT_FP = 2,      /* saved at fp + fp_off (stack realignment) */
 };
 
-/* How the return address is found. x86-64: always at CFA - 8. */
+/* How the return address is found. */
 enum kiln_ra_rule {
-	KILN_RA_AT_CFA_M8 = 0,  /* *(CFA - 8) */
-	KILN_RA_IN_LR = 1,      /* arm64 leaf: still in x30 */
+	KILN_RA_AT_CFA = 0,     /* saved at CFA + ra_off (x86-64: always - 8) */
+	KILN_RA_IN_LR = 1,      /* arm64, before the prologue saves it or in a
+				 * leaf: still in x30, known only in the
+				 * interrupted frame (the first, or a signal's) */
 };
 
 /* Rule flags. */
@@ -70,6 +72,7 @@ struct kiln_unwind_rule {
 	__u8 flags;             /* KILN_RULE_* */
 	__s32 cfa_off;
 	__s32 fp_off;
+	__s32 ra_off;
 };
 
 /* The BPF maps the walker reads (bpf/sampler.bpf.c), filled by
@@ -131,6 +134,8 @@ enum kiln_unwind_stat {
 	KILN_UW_ERR_READ,       /* stack memory unreadable (not resident) */
 	KILN_UW_ERR_BAD_CFA,    /* a rule gave a CFA at or below the stack pointer */
 	KILN_UW_ERR_NO_ROW,     /* a table that covers no row at the pc */
+	KILN_UW_ERR_LR,         /* arm64: a return address in x30 past the
+				 * interrupted frame, where x30 is not known */
 	KILN_UW_STAT_COUNT,
 };
 

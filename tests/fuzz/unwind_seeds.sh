@@ -4,7 +4,9 @@
 # only to refresh them): a small -fomit-frame-pointer shared object with a
 # stack-realigning (DRAP) function and an entry point (.eh_frame), the same
 # as a PIE executable, one with .debug_frame only, one without section
-# headers (PT_GNU_EH_FRAME is all that is left), and a truncated header.
+# headers (PT_GNU_EH_FRAME is all that is left), a truncated header, and
+# the shared object built for arm64 (aarch64-linux-gnu-gcc, make deps
+# ARCH=arm64 installs it).
 set -eu
 dst=$(cd "$(dirname "$0")" && pwd)/corpus/unwind_table
 tmp=$(mktemp -d)
@@ -36,3 +38,5 @@ struct.pack_into('<HHH', d, 0x3a, 0, 0, 0)     # e_shentsize, e_shnum, e_shstrnd
 open(sys.argv[2], 'wb').write(d)
 P
 printf '\177ELF' > "$dst/short"
+# shellcheck disable=SC2086
+aarch64-linux-gnu-gcc $F -shared -fPIC t.c -o "$dst/arm64.so"

@@ -31,6 +31,7 @@
 #define OFF_BUILDER 24
 #define OFF_NROWS 32
 #define OFF_NRULES 36
+#define OFF_MACHINE 50
 #define HEADER 296
 
 /* Removes dir and everything under it. */
@@ -117,7 +118,7 @@ Test(table_cache, format_round_trip)
 	cr_assert_eq(table_cache__encode(t, KEY, &buf, &len), 0);
 	unwind_table__rows(t, &nrows);
 	unwind_table__rules(t, &nrules);
-	cr_assert_eq(len, HEADER + strlen(KEY) + nrows * 8 + nrules * 12 + 4);
+	cr_assert_eq(len, HEADER + strlen(KEY) + nrows * 8 + nrules * 16 + 4);
 	cr_assert_eq(table_cache__decode(buf, len, KEY, NULL, &back), 0);
 	same_table(t, back);
 	unwind_table__free(back);
@@ -225,6 +226,20 @@ Test(table_cache, lying_counts_and_rows)
 	memcpy(copy + rows_at + (nrows - 1) * 8, &row, 8);
 	fix_crc(copy, len);
 	cr_assert_eq(decode(copy, len), -EBADMSG);
+	/* A machine the walker does not know, and one it knows but the
+	 * reader did not ask for. */
+	memcpy(copy, buf, len);
+	copy[OFF_MACHINE] = EM_ARM;
+	fix_crc(copy, len);
+	cr_assert_eq(decode(copy, len), -EBADMSG);
+	{
+		struct unwind_limits arm64 = unwind_default_limits;
+		struct unwind_table *other = NULL;
+
+		arm64.machine = EM_AARCH64;
+		cr_assert_eq(table_cache__decode(buf, len, KEY, &arm64, &other), -EBADMSG);
+		cr_assert_null(other);
+	}
 	/* A rule with a register the walker does not know. */
 	memcpy(copy, buf, len);
 	copy[rows_at + nrows * 8] = 9;
@@ -243,10 +258,10 @@ Test(table_cache, other_versions_are_stale)
 	uint64_t builder;
 
 	cr_assert_eq(table_cache__encode(t, KEY, &buf, &len), 0);
-	put_u32(buf, OFF_FORMAT, 2);
+	put_u32(buf, OFF_FORMAT, 1);
 	fix_crc(buf, len);
 	cr_assert_eq(decode(buf, len), -ESTALE);
-	put_u32(buf, OFF_FORMAT, 1);
+	put_u32(buf, OFF_FORMAT, 2);
 	memcpy(&builder, buf + OFF_BUILDER, 8);
 	builder ^= 1;
 	memcpy(buf + OFF_BUILDER, &builder, 8);

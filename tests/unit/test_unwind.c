@@ -38,10 +38,11 @@ static struct unwind_table *build(const char *path)
 	return t;
 }
 
-/* One readelf row: [pc, end) with its CFA and rbp columns as text. */
+/* One readelf row: [pc, end) with its CFA, frame pointer (rbp / x29) and
+ * return address columns as text. */
 struct ref_row {
 	uint64_t pc, end;
-	char cfa[24], rbp[24], ra[24];
+	char cfa[24], fp[24], ra[24];
 	bool signal;
 };
 
@@ -88,7 +89,7 @@ static void close_fde(struct ref *r, bool had_rows, const struct ref_row *init, 
 /* Parses readelf --debug-dump=frames-interp of path (.eh_frame only).
  * Each FDE's rows end at the next row or the FDE's end; an FDE without
  * rows takes its CIE's initial row. */
-static void readelf_rows(const char *path, struct ref *r)
+static void readelf_rows(const char *path, const char *fp_col, struct ref *r)
 {
 	char cmd[512], line[1024], cols[32][16], vals[32][24];
 	struct { uint64_t off; struct ref_row init; bool signal; } cies[256];
@@ -155,7 +156,7 @@ static void readelf_rows(const char *path, struct ref *r)
 			while ((tok = strtok_r(NULL, " \n", &save)) && nv < 32)
 				snprintf(vals[nv++], sizeof(vals[0]), "%s", tok);
 			column(cols, ncols, vals, "CFA", row.cfa);
-			column(cols, ncols, vals, "rbp", row.rbp);
+			column(cols, ncols, vals, fp_col, row.fp);
 			column(cols, ncols, vals, "ra", row.ra);
 			if (!in_fde) {
 				if (cur_cie >= 0)
@@ -239,17 +240,41 @@ struct agreement {
 	size_t compared, rule_rows, commands, mismatches, skipped_exp, uncovered;
 };
 
-/* readelf's "rsp+16" / "rbp+16": true and the parts, or false (exp). */
+/* readelf's "rsp+16" / "rbp+16" (arm64: "sp+16" / "x29+16"): true and
+ * the parts, or false (exp). */
 static bool parse_cfa(const char *s, unsigned *reg, int *off)
 {
-	if (strncmp(s, "rsp", 3) == 0)
-		*reg = KILN_REG_SP;
-	else if (strncmp(s, "rbp", 3) == 0)
-		*reg = KILN_REG_FP;
-	else
+	static const struct { const char *name; unsigned reg; } regs[] = {
+		{ "rsp", KILN_REG_SP }, { "rbp", KILN_REG_FP },
+		{ "sp", KILN_REG_SP }, { "x29", KILN_REG_FP },
+	};
+
+	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++) {
+		size_t n = strlen(regs[i].name);
+
+		if (strncmp(s, regs[i].name, n) == 0 && (s[n] == '+' || s[n] == '-')) {
+			*reg = regs[i].reg;
+			*off = atoi(s + n);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* readelf's return address column as kiln's rule: saved at the CFA ("c-8")
+ * or, arm64, not saved ("u": still in x30). false for anything else. */
+static bool parse_ra(const char *s, bool arm64, unsigned *rule, int *off)
+{
+	*off = 0;
+	if (arm64 && strcmp(s, "u") == 0) {
+		*rule = KILN_RA_IN_LR;
+		return true;
+	}
+	if (s[0] != 'c' || (s[1] != '-' && s[1] != '+'))
 		return false;
-	*off = atoi(s + 3);
-	return true;
+	*rule = KILN_RA_AT_CFA;
+	*off = atoi(s + 1);
+	return !arm64 ? *off == -8 : true;
 }
 
 /* Compares SAMPLES random .text pcs of path with readelf. */
@@ -260,9 +285,13 @@ static struct agreement compare_with_readelf(const char *path, const struct unwi
 	uint64_t lo, hi;
 	size_t nrules;
 	const struct kiln_unwind_rule *rules = unwind_table__rules(t, &nrules);
+	struct unwind_table_info in;
 	unsigned seed = 14;
+	bool arm64;
 
-	readelf_rows(path, &ref);
+	unwind_table__info(t, &in);
+	arm64 = in.machine == EM_AARCH64;
+	readelf_rows(path, arm64 ? "x29" : "rbp", &ref);
 	qsort(ref.rows, ref.n, sizeof(*ref.rows), cmp_ref);
 	cr_assert(section_range(path, ".text", &lo, &hi), "%s: no .text", path);
 	for (int i = 0; i < SAMPLES; i++) {
@@ -271,8 +300,8 @@ static struct agreement compare_with_readelf(const char *path, const struct unwi
 		const struct ref_row *rr = ref_at(&ref, pc);
 		const struct kiln_unwind_row *row = unwind_table__lookup(t, pc);
 		const struct kiln_unwind_rule *u;
-		unsigned reg;
-		int off;
+		unsigned reg, ra_rule;
+		int off, ra_off;
 		char buf[64];
 
 		if (!rr) {
@@ -290,11 +319,11 @@ static struct agreement compare_with_readelf(const char *path, const struct unwi
 			if (cmd == KILN_CMD_SIGNAL)
 				cr_expect(rr->signal, "%s: SIGNAL at 0x%" PRIx64 " without 'S'", path, pc);
 			if (cmd == KILN_CMD_INVALID && parse_cfa(rr->cfa, &reg, &off) &&
-			    strcmp(rr->ra, "c-8") == 0 &&
-			    (strcmp(rr->rbp, "u") == 0 || strncmp(rr->rbp, "c-", 2) == 0)) {
+			    parse_ra(rr->ra, arm64, &ra_rule, &ra_off) &&
+			    (strcmp(rr->fp, "u") == 0 || strncmp(rr->fp, "c-", 2) == 0)) {
 				a.mismatches++;
-				cr_log_warn("%s: 0x%" PRIx64 ": INVALID, readelf %s rbp %s", path, pc,
-					    rr->cfa, rr->rbp);
+				cr_log_warn("%s: 0x%" PRIx64 ": INVALID, readelf %s fp %s ra %s", path,
+					    pc, rr->cfa, rr->fp, rr->ra);
 			}
 			continue;
 		}
@@ -311,12 +340,18 @@ static struct agreement compare_with_readelf(const char *path, const struct unwi
 				    unwind_table__describe(t, row, buf, sizeof(buf)), rr->cfa);
 			continue;
 		}
-		if (strcmp(rr->rbp, "u") == 0 || strcmp(rr->rbp, "s") == 0) {
+		if (strcmp(rr->fp, "u") == 0 || strcmp(rr->fp, "s") == 0) {
 			if (u->fp_rule != KILN_FP_UNCHANGED)
 				a.mismatches++;
-		} else if (strncmp(rr->rbp, "c", 1) == 0) {
-			if (u->fp_rule != KILN_FP_AT_CFA || u->fp_off != atoi(rr->rbp + 1))
+		} else if (strncmp(rr->fp, "c", 1) == 0) {
+			if (u->fp_rule != KILN_FP_AT_CFA || u->fp_off != atoi(rr->fp + 1))
 				a.mismatches++;
+		}
+		if (!parse_ra(rr->ra, arm64, &ra_rule, &ra_off) || u->ra_rule != ra_rule ||
+		    (ra_rule == KILN_RA_AT_CFA && u->ra_off != ra_off)) {
+			a.mismatches++;
+			cr_log_warn("%s: 0x%" PRIx64 ": %s, readelf ra %s", path, pc,
+				    unwind_table__describe(t, row, buf, sizeof(buf)), rr->ra);
 		}
 	}
 	free(ref.rows);
@@ -472,6 +507,62 @@ Test(unwind, libc_signal_trampoline_and_clone_roots)
 	cr_assert_geq(stops, 3, "%zu STOP rows", stops);
 	cr_assert_eq(in.signal_rows, 1);
 	unwind_table__free(t);
+}
+
+/* Debian 12's arm64 C library (tests/fixtures/arm64/), unpacked to a
+ * temporary file: readelf agrees on every sampled pc (the return address
+ * at the CFA or, in leaves and prologues, still in x30), clone and clone3
+ * are roots, and .plt entries keep the return address in x30 (the first
+ * entry pushes 16 bytes with its first instruction). */
+Test(unwind, arm64_libc)
+{
+	char path[] = "/tmp/kiln-unwind-arm64-XXXXXX";
+	struct unwind_table *t;
+	struct unwind_table_info in;
+	const struct kiln_unwind_row *rows;
+	const struct kiln_unwind_rule *rules;
+	struct agreement a;
+	size_t n, nrules, stops = 0, in_lr = 0;
+	uint64_t lo, hi;
+	char cmd[256];
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "xz -dc tests/fixtures/arm64/libc.so.6.xz > %s", path);
+	cr_assert_eq(system(cmd), 0, "%s failed", cmd);
+	t = build(path);
+	unwind_table__info(t, &in);
+	cr_assert_eq(in.machine, EM_AARCH64);
+	check_sorted(t);
+	a = compare_with_readelf(path, t);
+	cr_expect_geq(a.compared, SAMPLES * 9 / 10, "only %zu pcs compared", a.compared);
+	cr_expect_eq(a.mismatches, 0, "%zu mismatches with readelf", a.mismatches);
+	cr_expect_gt(a.rule_rows, a.compared / 2);
+	rows = unwind_table__rows(t, &n);
+	rules = unwind_table__rules(t, &nrules);
+	for (size_t i = 0; i < n; i++) {
+		stops += is_cmd(&rows[i], KILN_CMD_STOP);
+		in_lr += !(rows[i].rule & KILN_UNWIND_CMD) &&
+			 rules[rows[i].rule].ra_rule == KILN_RA_IN_LR;
+	}
+	cr_expect_eq(stops, 2, "%zu STOP rows (clone, clone3)", stops);
+	cr_expect_gt(in_lr, 1000, "%zu rows with the return address in x30", in_lr);
+	cr_assert(section_range(path, ".plt", &lo, &hi) && hi - lo > 48);
+	for (uint64_t pc = lo; pc < hi; pc += 4) {
+		const struct kiln_unwind_row *r = unwind_table__lookup(t, pc);
+		const struct kiln_unwind_rule *u;
+
+		cr_assert(r && !(r->rule & KILN_UNWIND_CMD) && r->rule < nrules,
+			  ".plt+%" PRIu64 " has no rule", pc - lo);
+		u = &rules[r->rule];
+		cr_expect(u->cfa_reg == KILN_REG_SP && u->ra_rule == KILN_RA_IN_LR &&
+				  u->cfa_off == (pc > lo && pc < lo + 32 ? 16 : 0),
+			  ".plt+%" PRIu64 ": cfa sp%+d ra rule %u", pc - lo, u->cfa_off,
+			  u->ra_rule);
+	}
+	unwind_table__free(t);
+	unlink(path);
 }
 
 /* A library built here without frame pointers: its rows agree with

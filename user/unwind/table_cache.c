@@ -33,7 +33,7 @@
 #endif
 
 #define MAGIC "KILNUWT\n"
-#define FORMAT 1u /* this layout */
+#define FORMAT 2u /* this layout */
 #define SUFFIX ".uwt"
 #define TMP_STALE_NS (600ull * 1000000000ull) /* a temporary file older than this is a crash's */
 
@@ -59,7 +59,7 @@ struct header {
 	uint64_t builder; /* builder_version() */
 	uint32_t nrows, nrules;
 	uint64_t base;
-	uint32_t nsegs;
+	uint16_t nsegs, machine;
 	uint8_t debug_source, go_source, debug_lookup, pad0;
 	struct {
 		uint64_t offset, vaddr, filesz;
@@ -139,7 +139,8 @@ int table_cache__encode(const struct unwind_table *t, const char *key, uint8_t *
 	h.nrows = (uint32_t)nrows;
 	h.nrules = (uint32_t)nrules;
 	h.base = in.base;
-	h.nsegs = (uint32_t)in.nsegs;
+	h.nsegs = (uint16_t)in.nsegs;
+	h.machine = in.machine;
 	for (size_t i = 0; i < in.nsegs && i < UNWIND_SEGMENTS_MAX; i++) {
 		h.segs[i].offset = in.segs[i].offset;
 		h.segs[i].vaddr = in.segs[i].vaddr;
@@ -180,7 +181,7 @@ static bool rows_valid(const struct kiln_unwind_row *rows, size_t nrows,
 		const struct kiln_unwind_rule *r = &rules[i];
 
 		if (r->cfa_reg > KILN_REG_FP || r->fp_rule > KILN_FP_AT_FP ||
-		    r->ra_rule != KILN_RA_AT_CFA_M8 || (r->flags & ~KILN_RULE_CFA_DEREF))
+		    r->ra_rule > KILN_RA_IN_LR || (r->flags & ~KILN_RULE_CFA_DEREF))
 			return false;
 	}
 	for (size_t i = 0; i < nrows; i++) {
@@ -220,7 +221,9 @@ int table_cache__decode(const uint8_t *buf, size_t len, const char *key,
 	 * allocated; the sizes cannot overflow below these bounds. */
 	if (h.key_len > TABLE_CACHE_KEY_MAX || h.nrows > UNWIND_ROWS_MAX ||
 	    h.nrules > UNWIND_RULES_MAX || h.nsegs > UNWIND_SEGMENTS_MAX || h.debug_source >= 3 ||
-	    h.go_source >= 4 || h.debug_lookup > UNWIND_DEBUG_FOUND)
+	    h.go_source >= 4 || h.debug_lookup > UNWIND_DEBUG_FOUND ||
+	    (h.machine != EM_X86_64 && h.machine != EM_AARCH64) ||
+	    (lim->machine && h.machine != lim->machine))
 		return -EBADMSG;
 	rows_bytes = (size_t)h.nrows * sizeof(*rows);
 	rules_bytes = (size_t)h.nrules * sizeof(*rules);
@@ -249,6 +252,7 @@ int table_cache__decode(const uint8_t *buf, size_t len, const char *key,
 		free(rules);
 		return -EBADMSG;
 	}
+	in.machine = h.machine;
 	in.base = h.base;
 	in.nsegs = h.nsegs;
 	for (size_t i = 0; i < h.nsegs; i++) {

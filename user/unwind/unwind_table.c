@@ -56,10 +56,35 @@
 #define DYNAMIC_MAX    (64u << 10)
 #define ENTRY_STOP_MAX 256     /* bytes of STOP at an entry point without CFI */
 
-/* x86-64 DWARF register numbers. */
+/* The registers the walker knows, by DWARF number, per machine: the stack
+ * pointer, the frame pointer and the return address column (arm64: the
+ * link register x30). */
+struct cfi_arch {
+	uint16_t machine;
+	unsigned sp, fp, ra;
+	const char *sp_name, *fp_name;
+};
+
 #define X86_RBP 6
 #define X86_RSP 7
 #define X86_RA  16
+
+static const struct cfi_arch cfi_archs[] = {
+	{ EM_X86_64, X86_RSP, X86_RBP, X86_RA, "rsp", "rbp" },
+	{ EM_AARCH64, 31, 29, 30, "sp", "x29" },
+};
+
+static const struct cfi_arch *arch_of(uint16_t machine)
+{
+	for (size_t i = 0; i < sizeof(cfi_archs) / sizeof(cfi_archs[0]); i++)
+		if (cfi_archs[i].machine == machine)
+			return &cfi_archs[i];
+	return NULL;
+}
+
+/* A rule with the return address where x86-64 keeps it, the caller's
+ * stack pointer (CFA) - 8. */
+#define RA_AT_CFA_M8 .ra_rule = KILN_RA_AT_CFA, .ra_off = -8
 
 const struct unwind_limits unwind_default_limits = {
 	.max_cfi_bytes = UNWIND_CFI_BYTES_MAX,
@@ -115,6 +140,7 @@ struct span {
 
 struct builder {
 	const struct unwind_limits *lim;
+	const struct cfi_arch *arch;
 	const char *name;
 	Elf *elf;
 	const unsigned char *ident;
@@ -219,11 +245,23 @@ static int plt_threshold(const Dwarf_Op *ops, size_t n)
 	return ops[4].atom - DW_OP_lit0;
 }
 
-/* Rule (or command) of one frame state, x86-64; flags may get the PLT
- * threshold. -E2BIG when the rule table is full. */
+/* Where a register is saved, from libdw's expression for it: at CFA + off
+ * (true), else false. */
+static bool at_cfa(const Dwarf_Op *ops, size_t n, int64_t *off)
+{
+	if (n < 1 || n > 2 || ops[0].atom != DW_OP_call_frame_cfa ||
+	    (n == 2 && ops[1].atom != DW_OP_plus_uconst))
+		return false;
+	*off = n == 1 ? 0 : (int64_t)ops[1].number;
+	return true;
+}
+
+/* Rule (or command) of one frame state; flags may get the PLT threshold.
+ * -E2BIG when the rule table is full. */
 static int classify(struct builder *b, Dwarf_Frame *frame, bool signal, uint16_t *flags)
 {
-	struct kiln_unwind_rule r = { .ra_rule = KILN_RA_AT_CFA_M8 };
+	const struct cfi_arch *a = b->arch;
+	struct kiln_unwind_rule r = { .ra_rule = KILN_RA_AT_CFA };
 	Dwarf_Op mem[3], *ops;
 	size_t n;
 	unsigned reg;
@@ -232,13 +270,18 @@ static int classify(struct builder *b, Dwarf_Frame *frame, bool signal, uint16_t
 
 	if (signal)
 		return KILN_UNWIND_CMD | KILN_CMD_SIGNAL;
-	/* The return address: undefined marks the thread's root. */
-	if (dwarf_frame_register(frame, X86_RA, mem, &ops, &n) != 0)
+	/* The return address: undefined marks the thread's root; arm64 keeps
+	 * it in x30 ("same value") until the prologue saves it. */
+	if (dwarf_frame_register(frame, a->ra, mem, &ops, &n) != 0)
 		goto cfi_error;
 	if (n == 0 && ops == mem)
 		return KILN_UNWIND_CMD | KILN_CMD_STOP;
-	if (!(n == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
-	      ops[1].atom == DW_OP_plus_uconst && (int64_t)ops[1].number == -8)) {
+	if (n == 0 && a->machine == EM_AARCH64) {
+		r.ra_rule = KILN_RA_IN_LR;
+	} else if (at_cfa(ops, n, &off) && fits_s32(off) &&
+		   (a->machine != EM_X86_64 || off == -8)) {
+		r.ra_off = (int32_t)off;
+	} else {
 		unsupported(b, UNWIND_UNSUP_RA_RULE);
 		return KILN_UNWIND_CMD | KILN_CMD_INVALID;
 	}
@@ -246,14 +289,14 @@ static int classify(struct builder *b, Dwarf_Frame *frame, bool signal, uint16_t
 	if (dwarf_frame_cfa(frame, &ops, &n) != 0)
 		goto cfi_error;
 	if (n == 1 && breg(&ops[0], &reg, &off)) {
-		if (reg != X86_RSP && reg != X86_RBP) {
+		if (reg != a->sp && reg != a->fp) {
 			unsupported(b, UNWIND_UNSUP_CFA_REG);
 			return KILN_UNWIND_CMD | KILN_CMD_INVALID;
 		}
 	} else if (n == 2 && breg(&ops[0], &reg, &off) && ops[1].atom == DW_OP_deref &&
-		   (reg == X86_RSP || reg == X86_RBP)) {
+		   (reg == a->sp || reg == a->fp)) {
 		r.flags |= KILN_RULE_CFA_DEREF;  /* gcc's stack realignment */
-	} else if ((thr = plt_threshold(ops, n)) >= 0) {
+	} else if (a->machine == EM_X86_64 && (thr = plt_threshold(ops, n)) >= 0) {
 		*flags |= (uint16_t)thr;
 		return KILN_UNWIND_CMD | KILN_CMD_PLT;
 	} else {
@@ -264,21 +307,19 @@ static int classify(struct builder *b, Dwarf_Frame *frame, bool signal, uint16_t
 		unsupported(b, UNWIND_UNSUP_CFA_RANGE);
 		return KILN_UNWIND_CMD | KILN_CMD_INVALID;
 	}
-	r.cfa_reg = reg == X86_RSP ? KILN_REG_SP : KILN_REG_FP;
+	r.cfa_reg = reg == a->sp ? KILN_REG_SP : KILN_REG_FP;
 	r.cfa_off = (int32_t)off;
-	/* rbp: same value (or never mentioned, libdw's x86-64 default) and
-	 * undefined both leave the register as it is. */
-	if (dwarf_frame_register(frame, X86_RBP, mem, &ops, &n) != 0)
+	/* The frame pointer: same value (or never mentioned, libdw's default)
+	 * and undefined both leave the register as it is. */
+	if (dwarf_frame_register(frame, a->fp, mem, &ops, &n) != 0)
 		goto cfi_error;
 	if (n == 0) {
 		r.fp_rule = KILN_FP_UNCHANGED;
-	} else if (n <= 2 && ops[0].atom == DW_OP_call_frame_cfa &&
-		   (n == 1 || ops[1].atom == DW_OP_plus_uconst)) {
-		off = n == 1 ? 0 : (int64_t)ops[1].number;
+	} else if (at_cfa(ops, n, &off)) {
 		r.fp_rule = KILN_FP_AT_CFA;
-	} else if ((n == 1 && breg(&ops[0], &reg, &off) && reg == X86_RBP) ||
+	} else if ((n == 1 && breg(&ops[0], &reg, &off) && reg == a->fp) ||
 		   (n == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
-		    breg(&ops[1], &reg, &off) && reg == X86_RBP)) {
+		    breg(&ops[1], &reg, &off) && reg == a->fp)) {
 		r.fp_rule = KILN_FP_AT_FP;   /* DW_CFA_expression: rbp + off */
 	} else {
 		unsupported(b, UNWIND_UNSUP_FP_RULE);
@@ -820,7 +861,8 @@ static int push_go_span(void *ctx, const struct go_span *s)
 {
 	struct go_push *g = ctx;
 	struct builder *b = g->b;
-	struct kiln_unwind_rule r = { .cfa_reg = KILN_REG_SP, .cfa_off = s->cfa_off };
+	struct kiln_unwind_rule r = { .cfa_reg = KILN_REG_SP, .cfa_off = s->cfa_off,
+				      RA_AT_CFA_M8 };
 	uint64_t start = s->start;
 	int rule;
 
@@ -1047,8 +1089,9 @@ static bool needs_libraries(struct builder *b)
  * segments into info, the ELF header into *eh, whether it has PT_INTERP.
  * -EINVAL (not a usable ELF file), -ENOTSUP (not x86-64), -ENOENT (no
  * PT_LOAD); *why names the refusal. */
-static int read_layout(Elf *elf, GElf_Ehdr *eh, struct unwind_table_info *info, bool *interp,
-		       const char **why)
+/* machine: the one e_machine taken, 0 for any the walker knows. */
+static int read_layout(Elf *elf, uint16_t machine, GElf_Ehdr *eh, struct unwind_table_info *info,
+		       bool *interp, const char **why)
 {
 	const unsigned char *ident;
 	size_t phnum = 0;
@@ -1060,10 +1103,11 @@ static int read_layout(Elf *elf, GElf_Ehdr *eh, struct unwind_table_info *info, 
 	    elf_getphdrnum(elf, &phnum) != 0)
 		return -EINVAL;
 	ident = (const unsigned char *)elf_getident(elf, NULL);
-	*why = "not x86-64";
-	if (eh->e_machine != EM_X86_64 || !ident || ident[EI_CLASS] != ELFCLASS64 ||
-	    ident[EI_DATA] != ELFDATA2LSB)
+	*why = machine == EM_AARCH64 ? "not arm64" : machine ? "not x86-64" : "not x86-64 or arm64";
+	if (!arch_of(eh->e_machine) || (machine && eh->e_machine != machine) || !ident ||
+	    ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB)
 		return -ENOTSUP;
+	info->machine = eh->e_machine;
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 
@@ -1095,7 +1139,7 @@ int unwind_table__layout(int fd, const void *image, size_t size, const char *nam
 	memset(out, 0, sizeof(*out));
 	if (!elf)
 		return -EINVAL;
-	err = read_layout(elf, &eh, out, &interp, &why);
+	err = read_layout(elf, 0, &eh, out, &interp, &why);
 	elf_end(elf);
 	return err == -ENOENT ? -EINVAL : err;
 }
@@ -1105,13 +1149,14 @@ static int read_headers(struct builder *b)
 	bool interp;
 	const char *why;
 	GElf_Ehdr eh;
-	int err = read_layout(b->elf, &eh, b->info, &interp, &why);
+	int err = read_layout(b->elf, b->lim->machine, &eh, b->info, &interp, &why);
 
 	if (err) {
 		refuse(b, err == -ENOTSUP ? UNWIND_REFUSED_ARCH : UNWIND_REFUSED_NOT_ELF, why);
 		return err == -ENOENT ? -EINVAL : err;
 	}
 	b->ident = (const unsigned char *)elf_getident(b->elf, NULL);
+	b->arch = arch_of(eh.e_machine);
 	b->base = b->info->base;
 	/* The entry point is a thread's root in executables and in the
 	 * dynamic loader itself (a shared object that needs nothing); in
@@ -1121,16 +1166,54 @@ static int read_headers(struct builder *b)
 	return 0;
 }
 
+/* Rows for PLT stubs without CFI (spans sorted). x86-64: a .plt.sec or
+ * .plt.got stub runs with the caller's return address just pushed (CFA =
+ * rsp + 8), the lazy .plt pushes more (the PLT command). arm64: a .plt
+ * entry branches on with sp untouched and the return address still in x30;
+ * the first entry (32 bytes) pushes x16 and x30 with its first
+ * instruction. */
+static int synth_plt(struct builder *b)
+{
+	const uint16_t flags = KILN_ROW_SYNTHETIC;
+	struct kiln_unwind_rule stub = { .cfa_reg = KILN_REG_SP, .cfa_off = 8, RA_AT_CFA_M8 };
+	int rule, err;
+
+	if (b->arch->machine == EM_AARCH64) {
+		struct kiln_unwind_rule lr = { .cfa_reg = KILN_REG_SP, .ra_rule = KILN_RA_IN_LR };
+		uint64_t at[4] = { b->plt[0], b->plt[0] + 4, b->plt[0] + 32, b->plt[1] };
+
+		for (int i = 0; i < 3; i++) {
+			uint64_t range[2] = { at[i] < b->plt[1] ? at[i] : b->plt[1],
+					      at[i + 1] < b->plt[1] ? at[i + 1] : b->plt[1] };
+
+			lr.cfa_off = i == 1 ? 16 : 0;
+			rule = rule_index(b, &lr);
+			err = rule < 0 ? rule : synth(b, range, rule, flags);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	rule = rule_index(b, &stub);
+	if (rule < 0)
+		return rule;
+	err = synth(b, b->plt, KILN_UNWIND_CMD | KILN_CMD_PLT, flags | 11);
+	if (!err)
+		err = synth(b, b->plt_sec, rule, flags);
+	if (!err)
+		err = synth(b, b->plt_got, rule, flags);
+	return err;
+}
+
 static int build(struct builder *b, struct unwind_table *t, int fd, const char *root,
 		 const char *path)
 {
 	const uint16_t synth_flags = KILN_ROW_SYNTHETIC;
-	struct kiln_unwind_rule stub = { .cfa_reg = KILN_REG_SP, .cfa_off = 8 };
 	Elf_Data *data;
 	Dwarf_CFI *cfi;
 	uint64_t vaddr = 0;
 	bool too_big = false;
-	int err, rule;
+	int err;
 
 	err = read_headers(b);
 	if (!err)
@@ -1165,9 +1248,10 @@ static int build(struct builder *b, struct unwind_table *t, int fd, const char *
 	b->eh_end = b->nspans;
 
 	/* Go code: from Go's function table, whose rows are smaller and
-	 * restore what the .debug_frame Go writes does not (rbp). */
+	 * restore what the .debug_frame Go writes does not (rbp); x86-64
+	 * only (the rows read x86 prologues). */
 	b->info->debug_source = "none";
-	err = walk_go(b, fd);
+	err = b->arch->machine == EM_X86_64 ? walk_go(b, fd) : -ENOENT;
 	if (err == -ENOENT) {
 		/* Else .debug_frame: the file's own, else its debug file's. */
 		err = walk_debug_frame(b, b->elf, "the file");
@@ -1194,16 +1278,8 @@ static int build(struct builder *b, struct unwind_table *t, int fd, const char *
 		return -ENOENT;
 	}
 
-	/* PLT stubs without CFI. */
 	sort_spans(b);
-	rule = rule_index(b, &stub);
-	if (rule < 0)
-		return rule;
-	err = synth(b, b->plt, KILN_UNWIND_CMD | KILN_CMD_PLT, synth_flags | 11);
-	if (!err)
-		err = synth(b, b->plt_sec, rule, synth_flags);
-	if (!err)
-		err = synth(b, b->plt_got, rule, synth_flags);
+	err = synth_plt(b);
 	if (!err && b->entry) {
 		/* An entry point without CFI (ld.so's _start): STOP up to the
 		 * next FDE, at most ENTRY_STOP_MAX bytes. */
@@ -1439,7 +1515,8 @@ const char *unwind_table__describe(const struct unwind_table *t, const struct ki
 {
 	static const char *const cmds[] = { "INVALID", "STOP", "PLT", "SIGNAL", "FP", "FP-SWITCH" };
 	const struct kiln_unwind_rule *u;
-	char fp[32];
+	const struct cfi_arch *a;
+	char fp[32], ra[32];
 	const char *reg;
 
 	if (r->rule & KILN_UNWIND_CMD) {
@@ -1456,17 +1533,25 @@ const char *unwind_table__describe(const struct unwind_table *t, const struct ki
 		return buf;
 	}
 	u = &t->rules[r->rule];
-	reg = u->cfa_reg == KILN_REG_SP ? "rsp" : "rbp";
+	a = arch_of(t->info.machine);
+	reg = !a ? "?" : u->cfa_reg == KILN_REG_SP ? a->sp_name : a->fp_name;
 	if (u->fp_rule == KILN_FP_AT_CFA)
 		snprintf(fp, sizeof(fp), "c%+d", u->fp_off);
 	else if (u->fp_rule == KILN_FP_AT_FP)
 		snprintf(fp, sizeof(fp), "f%+d", u->fp_off);
 	else
 		snprintf(fp, sizeof(fp), "u");
-	if (u->flags & KILN_RULE_CFA_DEREF)
-		snprintf(buf, len, "cfa=*(%s%+d) fp=%s", reg, u->cfa_off, fp);
+	/* The return address, but x86-64's, always at CFA - 8. */
+	if (u->ra_rule == KILN_RA_IN_LR)
+		snprintf(ra, sizeof(ra), " ra=x30");
+	else if (t->info.machine != EM_X86_64)
+		snprintf(ra, sizeof(ra), " ra=c%+d", u->ra_off);
 	else
-		snprintf(buf, len, "cfa=%s%+d fp=%s", reg, u->cfa_off, fp);
+		ra[0] = '\0';
+	if (u->flags & KILN_RULE_CFA_DEREF)
+		snprintf(buf, len, "cfa=*(%s%+d) fp=%s%s", reg, u->cfa_off, fp, ra);
+	else
+		snprintf(buf, len, "cfa=%s%+d fp=%s%s", reg, u->cfa_off, fp, ra);
 	return buf;
 }
 

@@ -31,6 +31,7 @@ struct unwind_table;
 struct unwind_limits {
 	uint64_t max_cfi_bytes, max_debug_bytes, max_work;
 	uint32_t max_fdes, max_rows, max_rules;
+	uint16_t machine;       /* the one ELF machine taken; 0: x86-64 and arm64 */
 };
 
 /* The defaults above. */
@@ -39,7 +40,7 @@ extern const struct unwind_limits unwind_default_limits;
 /* Why a file got no table. Label values: unwind_refusal_names. */
 enum unwind_refusal {
 	UNWIND_REFUSED_NOT_ELF = 0,  /* not ELF, bad headers, no PT_LOAD */
-	UNWIND_REFUSED_ARCH,         /* a machine other than x86-64 */
+	UNWIND_REFUSED_ARCH,         /* not x86-64 or arm64, or not limits.machine */
 	UNWIND_REFUSED_NO_CFI,       /* neither .eh_frame nor .debug_frame */
 	UNWIND_REFUSED_CFI_BYTES,    /* CFI sections over max_cfi_bytes */
 	UNWIND_REFUSED_FDES,         /* more FDEs than max_fdes */
@@ -58,7 +59,8 @@ enum unwind_unsupported {
 	UNWIND_UNSUP_CFA_EXPR,       /* a CFA expression other than PLT / realignment */
 	UNWIND_UNSUP_CFA_RANGE,      /* CFA or register offset beyond s32 */
 	UNWIND_UNSUP_FP_RULE,        /* rbp restored by another rule (register, value) */
-	UNWIND_UNSUP_RA_RULE,        /* return address not at CFA - 8 */
+	UNWIND_UNSUP_RA_RULE,        /* return address neither saved at CFA + off nor
+	                              * (arm64) in the link register */
 	UNWIND_UNSUP_CFI_ERROR,      /* libdw could not interpret the FDE at this pc */
 	UNWIND_UNSUP_RANGE,          /* an FDE outside 4 GiB of the first PT_LOAD: skipped */
 	UNWIND_UNSUP_COUNT
@@ -86,6 +88,7 @@ enum unwind_debug_lookup {
 
 /* What one build found (unwind_table__info). */
 struct unwind_table_info {
+	uint16_t machine;               /* e_machine: EM_X86_64 or EM_AARCH64 */
 	uint64_t base;                  /* vaddr of the first PT_LOAD: pc_off 0 */
 	struct {                        /* executable PT_LOAD segments */
 		uint64_t offset, vaddr, filesz;

@@ -186,6 +186,12 @@ struct unwinder *unwinder__new(struct sampler *s, const struct unwinder_opts *o)
 	u->st.rows_cap = u->m.rows_cap;
 	u->st.maps_bytes = u->m.bytes;
 	u->limits = unwind_default_limits;
+	/* Only tables of this machine's code: the walker applies nothing else. */
+#ifdef __aarch64__
+	u->limits.machine = EM_AARCH64;
+#else
+	u->limits.machine = EM_X86_64;
+#endif
 	if (u->limits.max_rows > u->m.rows_cap)
 		u->limits.max_rows = u->m.rows_cap;
 	if (o && o->cache_bytes) {
