@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "symbolize/bpf_ksyms.h"
 #include "symbolize/jit.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/symbolizer.h"
@@ -25,11 +26,17 @@
 /* A live process is re-read for an address in no mapping at most this
  * often (JIT code and freed mappings would otherwise re-read it per frame). */
 #define REFRESH_MIN_NS 1000000000ull
+/* The BPF programs' names are read again for an address they lack at most
+ * this often (BPF programs come and go). */
+#define BPF_KSYMS_MIN_NS 1000000000ull
 
 struct symbolizer {
 	struct kallsyms *ks;
 	const char *ks_path;    /* where ks was read, for a read after the cache */
 	bool ks_cached;         /* ks came from the cache directory */
+	struct bpf_ksyms *bpf;  /* the BPF programs' functions, or NULL */
+	uint64_t bpf_read_ns;   /* when they were read (0: never) */
+	bool bpf_refused;       /* bpf() would not list them: not asked again */
 	struct symcache *cache;
 	size_t table_max;       /* a quarter of the cache: a bigger table is refused */
 	uint64_t cache_ttl_ns;
@@ -139,9 +146,34 @@ void symbolizer__load_kernel_symbols(struct symbolizer *sym, const struct kallsy
 	kernel_symbols_loaded(sym, paths->kallsyms);
 }
 
+/* A BPF program's function holding addr, from the programs' list read
+ * through bpf(): again when it lacks addr, at most every BPF_KSYMS_MIN_NS. */
+static bool bpf_lookup(struct symbolizer *sym, uint64_t addr, struct ksym *k)
+{
+	uint64_t now;
+
+	if (bpf_ksyms__lookup(sym->bpf, addr, k))
+		return true;
+	now = monotonic_ns();
+	if (sym->bpf_refused || (sym->bpf_read_ns && now - sym->bpf_read_ns < BPF_KSYMS_MIN_NS))
+		return false;
+	bpf_ksyms__free(sym->bpf);
+	sym->bpf = bpf_ksyms__load();
+	sym->bpf_read_ns = now;
+	sym->stats.kallsyms_bpf++;
+	if (!sym->bpf && errno != ENOENT) {
+		sym->bpf_refused = true;
+		pr_debug("BPF programs not listed (%s): their frames are named from /proc/kallsyms",
+			 strerror(errno));
+	}
+	sym->stats.bpf_programs_skipped += bpf_ksyms__skipped(sym->bpf);
+	return bpf_ksyms__lookup(sym->bpf, addr, k);
+}
+
 /* A cached table lacks the symbols loaded since it was written (BPF
- * programs, trampolines): at the first address it cannot name for that
- * reason, the kernel's own table is read, once a run. */
+ * programs, trampolines): at an address it cannot name for that reason,
+ * the BPF programs are listed, and if none holds it the kernel's own table
+ * is read, once a run. */
 static bool kernel_lookup(struct symbolizer *sym, uint64_t addr, struct ksym *k)
 {
 	if (!sym->ks || kallsyms__restricted(sym->ks))
@@ -150,6 +182,8 @@ static bool kernel_lookup(struct symbolizer *sym, uint64_t addr, struct ksym *k)
 		return true;
 	if (!sym->ks_cached || !kallsyms__uncovered(sym->ks))
 		return false;
+	if (bpf_lookup(sym, addr, k))
+		return true;
 	kallsyms__free(sym->ks);
 	sym->ks = kallsyms__load(sym->ks_path);
 	sym->ks_cached = false;
@@ -618,6 +652,7 @@ void symbolizer__free(struct symbolizer *sym)
 		code_names__free(sym->names[i]);
 	debuginfod__free(sym->dbgi);
 	kallsyms__free(sym->ks);
+	bpf_ksyms__free(sym->bpf);
 	jit_cache__free(sym->jit);
 	symcache__free(sym->cache);
 	symtab__free(sym->vdso);

@@ -46,8 +46,11 @@ struct symbolizer_stats {
 	 * SYMBOLIZER_MAX_INLINED. */
 	uint64_t source_frames, inlined_frames, inlined_dropped;
 	/* Kernel symbol tables taken from the cache directory, read from
-	 * /proc/kallsyms, and cache files refused (not kiln's, corrupt). */
+	 * /proc/kallsyms, and cache files refused (not kiln's, corrupt); the
+	 * BPF programs' names listed for what a cached table lacks, and the
+	 * programs left out of those lists (over BPF_KSYMS_PROGS_MAX). */
 	uint64_t kallsyms_cached, kallsyms_read, kallsyms_cache_refused;
+	uint64_t kallsyms_bpf, bpf_programs_skipped;
 };
 
 struct symbolizer;
