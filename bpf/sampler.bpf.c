@@ -128,11 +128,17 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
 	e->pid = BPF_CORE_READ(task, tgid);
 	e->instance = instance;
 	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
-	e->start_ns = BPF_CORE_READ(task, group_leader, start_time);
+	e->start_boottime_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	e->time_ns = bpf_ktime_get_ns();
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
-	bpf_ringbuf_submit(e, 0);
+	BPF_CORE_READ_STR_INTO(&e->leader_comm, task, group_leader, comm);
+	/* Only a new process is urgent (its /proc files must be read while it
+	 * lives); an exec's or exit's event waits for the next wakeup or
+	 * drain, which reads the ring in order: one wakeup a process, not 2-3.
+	 * (The default wakes only a consumer that has read up to this record,
+	 * which one waiting behind a quiet record has not: forced.) */
+	bpf_ringbuf_submit(e, type == KILN_EVENT_NEW ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	count_event(KILN_EV_SENT);
 }
 
@@ -625,7 +631,9 @@ static __always_inline void send_walk_event(__u32 type, __u32 pid, __u32 instanc
 	e->instance = instance;
 	e->addr = addr;
 	e->time_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, 0);
+	/* urgent (names read while the process lives), and maybe behind a
+	 * quiet exec or exit event: forced, see send_event */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	count_event(KILN_EV_SENT);
 }
 

@@ -82,11 +82,13 @@ struct kiln_event {
 	__u32 pid;
 	__u32 instance;
 	__u32 ppid;
-	__u64 start_ns;         /* task start, ns since boot */
+	__u64 start_boottime_ns; /* the process's start, ns since boot (suspend
+				  * included): /proc/PID/stat's starttime */
 	__u64 cgroup_id;
 	__u64 time_ns;          /* when sent, CLOCK_MONOTONIC */
 	__u64 addr;             /* KILN_EVENT_PY_CODE, _RB_ISEQ: the code object */
-	char comm[KILN_COMM_LEN];
+	char comm[KILN_COMM_LEN];        /* the thread's */
+	char leader_comm[KILN_COMM_LEN]; /* the process's (its main thread's) */
 };
 
 /* Values of the pid filter map. */

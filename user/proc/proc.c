@@ -28,8 +28,15 @@ struct proc_table {
 	size_t mappings;                 /* executable mappings of all snapshots */
 	bool warned_cap;                 /* the first cap hit is a warning */
 	struct hashmap snapshots;        /* instance -> proc_snapshot */
+	/* Instances of the snapshots young refreshes may still be due for
+	 * (at most max_processes): polls walk these, not every snapshot. */
+	uint32_t *young;
+	size_t nyoung;
 	struct hashmap binaries;         /* mix(dev, ino, root) -> binary */
 	uint64_t host_root;              /* root_id of pid 1's root (or kiln's) */
+	/* ns a /proc/PID/stat clock tick; 0 when an event's start time cannot
+	 * stand for that file's (kiln in a time namespace of its own) */
+	uint64_t event_tick_ns;
 	uint64_t drains;
 	struct proc_stats stats;
 	struct proc_observer obs;
@@ -234,6 +241,24 @@ static uint64_t root_id(const struct proc_table *t, pid_t pid)
 	return ((uint64_t)sb.st_dev * 0x9e3779b97f4a7c15ull) ^ (uint64_t)sb.st_ino;
 }
 
+/* Whether kiln shares pid 1's time namespace (or the kernel has none):
+ * then /proc/PID/stat's start time is the kernel's start_boottime, which
+ * the process events carry, in clock ticks; in a namespace of its own the
+ * file shifts it by the namespace's offset. */
+static bool same_time_ns(const struct proc_table *t)
+{
+	char path[4200];
+	struct stat mine, init;
+	int a, b;
+
+	snprintf(path, sizeof(path), "%s/1/ns/time", t->proc_root);
+	a = stat("/proc/self/ns/time", &mine) ? errno : 0;
+	b = stat(path, &init) ? errno : 0;
+	if (a || b)
+		return a == ENOENT && b == ENOENT;
+	return mine.st_dev == init.st_dev && mine.st_ino == init.st_ino;
+}
+
 struct proc_table *proc_table__new(const char *proc_root, size_t max_processes,
 				   size_t max_mappings)
 {
@@ -248,7 +273,11 @@ struct proc_table *proc_table__new(const char *proc_root, size_t max_processes,
 	}
 	t->max_processes = max_processes;
 	t->max_mappings = max_mappings;
+	/* without it no young refreshes, nothing else lost */
+	t->young = calloc(max_processes ? max_processes : 1, sizeof(*t->young));
 	t->host_root = root_id(t, 1);
+	t->event_tick_ns = same_time_ns(t) && sysconf(_SC_CLK_TCK) > 0 ?
+				   1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK) : 0;
 	return t;
 }
 
@@ -535,7 +564,19 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 	s->comm[sizeof(s->comm) - 1] = '\0';
 	memcpy(s->sampled_comm, s->comm, sizeof(s->comm));
 	s->ended_drain = UINT64_MAX;
-	err = read_starttime(t, s->pid, &s->starttime);
+	/* What the event carries is not read again: the start time, and the
+	 * process's name (its main thread's; the event's thread may be
+	 * another). */
+	if (ev->leader_comm[0]) {
+		memcpy(s->comm, ev->leader_comm, sizeof(s->comm));
+		s->comm[sizeof(s->comm) - 1] = '\0';
+	}
+	if (ev->start_boottime_ns && t->event_tick_ns) {
+		s->starttime = ev->start_boottime_ns / t->event_tick_ns;
+		err = 0;
+	} else {
+		err = read_starttime(t, s->pid, &s->starttime);
+	}
 	if (err == 0) {
 		err = snapshot_read_maps(t, s);
 		/* A kernel thread has a stat file but empty maps: a snapshot too. */
@@ -546,7 +587,8 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 		snprintf(path, sizeof(path), "%s/%d/cgroup", t->proc_root, s->pid);
 		s->cgroup = read_file(path, CGROUP_MAX_BYTES, NULL);
 		read_exe_identity(t, s->pid, &s->exe_dev, &s->exe_ino);
-		read_comm(t, s);
+		if (!ev->leader_comm[0])
+			read_comm(t, s);
 		t->stats.snapshots++;
 	} else {
 		/* Gone already: keep the name, so its samples still say who. */
@@ -555,10 +597,15 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 		s->ended = true;
 		s->ended_drain = t->drains;
 	}
-	if (hashmap__put_u64(&t->snapshots, s->instance, s))
+	if (hashmap__put_u64(&t->snapshots, s->instance, s)) {
 		snapshot_free(t, s);
-	else if (!s->ended)
-		notify_mapped(t, s);
+		return;
+	}
+	if (s->ended)
+		return;
+	if (t->young && t->nyoung < t->max_processes)
+		t->young[t->nyoung++] = s->instance;
+	notify_mapped(t, s);
 }
 
 void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev)
@@ -646,33 +693,28 @@ static struct proc_snapshot **snapshot_list(struct proc_table *t, size_t *n)
 	return w.list;
 }
 
-struct young_walk {
-	struct proc_table *t;
-	uint64_t now;
-};
+/* Young snapshots are read again at these ages, for the libraries the
+ * dynamic loader maps after the first sample. */
+static const uint64_t young_ages_ms[] = { 50, 250, 1000 };
 
-static void refresh_if_due(uint64_t key, void *val, void *ctx)
-{
-	static const uint64_t ages_ms[] = { 50, 250, 1000 };
-	struct young_walk *w = ctx;
-	struct proc_snapshot *s = val;
-
-	(void)key;
-	if (s->ended || s->refreshes >= sizeof(ages_ms) / sizeof(ages_ms[0]))
-		return;
-	if (w->now - s->taken_ns >= ages_ms[s->refreshes] * 1000000ull) {
-		s->refreshes++;
-		proc_table__refresh(w->t, s);
-	}
-}
-
-/* Refreshing never adds or removes snapshots, so the map is walked in place
- * (this runs at every poll: no copy). */
 void proc_table__refresh_young(struct proc_table *t)
 {
-	struct young_walk w = { .t = t, .now = monotonic_ns() };
+	uint64_t now = monotonic_ns();
 
-	hashmap__each(&t->snapshots, refresh_if_due, &w);
+	for (size_t i = 0; i < t->nyoung;) {
+		struct proc_snapshot *s = hashmap__get_u64(&t->snapshots, t->young[i]);
+
+		if (!s || s->ended ||
+		    s->refreshes >= sizeof(young_ages_ms) / sizeof(young_ages_ms[0])) {
+			t->young[i] = t->young[--t->nyoung];    /* grown up or gone */
+			continue;
+		}
+		if (now - s->taken_ns >= young_ages_ms[s->refreshes] * 1000000ull) {
+			s->refreshes++;
+			proc_table__refresh(t, s);
+		}
+		i++;
+	}
 }
 
 void proc_table__drained(struct proc_table *t)
@@ -735,6 +777,7 @@ void proc_table__free(struct proc_table *t)
 	hashmap__each(&t->snapshots, free_snapshot_cb, t);
 	hashmap__clear(&t->snapshots);
 	hashmap__clear(&t->binaries);
+	free(t->young);
 	free(t->proc_root);
 	free(t);
 }
