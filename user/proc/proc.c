@@ -149,9 +149,10 @@ int proc_maps__parse_max(const char *text, size_t len, size_t max, struct proc_m
 		size_t ll = (eol ? eol : end) - p;
 		const char *name;
 
-		if (n >= max) {
-			/* Full: count the rest, parse nothing. */
-			over += line_is_exec(p, ll);
+		if (n >= max || !line_is_exec(p, ll)) {
+			/* Only executable mappings are kept (most lines are not);
+			 * when full, the rest are counted, not parsed. */
+			over += n >= max && line_is_exec(p, ll);
 			p = eol ? eol + 1 : end;
 			continue;
 		}
@@ -241,22 +242,20 @@ static uint64_t root_id(const struct proc_table *t, pid_t pid)
 	return ((uint64_t)sb.st_dev * 0x9e3779b97f4a7c15ull) ^ (uint64_t)sb.st_ino;
 }
 
-/* Whether kiln shares pid 1's time namespace (or the kernel has none):
- * then /proc/PID/stat's start time is the kernel's start_boottime, which
- * the process events carry, in clock ticks; in a namespace of its own the
- * file shifts it by the namespace's offset. */
-static bool same_time_ns(const struct proc_table *t)
-{
-	char path[4200];
-	struct stat mine, init;
-	int a, b;
+/* The inode of the initial time namespace (the kernel's PROC_TIME_INIT_INO). */
+#define TIME_NS_INIT_INO 0xeffffffaull
 
-	snprintf(path, sizeof(path), "%s/1/ns/time", t->proc_root);
-	a = stat("/proc/self/ns/time", &mine) ? errno : 0;
-	b = stat(path, &init) ? errno : 0;
-	if (a || b)
-		return a == ENOENT && b == ENOENT;
-	return mine.st_dev == init.st_dev && mine.st_ino == init.st_ino;
+/* Whether kiln reads /proc from the initial time namespace (or a kernel
+ * without them): there /proc/PID/stat's start time is the kernel's
+ * start_boottime, which the process events carry, in clock ticks; a
+ * namespace of its own shifts what kiln reads by its offset. */
+static bool initial_time_ns(void)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/time", &st))
+		return errno == ENOENT;
+	return (uint64_t)st.st_ino == TIME_NS_INIT_INO;
 }
 
 struct proc_table *proc_table__new(const char *proc_root, size_t max_processes,
@@ -276,7 +275,7 @@ struct proc_table *proc_table__new(const char *proc_root, size_t max_processes,
 	/* without it no young refreshes, nothing else lost */
 	t->young = calloc(max_processes ? max_processes : 1, sizeof(*t->young));
 	t->host_root = root_id(t, 1);
-	t->event_tick_ns = same_time_ns(t) && sysconf(_SC_CLK_TCK) > 0 ?
+	t->event_tick_ns = initial_time_ns() && sysconf(_SC_CLK_TCK) > 0 ?
 				   1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK) : 0;
 	return t;
 }
