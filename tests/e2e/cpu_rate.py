@@ -8,15 +8,19 @@ usage: cpu_rate.py PORT PID CPU_SECONDS NAME=VALUE...
 Scrapes http://127.0.0.1:PORT/metrics with prometheus_client's parser
 (Debian's python3-prometheus-client), picks the series whose labels hold
 every NAME=VALUE, and reads PID's utime + stime from /proc/PID/stat. The
-counter moves at drains, so each end of the window is taken when it has
-just moved, with /proc read right then. The window lasts until PID has
-used CPU_SECONDS more CPU (no wall-clock threshold). The counter's growth
+counter moves at drains, some time after the samples it counts were
+taken (longer under a sanitizer), so each end of the window is taken with
+PID stopped (SIGSTOP): its CPU time then stands still, and once two more
+drains have passed (kiln_drains_total) every sample of it taken before
+the stop is in the counter. The window lasts until PID has used
+CPU_SECONDS more CPU (no wall-clock threshold). The counter's growth
 must equal the CPU time's within the sampling error: 4 standard errors of
 a count of samples (1/sqrt(samples)), plus a tick of /proc per thread.
-Prints one line; exit status 0 when it holds, 1 when not.
+Prints one line; exit status 0 when it holds, 1 when not; PID runs on.
 """
 import math
 import os
+import signal
 import sys
 import time
 import urllib.request
@@ -26,15 +30,27 @@ from prometheus_client.parser import text_string_to_metric_families
 HZ = os.sysconf("SC_CLK_TCK")
 
 
-def series_value(port, want):
+def scrape(port):
     text = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=10).read()
-    for fam in text_string_to_metric_families(text.decode()):
+    return list(text_string_to_metric_families(text.decode()))
+
+
+def series_value(port, want):
+    for fam in scrape(port):
         if fam.name != "kiln_cpu_seconds":
             continue
         for s in fam.samples:
             if s.name == "kiln_cpu_seconds_total" and all(s.labels.get(k) == v for k, v in want.items()):
                 return s.value, s.labels
     return 0.0, None
+
+
+def drains(port):
+    for fam in scrape(port):
+        for s in fam.samples:
+            if s.name == "kiln_drains_total":
+                return s.value
+    return 0.0
 
 
 def cpu_seconds(pid):
@@ -46,24 +62,27 @@ def threads(pid):
     return len(os.listdir("/proc/%d/task" % pid))
 
 
-def moved(port, want, pid):
-    """(counter, labels, cpu) right after the counter moved."""
-    v0, _ = series_value(port, want)
-    while True:
-        v, labels = series_value(port, want)
-        if v != v0:
-            return v, labels, cpu_seconds(pid)
-        time.sleep(0.01)
+def settled(port, want, pid):
+    """(counter, labels, cpu) with pid stopped and its samples all counted."""
+    os.kill(pid, signal.SIGSTOP)
+    d0 = drains(port)
+    while drains(port) < d0 + 2:
+        time.sleep(0.05)
+    v, labels = series_value(port, want)
+    return v, labels, cpu_seconds(pid)
 
 
 def main():
     port, pid, need = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     want = dict(a.split("=", 1) for a in sys.argv[4:])
-    c1, labels, t1 = moved(port, want, pid)
-    while True:
-        c2, labels, t2 = moved(port, want, pid)
-        if t2 - t1 >= need:
-            break
+    try:
+        c1, labels, t1 = settled(port, want, pid)
+        os.kill(pid, signal.SIGCONT)
+        while cpu_seconds(pid) - t1 < need:
+            time.sleep(0.1)
+        c2, labels, t2 = settled(port, want, pid)
+    finally:
+        os.kill(pid, signal.SIGCONT)
     dc, dt = c2 - c1, t2 - t1
     samples_per_second = float(os.environ.get("KILN_HZ", "97"))
     n = dc * samples_per_second
