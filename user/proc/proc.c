@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -38,6 +39,7 @@ struct proc_table {
 	 * stand for that file's (kiln in a time namespace of its own) */
 	uint64_t event_tick_ns;
 	uint64_t drains;
+	bool maps_query;                 /* PROCMAP_QUERY works (Linux 6.11) */
 	struct proc_stats stats;
 	struct proc_observer obs;
 };
@@ -131,15 +133,76 @@ int proc_maps__parse(const char *text, size_t len, struct proc_mapping **out,
 				    NULL);
 }
 
+/* The executable mappings being gathered, by either reader. */
+struct maps_out {
+	struct proc_mapping *maps;
+	uint64_t *devs, *inos;
+	size_t n, cap;
+};
+
+static int maps_add(struct maps_out *o, uint64_t start, uint64_t end, uint64_t pgoff,
+		    uint64_t dev, uint64_t ino, const char *name)
+{
+	if (o->n == o->cap) {
+		size_t c = o->cap ? o->cap * 2 : 32;
+		struct proc_mapping *m = realloc(o->maps, c * sizeof(*m));
+		uint64_t *d, *i;
+
+		if (!m)
+			return -ENOMEM;
+		o->maps = m;
+		d = realloc(o->devs, c * sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		o->devs = d;
+		i = realloc(o->inos, c * sizeof(*i));
+		if (!i)
+			return -ENOMEM;
+		o->inos = i;
+		o->cap = c;
+	}
+	o->maps[o->n] = (struct proc_mapping){ .start = start, .end = end, .pgoff = pgoff };
+	o->maps[o->n].name = strdup(*name ? name : "[anon]");
+	if (!o->maps[o->n].name)
+		return -ENOMEM;
+	o->devs[o->n] = dev;
+	o->inos[o->n] = ino;
+	o->n++;
+	return 0;
+}
+
+/* Hands the gathered mappings out (the callers' out-parameters), or frees
+ * them on error (err < 0). Returns their number, or err. */
+static int maps_finish(struct maps_out *o, int err, struct proc_mapping **out,
+		       uint64_t **devs_out, uint64_t **inos_out)
+{
+	if (err < 0) {
+		proc_mappings__free(o->maps, o->n);
+		free(o->devs);
+		free(o->inos);
+		return err;
+	}
+	*out = o->maps;
+	if (devs_out)
+		*devs_out = o->devs;
+	else
+		free(o->devs);
+	if (inos_out)
+		*inos_out = o->inos;
+	else
+		free(o->inos);
+	return (int)o->n;
+}
+
 int proc_maps__parse_max(const char *text, size_t len, size_t max, struct proc_mapping **out,
 			 uint64_t **devs_out, uint64_t **inos_out, size_t *dropped)
 {
-	struct proc_mapping *maps = NULL;
-	uint64_t *devs = NULL, *inos = NULL;
-	size_t n = 0, cap = 0, over = 0;
+	struct maps_out o = { 0 };
+	size_t over = 0;
 	const char *p = text, *end = text + len;
+	int err = 0;
 
-	while (p < end) {
+	while (p < end && !err) {
 		const char *eol = memchr(p, '\n', end - p);
 		unsigned long long start, stop, off, ino;
 		unsigned maj, min;
@@ -147,12 +210,11 @@ int proc_maps__parse_max(const char *text, size_t len, size_t max, struct proc_m
 		int consumed = 0;
 		char line[4200];
 		size_t ll = (eol ? eol : end) - p;
-		const char *name;
 
-		if (n >= max || !line_is_exec(p, ll)) {
+		if (o.n >= max || !line_is_exec(p, ll)) {
 			/* Only executable mappings are kept (most lines are not);
 			 * when full, the rest are counted, not parsed. */
-			over += n >= max && line_is_exec(p, ll);
+			over += o.n >= max && line_is_exec(p, ll);
 			p = eol ? eol + 1 : end;
 			continue;
 		}
@@ -166,50 +228,75 @@ int proc_maps__parse_max(const char *text, size_t len, size_t max, struct proc_m
 			continue;       /* junk line: skip */
 		if (strlen(perms) < 4 || perms[2] != 'x')
 			continue;
-		name = line + consumed;
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 32;
-			struct proc_mapping *m = realloc(maps, c * sizeof(*m));
-			uint64_t *d, *i;
-
-			if (!m)
-				goto nomem;
-			maps = m;
-			d = realloc(devs, c * sizeof(*d));
-			if (!d)
-				goto nomem;
-			devs = d;
-			i = realloc(inos, c * sizeof(*i));
-			if (!i)
-				goto nomem;
-			inos = i;
-			cap = c;
-		}
-		maps[n] = (struct proc_mapping){ .start = start, .end = stop, .pgoff = off };
-		maps[n].name = strdup(*name ? name : "[anon]");
-		if (!maps[n].name)
-			goto nomem;
-		devs[n] = makedev(maj, min);
-		inos[n] = ino;
-		n++;
+		err = maps_add(&o, start, stop, off, makedev(maj, min), ino, line + consumed);
 	}
-	*out = maps;
 	if (dropped)
 		*dropped = over;
-	if (devs_out)
-		*devs_out = devs;
-	else
-		free(devs);
-	if (inos_out)
-		*inos_out = inos;
-	else
-		free(inos);
-	return (int)n;
-nomem:
-	proc_mappings__free(maps, n);
-	free(devs);
-	free(inos);
-	return -ENOMEM;
+	return maps_finish(&o, err, out, devs_out, inos_out);
+}
+
+/* PROCMAP_QUERY (Linux 6.11, include/uapi/linux/fs.h): one executable
+ * mapping at or after an address per ioctl on the open maps file, in
+ * binary, without the kernel formatting every line as text. */
+struct procmap_query {
+	uint64_t size;
+	uint64_t query_flags;
+	uint64_t query_addr;
+	uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset;
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t vma_name_size, build_id_size;
+	uint64_t vma_name_addr, build_id_addr;
+};
+
+#define PROCMAP_QUERY _IOWR('f', 17, struct procmap_query)
+#define PROCMAP_QUERY_VMA_EXECUTABLE 0x04
+#define PROCMAP_QUERY_COVERING_OR_NEXT_VMA 0x10
+
+int proc_maps__query(int fd, size_t max, struct proc_mapping **out, uint64_t **devs_out,
+		     uint64_t **inos_out, size_t *dropped)
+{
+	struct maps_out o = { 0 };
+	uint64_t addr = 0;
+	size_t over = 0;
+	char name[4096];
+	int err = 0;
+
+	for (;;) {
+		struct procmap_query q = {
+			.size = sizeof(q),
+			.query_flags = PROCMAP_QUERY_VMA_EXECUTABLE |
+				       PROCMAP_QUERY_COVERING_OR_NEXT_VMA,
+			.query_addr = addr,
+			.vma_name_size = sizeof(name),
+			.vma_name_addr = (uintptr_t)name,
+		};
+
+		if (ioctl(fd, PROCMAP_QUERY, &q)) {
+			/* ENOENT: no mapping past addr, the end */
+			err = errno == ENOENT ? 0 : -errno;
+			break;
+		}
+		if (q.vma_end <= q.vma_start || q.vma_end <= addr) {
+			err = -EIO;     /* not going forward: never loop */
+			break;
+		}
+		addr = q.vma_end;
+		if (o.n >= max) {
+			over++;
+			continue;
+		}
+		if (q.vma_name_size == 0)
+			name[0] = '\0';
+		name[sizeof(name) - 1] = '\0';
+		err = maps_add(&o, q.vma_start, q.vma_end, q.vma_offset,
+			       makedev(q.dev_major, q.dev_minor), q.inode, name);
+		if (err)
+			break;
+	}
+	if (dropped)
+		*dropped = over;
+	return maps_finish(&o, err, out, devs_out, inos_out);
 }
 
 const struct proc_mapping *proc_snapshot__find(const struct proc_snapshot *s, uint64_t addr)
@@ -272,6 +359,7 @@ struct proc_table *proc_table__new(const char *proc_root, size_t max_processes,
 	}
 	t->max_processes = max_processes;
 	t->max_mappings = max_mappings;
+	t->maps_query = true;
 	/* without it no young refreshes, nothing else lost */
 	t->young = calloc(max_processes ? max_processes : 1, sizeof(*t->young));
 	t->host_root = root_id(t, 1);
@@ -479,15 +567,30 @@ static int snapshot_read_maps(struct proc_table *t, struct proc_snapshot *s)
 	if (room > PROC_MAPS_PER_PROCESS)
 		room = PROC_MAPS_PER_PROCESS;
 	snprintf(path, sizeof(path), "%s/%d/maps", t->proc_root, s->pid);
-	text = read_file(path, MAPS_MAX_BYTES, &len);
-	if (!text)
-		return -errno;
-	n = proc_maps__parse_max(text, len, room, &maps, &devs, &inos, &dropped);
-	free(text);
+	n = -ENOTTY;
+	if (t->maps_query) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			return -errno;
+		n = proc_maps__query(fd, room, &maps, &devs, &inos, &dropped);
+		close(fd);
+		if (n == -ENOTTY) {
+			t->maps_query = false;  /* before Linux 6.11: the text */
+			pr_debug("%s: no PROCMAP_QUERY; reading maps as text", path);
+		}
+	}
+	if (n == -ENOTTY) {
+		text = read_file(path, MAPS_MAX_BYTES, &len);
+		if (!text)
+			return -errno;
+		n = proc_maps__parse_max(text, len, room, &maps, &devs, &inos, &dropped);
+		free(text);
+	}
 	if (n < 0)
 		return n;
-	if (n == 0 && len == 0) {
-		/* An exited process (or a kernel thread) has empty maps. */
+	if (n == 0) {
+		/* An exited process (or a kernel thread) has no mappings. */
 		free(maps);
 		free(devs);
 		free(inos);

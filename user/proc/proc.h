@@ -134,6 +134,12 @@ int proc_maps__parse(const char *text, size_t len, struct proc_mapping **out,
  * what is not kept costs no allocation). */
 int proc_maps__parse_max(const char *text, size_t len, size_t max, struct proc_mapping **out,
 			 uint64_t **devs, uint64_t **inos, size_t *dropped);
+/* The same from an open /proc/PID/maps through the PROCMAP_QUERY ioctl
+ * (Linux 6.11): -ENOTTY (or -EINVAL) on older kernels, -ESRCH for a
+ * process that is gone. Names are those of the text (path, "[vdso]", or
+ * "[anon]" for none). */
+int proc_maps__query(int fd, size_t max, struct proc_mapping **out, uint64_t **devs,
+		     uint64_t **inos, size_t *dropped);
 void proc_mappings__free(struct proc_mapping *maps, size_t n);
 /* The mapping containing addr, or NULL. */
 const struct proc_mapping *proc_snapshot__find(const struct proc_snapshot *s,

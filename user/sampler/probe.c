@@ -8,6 +8,7 @@
  * upstream commits that introduced each feature. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -138,8 +139,14 @@ int sampler__probe(void)
 			 path, ok < 0 ? "missing" : "empty or not BTF");
 		return -1;
 	}
-	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
-		int r = probe_one(&features[i], path);
+	size_t n = sizeof(features) / sizeof(features[0]);
+	/* The newest feature, probed first: a kernel with it has the older
+	 * tp_btf as well, whose probe parses all of the kernel's BTF (several
+	 * MB, about 5 ms, which libbpf's load does once more). */
+	bool newest = probe_one(&features[n - 1], path) == 1;
+
+	for (size_t i = 0; i < n; i++) {
+		int r = newest && features[i].kind == PROBE_TP_BTF ? 1 : probe_one(&features[i], path);
 
 		if (r == 1)
 			continue;
