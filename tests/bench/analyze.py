@@ -19,6 +19,13 @@
   analyze.py first-sample STAMP OUT
       Time to first sample of a BPF profiler started by stamp_exec STAMP:
       writes when its perf_event programs first ran and last ran.
+  analyze.py steady STAMP OUT.json T0 T1
+      The steady state of the profiler stamp_exec STAMP started: at T0 and
+      T1 seconds after its start, its CPU time (the schedstat run time of
+      its threads, ns, when the same threads lived at both readings; else
+      /proc/PID/stat's user + system ticks), the run time of the BPF
+      programs it holds (their fdinfo; BPF stats must be on) and the
+      CLOCK_MONOTONIC time. Writes {"t0": {...}, "t1": {...}}.
   analyze.py report WORKDIR SECONDS OUT.json
       Reads every phase directory of every round of WORKDIR, prints the
       markdown report on stdout and writes the same figures to OUT.json:
@@ -218,6 +225,78 @@ def cmd_first_sample(stamp, out):
     if first:
         with open(out, "w") as f:
             f.write(f"{first} {last}\n")
+
+
+def cpu_reading(pid):
+    """The process's CPU time now: {"ticks": user + system ticks of
+    /proc/PID/stat, "threads": {tid: schedstat run ns}, "bpf_ns": run
+    time of the BPF programs among its fds, "mono_ns": when}."""
+    import time
+    stat = read(f"/proc/{pid}/stat")
+    if stat is None:
+        return None
+    f = stat[stat.rindex(")") + 2:].split()
+    threads = {}
+    for tid in os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}/task") else []:
+        ss = read(f"/proc/{pid}/task/{tid}/schedstat")
+        if ss:
+            threads[tid] = int(ss.split()[0])
+    bpf_ns = 0
+    try:
+        fds = os.listdir(f"/proc/{pid}/fdinfo")
+    except OSError:
+        fds = []
+    for fd in fds:
+        info = read(f"/proc/{pid}/fdinfo/{fd}") or ""
+        m = re.search(r"^run_time_ns:\s+(\d+)$", info, re.M)
+        if m and re.search(r"^prog_type:", info, re.M):
+            bpf_ns += int(m.group(1))
+    return {"ticks": int(f[11]) + int(f[12]), "threads": threads,
+            "bpf_ns": bpf_ns, "mono_ns": time.monotonic_ns()}
+
+
+def cmd_steady(stamp, out, t0, t1):
+    import time
+    deadline = time.monotonic() + 60
+    while not (read(stamp) or "").strip():
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.01)
+    pid, start_ns = map(int, read(stamp).split()[:2])
+    got = {}
+    for name, at in (("t0", float(t0)), ("t1", float(t1))):
+        wait = start_ns / 1e9 + at - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        r = cpu_reading(pid)
+        if r is None:
+            return
+        got[name] = r
+    got["clk_tck"] = os.sysconf("SC_CLK_TCK")
+    with open(out, "w") as f:
+        json.dump(got, f)
+
+
+def steady_rate(d):
+    """CPU s per second of the profiler between the two readings of
+    `steady` (without and with its BPF time), or None."""
+    try:
+        st = json.loads(read(os.path.join(d, "steady.json")) or "")
+    except ValueError:
+        return None
+    a, b = st["t0"], st["t1"]
+    secs = (b["mono_ns"] - a["mono_ns"]) / 1e9
+    if secs <= 0:
+        return None
+    if a["threads"].keys() == b["threads"].keys():
+        cpu = sum(b["threads"].values()) - sum(a["threads"].values())
+        cpu, how = cpu / 1e9, "schedstat"
+    else:  # a thread came or went: the ticks count the dead ones too
+        cpu, how = (b["ticks"] - a["ticks"]) / st["clk_tck"], "ticks"
+    bpf = (b["bpf_ns"] - a["bpf_ns"]) / 1e9
+    return {"window_s": round(secs, 2), "how": how,
+            "cpu_s_per_s": round(cpu / secs, 5),
+            "cpu_incl_bpf_s_per_s": round((cpu + bpf) / secs, 5)}
 
 
 # ---------------------------------------------------------------- parsing
@@ -526,6 +605,7 @@ def phase_row(work, seconds, phase, label, hz):
         row["cpu_sys_s"] = round(t[1] + st[1], 3)
         row["cpu_s"] = round(row["record_cpu_s"] + row["script_cpu_s"], 3)
         row["peak_rss_mb"] = max(row["peak_rss_mb"], row["script_peak_rss_mb"])
+        steady_figures(row, d, script_per_s=row["script_cpu_s"] / seconds)
         stacks, samples, note = stacks_perf(os.path.join(d, "perf.txt"))
         accuracy(row, d, stacks, note, samples and read_window(d, samples), hz)
         return row
@@ -554,7 +634,21 @@ def phase_row(work, seconds, phase, label, hz):
     if bpf and bpf["sample_run_cnt"]:
         row["bpf_ns_per_sample"] = bpf["ns_per_sample"]
         row["cpu_incl_bpf_s"] = round(row["cpu_s"] + bpf["run_time_ns_total"] / 1e9, 3)
+    steady_figures(row, d)
     return row
+
+
+def steady_figures(row, d, script_per_s=0.0):
+    """The profiler's CPU per second of steady state, ms (steady_rate).
+    perf's adds its script's whole CPU spread over the run: script's work
+    is per sample, but for its start-up, which this counts in as well."""
+    st = steady_rate(d)
+    if st is None:
+        return
+    row["steady"] = st
+    row["steady_ms_per_s"] = round(1000 * (st["cpu_s_per_s"] + script_per_s), 3)
+    if row["phase"] not in PERF_PHASES:
+        row["steady_incl_bpf_ms_per_s"] = round(1000 * st["cpu_incl_bpf_s_per_s"], 3)
 
 
 def fmt(v, nd=2):
@@ -575,6 +669,15 @@ def judge(by, baselines, ratios):
     v = ratios.get("kiln_cpu_incl_bpf_over_perf_cpu")
     add("kiln CPU (incl. its BPF time) <= 1/4 of perf record + script", v,
         lambda x: x <= 0.25, f"{fmt(v, 3)}")
+    v = ratios.get("kiln_cpu_incl_bpf_over_bpftrace_cpu_incl_bpf")
+    add("kiln CPU (incl. its BPF time) <= 1/2 of bpftrace's (incl. its BPF time)", v,
+        lambda x: x <= 0.5, f"{fmt(v, 3)}")
+    v = ratios.get("kiln_steady_incl_bpf_over_perf_steady")
+    add("per second of steady state, kiln CPU (incl. its BPF time) <= 1/4 of perf "
+        "record + script", v, lambda x: x <= 0.25, f"{fmt(v, 3)}")
+    v = ratios.get("kiln_steady_incl_bpf_over_bpftrace_steady_incl_bpf")
+    add("per second of steady state, kiln CPU (incl. its BPF time) <= 1/2 of bpftrace's",
+        v, lambda x: x <= 0.5, f"{fmt(v, 3)}")
     v = ratios.get("kiln_rss_over_bpftrace_rss")
     add("kiln peak RSS <= 1/4 of bpftrace's", v, lambda x: x <= 0.25, f"{fmt(v, 3)}")
     # Slowdown: in-task cost (iters per CPU-s) against the baseline spread.
@@ -644,6 +747,8 @@ RATIOS = [  # (name, phase a, figure a, phase b, figure b): a / b
     ("kiln_cpu_over_perf_dwarf_cpu", "kiln", "cpu_s", "perf_dwarf", "cpu_s"),
     ("kiln_cpu_incl_bpf_over_perf_dwarf_cpu", "kiln", "cpu_incl_bpf_s", "perf_dwarf", "cpu_s"),
     ("kiln_cpu_over_perf_dwarf_record_cpu", "kiln", "cpu_s", "perf_dwarf", "record_cpu_s"),
+    ("kiln_cpu_incl_bpf_over_bpftrace_cpu_incl_bpf", "kiln", "cpu_incl_bpf_s",
+     "bpftrace", "cpu_incl_bpf_s"),
     ("kiln_rss_over_bpftrace_rss", "kiln", "peak_rss_mb", "bpftrace", "peak_rss_mb"),
     ("kiln_rss_over_perf_rss", "kiln", "peak_rss_mb", "perf", "peak_rss_mb"),
     ("kiln_rss_over_perf_record_rss", "kiln", "peak_rss_mb", "perf", "record_peak_rss_mb"),
@@ -652,6 +757,15 @@ RATIOS = [  # (name, phase a, figure a, phase b, figure b): a / b
     ("agent_cpu_over_perf_dwarf_cpu", "agent", "cpu_s", "perf_dwarf", "cpu_s"),
     ("agent_rss_over_bpftrace_rss", "agent", "peak_rss_mb", "bpftrace", "peak_rss_mb"),
     ("agent_rss_over_perf_dwarf_rss", "agent", "peak_rss_mb", "perf_dwarf", "peak_rss_mb"),
+    # per second of steady state (start-up and the final write left out)
+    ("kiln_steady_incl_bpf_over_perf_steady", "kiln", "steady_incl_bpf_ms_per_s",
+     "perf", "steady_ms_per_s"),
+    ("kiln_steady_incl_bpf_over_perf_dwarf_steady", "kiln", "steady_incl_bpf_ms_per_s",
+     "perf_dwarf", "steady_ms_per_s"),
+    ("kiln_steady_incl_bpf_over_bpftrace_steady_incl_bpf", "kiln", "steady_incl_bpf_ms_per_s",
+     "bpftrace", "steady_incl_bpf_ms_per_s"),
+    ("agent_steady_incl_bpf_over_perf_steady", "agent", "steady_incl_bpf_ms_per_s",
+     "perf", "steady_ms_per_s"),
 ]
 
 
@@ -715,25 +829,27 @@ def cmd_report(work, seconds, out):
     print()
     print("Cost:")
     print()
-    print("| run | CPU s | CPU s incl BPF | peak RSS MB | BPF ns/sample "
-          "| throughput vs baseline % | iters per CPU-s vs baseline % |")
-    print("|---|---|---|---|---|---|---|")
+    print("| run | CPU s | CPU s incl BPF | steady CPU ms/s (incl BPF) | peak RSS MB "
+          "| BPF ns/sample | throughput vs baseline % | iters per CPU-s vs baseline % |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "failed" in r:
-            print(f"| {r['label']} | failed: {r['failed']} | | | | | |")
+            print(f"| {r['label']} | failed: {r['failed']} | | | | | | |")
             continue
         thr = f"{fmt(r.get('throughput_pct'))} | {fmt(r.get('iters_per_cpu_s_pct'))}"
         if r["phase"] == "baseline":
-            print(f"| {r['label']} | - | - | - | - | {thr} |")
+            print(f"| {r['label']} | - | - | - | - | - | {thr} |")
             continue
         if r["phase"] in PERF_PHASES:
             cpu = f"{r['cpu_s']:.3f} ({r['record_cpu_s']:.3f} + {r['script_cpu_s']:.3f})"
             incl, ns = "n/a (not BPF)", "n/a"
+            steady = f"{fmt(r.get('steady_ms_per_s'), 2)} (n/a)"
         else:
             cpu = f"{r['cpu_s']:.3f}"
             incl = fmt(r.get("cpu_incl_bpf_s"), 3)
             ns = fmt(r.get("bpf_ns_per_sample"), 0)
-        print(f"| {r['label']} | {cpu} | {incl} | {r['peak_rss_mb']:.1f} | {ns} | {thr} |")
+            steady = f"{fmt(r.get('steady_ms_per_s'), 2)} ({fmt(r.get('steady_incl_bpf_ms_per_s'), 2)})"
+        print(f"| {r['label']} | {cpu} | {incl} | {steady} | {r['peak_rss_mb']:.1f} | {ns} | {thr} |")
     print()
     print("Accuracy:")
     print()
@@ -781,7 +897,11 @@ def cmd_report(work, seconds, out):
           f"kiln RSS / bpftrace RSS = {fmt(ratios['kiln_rss_over_bpftrace_rss'], 3)}; "
           f"kiln RSS / perf RSS = {fmt(ratios['kiln_rss_over_perf_rss'], 3)} "
           f"(perf record alone: {fmt(ratios['kiln_rss_over_perf_record_rss'], 3)}); "
-          f"kiln RSS / perf dwarf RSS = {fmt(ratios['kiln_rss_over_perf_dwarf_rss'], 3)}")
+          f"kiln RSS / perf dwarf RSS = {fmt(ratios['kiln_rss_over_perf_dwarf_rss'], 3)}; "
+          "per second of steady state, kiln CPU incl. BPF / perf's = "
+          f"{fmt(ratios['kiln_steady_incl_bpf_over_perf_steady'], 3)} (/ perf dwarf's: "
+          f"{fmt(ratios['kiln_steady_incl_bpf_over_perf_dwarf_steady'], 3)}; / bpftrace's "
+          f"incl. BPF: {fmt(ratios['kiln_steady_incl_bpf_over_bpftrace_steady_incl_bpf'], 3)})")
     a = by["agent"]
     incl = a.get("cpu_incl_bpf_s")
     print()
@@ -790,7 +910,10 @@ def cmd_report(work, seconds, out):
           f"(/ perf dwarf: {fmt(ratios['agent_cpu_over_perf_dwarf_cpu'], 3)}); "
           f"kiln agent RSS / bpftrace RSS = {fmt(ratios['agent_rss_over_bpftrace_rss'], 3)}; "
           f"CPU = {fmt(a.get('cpu_pct_of_core'), 3)}% of one core "
-          f"(incl. BPF: {fmt(incl and 100 * incl / seconds, 3)}%; target < 0.5%); "
+          f"(incl. BPF: {fmt(incl and 100 * incl / seconds, 3)}%; target < 0.5%), "
+          f"in steady state {fmt(a.get('steady_ms_per_s') and a['steady_ms_per_s'] / 10, 3)}% "
+          f"(incl. BPF: {fmt(a.get('steady_incl_bpf_ms_per_s') and a['steady_incl_bpf_ms_per_s'] / 10, 3)}%; "
+          f"/ perf's: {fmt(ratios['agent_steady_incl_bpf_over_perf_steady'], 3)}); "
           f"peak RSS {fmt(a.get('peak_rss_mb'), 1)} MB (target: steady < 30 MB); "
           f"{a.get('profile_files', 0)} profile files merged for the share.")
     print()
@@ -882,6 +1005,8 @@ if __name__ == "__main__":
         cmd_hold_stats()
     elif len(sys.argv) == 4 and sys.argv[1] == "first-sample":
         cmd_first_sample(*sys.argv[2:])
+    elif len(sys.argv) == 6 and sys.argv[1] == "steady":
+        cmd_steady(*sys.argv[2:])
     elif len(sys.argv) == 5 and sys.argv[1] == "report":
         cmd_report(*sys.argv[2:])
     else:

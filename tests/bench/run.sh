@@ -42,6 +42,14 @@ NCPU=$(nproc)
 BPF_HZ=97
 CHURN_RATE=${BENCH_CHURN_RATE:-20}
 CHURN_MS=${BENCH_CHURN_MS:-20}
+# The steady-state window, seconds after the profiler's start: past its
+# start-up, and whole 10 s intervals (kiln's drains) when the run is long
+# enough; else its middle half.
+if [ "$S" -ge 16 ]; then
+	STEADY="5 $((5 + (S - 6) / 10 * 10))"
+else
+	STEADY="$($PY -c "print($S / 4, $S - 1)")"
+fi
 
 TMP=""
 RD=""  # the current round's directory, $TMP/round<N>
@@ -51,6 +59,7 @@ SPIN_PID=""
 CHURN_PID=""
 PROBE_PID=""
 FIRST_PID=""
+STEADY_PID=""
 OLD_BPF_STATS=""
 STATS_HOLDER=""
 BPF_STATS_HOW=""
@@ -59,7 +68,7 @@ log() { echo "bench: $*" >&2; }
 
 cleanup() {
 	local p
-	for p in $FIRST_PID $PROBE_PID $CHURN_PID $SPIN_PID $LOAD_PIDS $STATS_HOLDER; do
+	for p in $FIRST_PID $STEADY_PID $PROBE_PID $CHURN_PID $SPIN_PID $LOAD_PIDS $STATS_HOLDER; do
 		kill "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
@@ -182,6 +191,10 @@ start_measuring() {
 	(sleep "$($PY -c "print(max($S - 2, 0.5))")" &&
 		$ANALYZE bpfstats $$ "$2" "$1/bpf.json" 4) &
 	PROBE_PID=$!
+	if [ "$2" != none ]; then
+		$ANALYZE steady "$1/stamp" "$1/steady.json" $STEADY &
+		STEADY_PID=$!
+	fi
 }
 
 stop_measuring() { # $1: phase dir
@@ -189,7 +202,8 @@ stop_measuring() { # $1: phase dir
 	echo "$(host_busy) $(pid_ticks "$LOAD_PIDS") $(getconf CLK_TCK)" >"$1/ticks1"
 	wait "$CHURN_PID" "$PROBE_PID" 2>/dev/null
 	[ -n "$FIRST_PID" ] && wait "$FIRST_PID" 2>/dev/null
-	SPIN_PID="" CHURN_PID="" PROBE_PID="" FIRST_PID=""
+	[ -n "$STEADY_PID" ] && wait "$STEADY_PID" 2>/dev/null
+	SPIN_PID="" CHURN_PID="" PROBE_PID="" FIRST_PID="" STEADY_PID=""
 }
 
 fail() { echo "$2" >"$1/failed"; log "$(basename "$1"): failed: $2"; }
