@@ -496,3 +496,46 @@ Test(proc_maps, query_of_a_file_that_is_not_proc_says_enotty)
 	cr_assert_null(m);
 	close(fd);
 }
+
+/* A path longer than PATH_MAX fails the whole query; the table then reads
+ * that process's text, where the name is cut. */
+#define DEEP 17                 /* 17 directories of 255 bytes > PATH_MAX */
+
+Test(proc_maps, query_of_a_name_past_path_max_fails_cleanly)
+{
+	char base[] = "/tmp/kiln-test-deep-XXXXXX", comp[256];
+	int dirs[DEEP + 1], fd, mfd, n;
+	struct proc_mapping *m = NULL;
+	void *p;
+
+	memset(comp, 'd', sizeof(comp) - 1);
+	comp[sizeof(comp) - 1] = '\0';
+	cr_assert_not_null(mkdtemp(base));
+	dirs[0] = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (int i = 0; i < DEEP; i++) {
+		cr_assert_eq(mkdirat(dirs[i], comp, 0700), 0);
+		dirs[i + 1] = openat(dirs[i], comp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		cr_assert_geq(dirs[i + 1], 0);
+	}
+	fd = openat(dirs[DEEP], "lib.so", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 4096), 0);
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	cr_assert(p != MAP_FAILED);
+	mfd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	n = proc_maps__query(mfd, PROC_MAPS_PER_PROCESS, &m, NULL, NULL, NULL);
+	close(mfd);
+	munmap(p, 4096);
+	close(fd);
+	unlinkat(dirs[DEEP], "lib.so", 0);
+	for (int i = DEEP; i > 0; i--) {
+		close(dirs[i]);
+		unlinkat(dirs[i - 1], comp, AT_REMOVEDIR);
+	}
+	close(dirs[0]);
+	rmdir(base);
+	if (n == -ENOTTY)
+		cr_skip("no PROCMAP_QUERY on this kernel (Linux 6.11)");
+	cr_assert_eq(n, -ENAMETOOLONG, "got %d", n);
+	cr_assert_null(m);
+}

@@ -580,7 +580,9 @@ static int snapshot_read_maps(struct proc_table *t, struct proc_snapshot *s)
 			pr_debug("%s: no PROCMAP_QUERY; reading maps as text", path);
 		}
 	}
-	if (n == -ENOTTY) {
+	/* A name longer than PATH_MAX fails the whole query: the text, which
+	 * cuts it, for this process. */
+	if (n == -ENOTTY || n == -ENAMETOOLONG) {
 		text = read_file(path, MAPS_MAX_BYTES, &len);
 		if (!text)
 			return -errno;
