@@ -118,6 +118,9 @@ struct unwinder {
 	uint32_t *queue;                /* instances to load, oldest first */
 	size_t qhead, qlen;
 	struct hashmap queued;          /* instance -> 1 */
+	/* pid -> the instance whose mappings its proc_maps entry holds (in
+	 * the pointer): an exit deletes the entry without reading its 4 KiB */
+	struct hashmap written;
 	pthread_t thread;
 	bool thread_started;
 	size_t jobs;                    /* handed to the builder, not collected yet */
@@ -723,6 +726,10 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 			u->st.processes_full++;
 		return -ENOSPC;
 	}
+	/* untracked on ENOMEM (no stale instance left): its end reads the
+	 * entry back, as it must */
+	if (hashmap__put_u64(&u->written, key, (void *)(uintptr_t)s->instance))
+		hashmap__del_u64(&u->written, key);
 	if (!p) {
 		p = calloc(1, sizeof(*p));
 		if (!p || hashmap__put_u64(&u->procs, s->instance, p)) {
@@ -731,6 +738,7 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 				exes[i]->refs--;
 			free(exes);
 			bpf_map_delete_elem(u->m.proc_maps_fd, &key);
+			hashmap__del_u64(&u->written, key);
 			return -ENOMEM;
 		}
 		p->instance = s->instance;
@@ -756,14 +764,21 @@ void unwinder__ended(struct unwinder *u, const struct proc_snapshot *s)
 	struct proc_entry *p = hashmap__del_u64(&u->procs, s->instance);
 	struct kiln_proc_maps cur;
 	uint32_t key = (uint32_t)s->pid;
+	void *held;
 
 	for (int i = 0; i < KILN_LANG_COUNT; i++)
 		interp_procs__ended(u->interp[i], s);
 	if (!p)
 		return;
 	/* The pid's entry may already be the next program's (its new instance). */
-	if (bpf_map_lookup_elem(u->m.proc_maps_fd, &key, &cur) == 0 && cur.instance == s->instance)
+	held = hashmap__get_u64(&u->written, key);
+	if (held == (void *)(uintptr_t)s->instance) {
 		bpf_map_delete_elem(u->m.proc_maps_fd, &key);
+		hashmap__del_u64(&u->written, key);
+	} else if (!held && bpf_map_lookup_elem(u->m.proc_maps_fd, &key, &cur) == 0 &&
+		   cur.instance == s->instance) {
+		bpf_map_delete_elem(u->m.proc_maps_fd, &key);
+	}
 	if (p->miss_pending)
 		u->pending--;
 	entry_release(p);
@@ -901,6 +916,7 @@ void unwinder__free(struct unwinder *u)
 	hashmap__clear(&u->exes);
 	hashmap__clear(&u->rule_index);
 	hashmap__clear(&u->queued);
+	hashmap__clear(&u->written);
 	free(u->queue);
 	free(u->free);
 	free(u->free_slots);
