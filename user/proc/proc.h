@@ -135,9 +135,10 @@ int proc_maps__parse(const char *text, size_t len, struct proc_mapping **out,
 int proc_maps__parse_max(const char *text, size_t len, size_t max, struct proc_mapping **out,
 			 uint64_t **devs, uint64_t **inos, size_t *dropped);
 /* The same from an open /proc/PID/maps through the PROCMAP_QUERY ioctl
- * (Linux 6.11): -ENOTTY (or -EINVAL) on older kernels, -ESRCH for a
- * process that is gone. Names are those of the text (path, "[vdso]", or
- * "[anon]" for none). */
+ * (Linux 6.11): -ENOTTY on older kernels (and on a file not of procfs),
+ * -ENAMETOOLONG for a name past PATH_MAX, -ESRCH for a process that is
+ * gone. Names are those of the text (path, "[vdso]", or "[anon]" for
+ * none), but for x86-64's [vsyscall], which the text alone lists. */
 int proc_maps__query(int fd, size_t max, struct proc_mapping **out, uint64_t **devs,
 		     uint64_t **inos, size_t *dropped);
 void proc_mappings__free(struct proc_mapping *maps, size_t n);

@@ -132,18 +132,19 @@ int sampler__probe(void)
 	 * need it inside the kernel, so a BTF file given on the side (libbpf's
 	 * btf_custom_path) could not stand in for it. */
 	const char *path = "/sys/kernel/btf/vmlinux";
+	size_t n = sizeof(features) / sizeof(features[0]);
 	int ok = btf_usable(path);
+	bool newest;
 
 	if (ok <= 0) {
 		pr_error("kiln cannot start: this kernel has no BTF (%s is %s; kernel BTF came with Linux 5.4, built with CONFIG_DEBUG_INFO_BTF=y): kiln needs Linux " KILN_MIN_KERNEL " or newer with BTF",
 			 path, ok < 0 ? "missing" : "empty or not BTF");
 		return -1;
 	}
-	size_t n = sizeof(features) / sizeof(features[0]);
 	/* The newest feature, probed first: a kernel with it has the older
 	 * tp_btf as well, whose probe parses all of the kernel's BTF (several
 	 * MB, about 5 ms, which libbpf's load does once more). */
-	bool newest = probe_one(&features[n - 1], path) == 1;
+	newest = probe_one(&features[n - 1], path) == 1;
 
 	for (size_t i = 0; i < n; i++) {
 		int r = newest && features[i].kind == PROBE_TP_BTF ? 1 : probe_one(&features[i], path);
