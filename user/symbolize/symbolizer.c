@@ -272,6 +272,17 @@ static struct symtab *load_table(struct symbolizer *sym, const struct binary *b)
 	return st;
 }
 
+/* b's table lacks debug symbols and a debug file is on its way, or came
+ * after the drain began (symbolizer__age loads the table again with it at
+ * the next): its samples wait, rather than be named without it. */
+static bool debug_file_due(struct symbolizer *sym, const struct binary *b)
+{
+	char path[PATH_MAX];
+
+	return debuginfod__waiting(sym->dbgi, b->build_id) ||
+	       debuginfod__fetched(sym->dbgi, b->build_id, path, sizeof(path));
+}
+
 /* The symbol table of a mapped file, loaded once per binary. */
 static const struct symtab *binary_symtab(struct symbolizer *sym, struct binary *b)
 {
@@ -382,7 +393,7 @@ static size_t user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uin
 	if (m->bin) {
 		st = binary_symtab(sym, m->bin);
 		if (st && sym->dbgi && m->bin->build_id[0] && lacks_debug(st) &&
-		    debuginfod__waiting(sym->dbgi, m->bin->build_id))
+		    debug_file_due(sym, m->bin))
 			sym->waiting = true;
 		f->map_file = scratch_name(sym, "%s", m->bin->path);
 		f->map_build_id = m->bin->build_id[0] ? m->bin->build_id : NULL;
