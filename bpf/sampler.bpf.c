@@ -77,11 +77,22 @@ struct {
 	__uint(max_entries, KILN_EV_STAT_COUNT);
 } event_stats SEC(".maps");
 
+/* A process image as the sampler knows it: its instance, and the address
+ * space it runs in. execve installs a new mm before the exec tracepoint
+ * runs, and a new mm never has the address of the one it replaces (both
+ * are alive at the switch): an instance whose mm is not the task's is the
+ * program before the exec. */
+struct instance {
+	__u32 id;
+	__u32 pad;
+	__u64 mm;
+};
+
 /* tgid -> instance of every process sampled since its last exec. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct instance);
 	__uint(max_entries, 1);
 } instances SEC(".maps");
 
@@ -115,6 +126,23 @@ static __always_inline void count_event(__u32 stat)
 		*v += 1;
 }
 
+/* KILN_EVENT_F_FORKED when task's process runs its parent's image: it
+ * has not exec'd since the fork (its exec count is the one its parent had
+ * then), its parent has not either, and both map the same program file
+ * (which a reaper adopting an orphan, its count equal by chance, does not). */
+static __always_inline __u32 fork_flags(struct task_struct *task)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+	struct task_struct *parent = BPF_CORE_READ(leader, real_parent);
+	__u64 at_fork = BPF_CORE_READ(leader, parent_exec_id);
+
+	if (BPF_CORE_READ(leader, self_exec_id) != at_fork ||
+	    BPF_CORE_READ(parent, self_exec_id) != at_fork)
+		return 0;
+	return BPF_CORE_READ(leader, mm, exe_file) == BPF_CORE_READ(parent, mm, exe_file) ?
+		       KILN_EVENT_F_FORKED : 0;
+}
+
 static __always_inline void send_event(__u32 type, struct task_struct *task,
 				       __u32 instance)
 {
@@ -133,6 +161,8 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
 	e->time_ns = bpf_ktime_get_ns();
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
 	BPF_CORE_READ_STR_INTO(&e->leader_comm, task, group_leader, comm);
+	e->flags = type == KILN_EVENT_NEW ? fork_flags(task) : 0;
+	e->pad = 0;
 	/* Only a new process is urgent (its /proc files must be read while it
 	 * lives); an exec's or exit's event waits for the next wakeup or
 	 * drain, which reads the ring in order: one wakeup a process, not 2-3.
@@ -143,33 +173,46 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
 }
 
 /* The instance of the sampled process; the first sample of a process (or
- * the first after its exec) allocates one and tells user space. */
+ * the first after its exec) allocates one and tells user space. Not while
+ * execve builds the new image (end_code still zero): the process's name
+ * may still be the old program's then, and nothing of the new is mapped;
+ * such a sample has kernel frames only, under instance 0 (none). */
 static __always_inline __u32 instance_of(__u32 tgid, struct task_struct *task)
 {
-	__u32 *found = bpf_map_lookup_elem(&instances, &tgid);
-	__u32 fresh;
+	struct instance *found = bpf_map_lookup_elem(&instances, &tgid);
+	struct instance fresh = { .mm = (__u64)task->mm };
 
 	if (found)
-		return *found;
-	fresh = __sync_fetch_and_add(&next_instance, 1) + 1;
+		return found->id;
+	if (BPF_CORE_READ(task, mm, end_code) == 0)
+		return 0;
+	fresh.id = __sync_fetch_and_add(&next_instance, 1) + 1;
 	if (bpf_map_update_elem(&instances, &tgid, &fresh, BPF_NOEXIST) == 0) {
-		send_event(KILN_EVENT_NEW, task, fresh);
-		return fresh;
+		send_event(KILN_EVENT_NEW, task, fresh.id);
+		return fresh.id;
 	}
 	/* Another CPU registered this process first: use its instance. */
 	found = bpf_map_lookup_elem(&instances, &tgid);
-	return found ? *found : fresh;
+	return found ? found->id : fresh.id;
 }
 
-/* True while execve replaces the program: the new mm is installed (and the
- * new comm set) but the saved user registers still hold the old program's
- * pc and stack, which mean nothing in the new address space. A new mm has
- * end_code zero until load_elf_binary, its segments mapped, sets it just
- * before start_thread. (mm->start_stack is set earlier, by
- * setup_arg_pages, and so tells too little.) */
-static __always_inline bool user_regs_stale(struct task_struct *task)
+/* True while execve replaces the program, when the saved user registers
+ * mean nothing to the process image the sample will be counted under:
+ * - the new mm is installed (and the new comm set) but its segments are
+ *   not mapped yet: the registers still hold the old program's pc and
+ *   stack. A new mm has end_code zero until load_elf_binary, its segments
+ *   mapped, sets it just before start_thread (mm->start_stack is set
+ *   earlier, by setup_arg_pages, and so tells too little);
+ * - the new program's registers are set, but the exec tracepoint that
+ *   ends the old instance has not run yet (or is running, interrupted by
+ *   this sample): the instance is the old program's, its mm not the
+ *   task's. */
+static __always_inline bool user_regs_stale(struct task_struct *task, __u32 tgid)
 {
-	return BPF_CORE_READ(task, mm, end_code) == 0;
+	struct instance *found = bpf_map_lookup_elem(&instances, &tgid);
+
+	return BPF_CORE_READ(task, mm, end_code) == 0 ||
+	       (found && found->mm != (__u64)task->mm);
 }
 
 /* ---- unwinding with tables ---- */
@@ -211,6 +254,9 @@ struct walk {
 	__u32 pc_is_ra;         /* pc is a return address: look up pc - 1 */
 	__u32 lr_known;         /* lr is this frame's x30: the first frame, or
 				 * the one a signal interrupted */
+	__u32 maps_pid;         /* whose proc_maps the walk reads: the process's,
+				 * or its parent's (tables_instance) */
+	__u32 maps_pad;
 	/* The interpreter walk (kiln_py, kiln_rb), for the process's language
 	 * it_lang: the next interpreter frame to emit (Ruby: and where its
 	 * control frames end), IT_* state, frames emitted, the process's
@@ -644,7 +690,7 @@ static __always_inline void report_miss(struct kiln_proc_maps *pm, struct walk *
 	if (pm->flags & KILN_PROC_MISS_SENT)
 		return;
 	__sync_fetch_and_or(&pm->flags, KILN_PROC_MISS_SENT);
-	send_walk_event(KILN_EVENT_MAPS, w->key.pid, pm->instance, 0);
+	send_walk_event(KILN_EVENT_MAPS, w->maps_pid, pm->instance, 0);
 }
 
 /* Records the frame at w->pc and finds its caller. A pc in the
@@ -761,7 +807,7 @@ static __always_inline int walk_run(struct bpf_perf_event_data *ctx, bool loop)
 
 	if (!w)
 		return 0;
-	pid = w->key.pid;
+	pid = w->maps_pid;
 	pm = bpf_map_lookup_elem(&proc_maps, &pid);
 	if (!pm) {
 		/* user space dropped the process meanwhile: keep what we have */
@@ -1267,18 +1313,37 @@ static __always_inline void interp_setup(struct walk *w, __u32 tgid, __u32 insta
 	}
 }
 
-/* The instance tgid's user stack is walked with tables for: user space
- * wrote its mappings, for the process image running now (not one before
- * an exec, or a process that had the pid before). 0: not walked. */
-static __always_inline __u32 tables_instance(__u32 tgid)
+/* The instance pid's mappings are loaded for, when it is the image pid
+ * runs now (not one before an exec, or a process that had the pid before);
+ * 0 when not. */
+static __always_inline __u32 loaded_instance(__u32 pid)
 {
-	struct kiln_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &tgid);
-	__u32 *inst;
+	struct kiln_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &pid);
+	struct instance *inst;
 
 	if (!pm)
 		return 0;
-	inst = bpf_map_lookup_elem(&instances, &tgid);
-	return inst && *inst == pm->instance ? pm->instance : 0;
+	inst = bpf_map_lookup_elem(&instances, &pid);
+	return inst && inst->id == pm->instance ? pm->instance : 0;
+}
+
+/* The instance the sampled process's user stack is walked with tables
+ * for, and in *maps_pid whose mappings: its own; or, for a forked process
+ * whose own are not loaded yet, its parent's, the same image at the same
+ * addresses (the workers of a preforking server, from their first
+ * sample). 0: not walked. The interpreter walkers read only a process's
+ * own facts. */
+static __always_inline __u32 tables_instance(__u32 tgid, struct task_struct *task,
+					     __u32 *maps_pid)
+{
+	__u32 own = loaded_instance(tgid), parent;
+
+	*maps_pid = tgid;
+	if (own || !fork_flags(task))
+		return own;
+	parent = BPF_CORE_READ(task, group_leader, real_parent, tgid);
+	*maps_pid = parent;
+	return loaded_instance(parent);
 }
 
 /* Word indices in the user register set (x86-64 struct pt_regs, arm64
@@ -1393,16 +1458,16 @@ int kiln_sample(struct bpf_perf_event_data *ctx)
 
 	if (task->flags & PF_KTHREAD || tid == 0) {
 		/* no user stack */
-	} else if (user_regs_stale(task)) {
+	} else if (user_regs_stale(task, tgid)) {
 		count_event(KILN_EV_EXEC_USER_SKIPPED);
 	} else {
-		__u32 tabled = tables_instance(tgid);
+		__u32 tabled = tables_instance(tgid, task, &w->maps_pid);
 
 		if (tabled && user_regs(ctx, task, w) == 0) {
 			count_unwind(KILN_UW_WALKS);
 			w->tail_calls = 0;
 			w->pc_is_ra = 0;
-			interp_setup(w, tgid, tabled);
+			interp_setup(w, tgid, w->maps_pid == tgid ? tabled : 0);
 			w->stack.len = 0;
 			w->stack.flags = KILN_STACK_TABLES;
 			w->hash = STACK_HASH_SEED;
@@ -1438,17 +1503,19 @@ int BPF_PROG(kiln_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 /* An exec ends the process image: the next sample gets a new instance
- * (and a fresh snapshot of the new program's mappings). */
+ * (and a fresh snapshot of the new program's mappings). An instance of the
+ * new mm already is the new program's: its first sample came after the mm
+ * switch. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(kiln_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
 	__u32 tgid = p->tgid;
-	__u32 *found = bpf_map_lookup_elem(&instances, &tgid);
+	struct instance *found = bpf_map_lookup_elem(&instances, &tgid);
 
-	if (!found)
+	if (!found || found->mm == (__u64)p->mm)
 		return 0;
-	send_event(KILN_EVENT_EXEC, p, *found);
+	send_event(KILN_EVENT_EXEC, p, found->id);
 	bpf_map_delete_elem(&instances, &tgid);
 	return 0;
 }
@@ -1457,7 +1524,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(kiln_exit, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
-	__u32 *found;
+	struct instance *found;
 
 	/* Only the last thread of the group ends the process. */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
@@ -1467,7 +1534,7 @@ int BPF_PROG(kiln_exit, struct task_struct *p)
 	found = bpf_map_lookup_elem(&instances, &tgid);
 	if (!found)
 		return 0;
-	send_event(KILN_EVENT_EXIT, p, *found);
+	send_event(KILN_EVENT_EXIT, p, found->id);
 	bpf_map_delete_elem(&instances, &tgid);
 	return 0;
 }

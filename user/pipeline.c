@@ -160,9 +160,16 @@ static void on_event(const struct kiln_event *ev, void *ctx)
 	proc_table__on_event(p->procs, ev);
 }
 
+static void on_sideband(const struct sideband_record *r, void *ctx)
+{
+	struct pipeline *p = ctx;
+
+	proc_table__on_sideband(p->procs, r);
+}
+
 int pipeline__attach(struct pipeline *p)
 {
-	int err = sampler__attach(p->sampler, on_event, p);
+	int err = sampler__attach(p->sampler, on_event, on_sideband, p);
 
 	/* Kernel symbols are first needed at the first drain: read them while
 	 * the first samples are taken, not before. */

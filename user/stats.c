@@ -323,6 +323,39 @@ static const struct counter stats_rows[] = {
 	COUNTER("kiln_process_snapshots_after_exec_total", "snapshots_after_exec",
 		procs.read_after_exec, "snapshots",
 		"snapshots read after the process exec'd, discarded (its samples keep the name BPF saw)"),
+	LABELED("kiln_process_snapshots_forked_total", "source", "parent_snapshot",
+		"snapshots_forked.parent_snapshot", procs.forked_copies, "snapshots",
+		"snapshots of forked processes (no exec since) that took their parent's mappings, by where from",
+		.summary = "forked processes given their parent's mappings"),
+	LABELED("kiln_process_snapshots_forked_total", "source", "parent_proc",
+		"snapshots_forked.parent_proc", procs.forked_reads, "snapshots", NULL,
+		.summary = "forked processes read through their parent's /proc"),
+	COUNTER("kiln_process_snapshots_from_sideband_total", "snapshots_from_sideband",
+		procs.from_log, "snapshots",
+		"snapshots of processes gone before their /proc files were read, from the side-band mappings"),
+	COUNTER("kiln_process_snapshots_from_sideband_partial_total",
+		"snapshots_from_sideband_partial", procs.from_log_partial, "snapshots",
+		"of these, processes that exec'd before kiln started: their earlier mappings unknown"),
+	COUNTER("kiln_sideband_records_total", "sideband.records", sideband.records, "records",
+		"side-band perf records read (mappings, execs, exits)"),
+	COUNTER("kiln_sideband_lost_total", "sideband.lost", sideband.lost, "records",
+		"side-band records the kernel dropped: a CPU's ring was full"),
+	COUNTER("kiln_sideband_malformed_total", "sideband.malformed", sideband.malformed,
+		"records", "side-band records too short for their type, skipped"),
+	COUNTER("kiln_sideband_unsorted_total", "sideband.unsorted", sideband.unsorted,
+		"records", "side-band records handed on unsorted: a burst over one read's bound"),
+	GAUGE("kiln_sideband_ring_bytes", "sideband.ring_bytes", sideband_bytes, "bytes",
+	      "kernel memory of the side-band rings"),
+	GAUGE("kiln_sideband_log_processes", "sideband.log_processes", procs.log.processes,
+	      "processes", "processes with side-band mappings held"),
+	GAUGE("kiln_sideband_log_mappings", "sideband.log_mappings", procs.log.mappings,
+	      "mappings", "side-band mappings held (at most --max-mappings / 8)"),
+	GAUGE("kiln_sideband_log_bytes", "sideband.log_bytes", procs.log.bytes, "bytes",
+	      "memory of the side-band mappings held"),
+	COUNTER("kiln_sideband_log_dropped_total", "sideband.log_dropped", procs.log.dropped,
+		"mappings", "side-band mappings not held: over 512 in one process"),
+	COUNTER("kiln_sideband_log_evicted_total", "sideband.log_evicted", procs.log.evicted,
+		"processes", "processes' side-band mappings dropped to stay within the bound"),
 	GAUGE("kiln_process_mappings", "process_mappings", procs.mappings, "mappings",
 	      "executable mappings the snapshots hold (bounded by --max-mappings)"),
 	LABELED("kiln_process_mappings_dropped_total", "reason", "process_cap",
@@ -679,6 +712,7 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	symbolizer__jit_stats(pipeline__symbolizer(p), &s->jit);
 	sampler__event_stats(smp, s->events);
 	sampler__prog_stats(smp, &s->bpf_run_ns, &s->bpf_run_cnt);
+	sampler__sideband_stats(smp, &s->sideband, &s->sideband_bytes);
 	safe_open__stats(&s->opens);
 	elf__refusal_stats(s->elf_refused);
 	unwind_table__stats(&s->unwind);

@@ -34,6 +34,8 @@ struct kiln_stats {
 	struct jit_stats jit;
 	uint64_t events[KILN_EV_STAT_COUNT];
 	uint64_t bpf_run_ns, bpf_run_cnt;
+	struct sideband_stats sideband; /* zero when the side-band is off */
+	uint64_t sideband_bytes;
 	bool bpf_stats_on;              /* the run-time counters are being kept */
 	/* Hostile-input refusals, process-wide (core/safe_open, core/elf). */
 	struct safe_open_stats opens;

@@ -89,7 +89,14 @@ struct kiln_event {
 	__u64 addr;             /* KILN_EVENT_PY_CODE, _RB_ISEQ: the code object */
 	char comm[KILN_COMM_LEN];        /* the thread's */
 	char leader_comm[KILN_COMM_LEN]; /* the process's (its main thread's) */
+	__u32 flags;            /* KILN_EVENT_F_* */
+	__u32 pad;
 };
+
+/* KILN_EVENT_NEW: the process has not exec'd since its fork, its parent
+ * (ppid) has not either and maps the same program file: it runs the
+ * parent's image, whose mappings it has (but for any it made itself). */
+#define KILN_EVENT_F_FORKED 1u
 
 /* Values of the pid filter map. */
 #define KILN_FILTER_SELF     1  /* profile this process */

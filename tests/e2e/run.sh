@@ -75,6 +75,49 @@ test_short_lived() {
 	fi
 }
 
+# Processes whose events kiln reads only after they are gone (kiln stopped
+# meanwhile): a program that ran to its end is named from the side-band
+# perf records of its mappings, a subshell (forked, no exec) from its
+# parent's.
+test_gone_before_read() {
+	local out=$TMP/gone.folded stats=$TMP/gone.json work total sub subnamed
+	# The command stops kiln, runs a process to its end, and a subshell
+	# (a fork that never execs) busy for a while, then lets kiln go on:
+	# kiln reads their events only after both are gone.
+	"$KILN" record -q -o "$out" --stats "$stats" -- sh -c "kill -STOP \$PPID
+		$WORKLOADS/short_lived 300
+		(i=0; while [ \$i -lt 200000 ]; do i=\$((i+1)); done)
+		kill -CONT \$PPID; sleep 1" 2>"$TMP/gone.err" ||
+		{ fail gone_before_read "kiln record failed: $(tail -1 "$TMP/gone.err")"; return; }
+	total=$(folded_count "$out" '^short_lived;')
+	work=$(folded_count "$out" '^short_lived;([^;]*;)*main;short_lived_work( |;)')
+	# the subshell: sh samples outside the wait, their innermost user
+	# frame named (dash+0x..., dash has no symbols) and not [unknown]
+	read -r sub subnamed < <(awk '/^sh;/ && !/wait4|_Fork|__GI___wait|kill/ {
+		n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";"); u = 0
+		for (i = 2; i <= k; i++) if (f[i] !~ /_\[k\]$/) u = i
+		if (!u) next
+		t += n; if (f[u] != "[unknown]") s += n } END { print t + 0, s + 0 }' "$out")
+	if ! python3 - "$stats" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d["snapshots_from_sideband"] >= 1 and d["snapshot_failures"] == 0 and \
+    d["snapshots_forked"]["parent_snapshot"] + d["snapshots_forked"]["parent_proc"] >= 1
+print("from side-band %d, forked %s, failures %d" % (d["snapshots_from_sideband"],
+      d["snapshots_forked"], d["snapshot_failures"]))
+sys.exit(0 if ok else 1)
+PY
+	then
+		fail gone_before_read "the snapshots did not come from the side-band and the parent"; return
+	fi
+	if [ "$total" -ge 20 ] && [ $((work * 100)) -ge $((total * 95)) ] && [ "$sub" -ge 10 ] &&
+		[ $((subnamed * 100)) -ge $((sub * 95)) ]; then
+		pass "gone before kiln read them: short_lived $work/$total in main;short_lived_work, subshell $subnamed/$sub named"
+	else
+		fail gone_before_read "short_lived $work/$total in main;short_lived_work, subshell $subnamed/$sub named: $(grep -E '^(short_lived|sh);' "$out" | sort -t' ' -k2 -n | tail -3 | tr '\n' '|')"
+	fi
+}
+
 # Every sample accounted for, from the BPF program to the written file:
 # program runs == outcomes; sampled == drained; drained == profiled + each
 # named loss; profiled == the samples in the pprof, as go tool pprof reads it.
@@ -380,7 +423,7 @@ test_html() {
 	pass "record -o FILE.html writes the flame graph page"
 }
 
-TESTS="test_cli test_ratio test_kernel_frames test_short_lived test_pid_filter test_conservation
+TESTS="test_cli test_ratio test_kernel_frames test_short_lived test_gone_before_read test_pid_filter test_conservation
 	test_html test_unwind_nofp test_unwind_cache test_unwind_self test_jit_namespace test_jit_node test_jit_jdk"
 # all tests, or those named on the command line (e.g. test_jit_node)
 [ $# = 0 ] || TESTS="$*"

@@ -107,6 +107,27 @@ check_short_lived() {
 	fi
 }
 
+# (c2) Gone before kiln read them: the command stops kiln, runs
+# short_lived to its end, then lets kiln go on. Its mappings come from the
+# kernel's side-band mmap records (kiln's --stats counts the snapshot), and
+# its samples are in its own code, named.
+check_gone() {
+	out=$T/gone.folded
+	if ! "$KILN" record -q -F "$HZ" -o "$out" --stats "$T/gone.json" -- sh -c \
+		"kill -STOP \$PPID; $WORKLOADS/short_lived 400; kill -CONT \$PPID; sleep 1" \
+		2>"$T/gone.err"; then
+		fail gone "kiln record failed: $(last "$T/gone.err")"; return
+	fi
+	total=$(folded_count "$out" '^short_lived;')
+	work=$(folded_count "$out" '^short_lived;([^;]*;)*main;short_lived_work( |;)')
+	side=$(tr -d ' \n' <"$T/gone.json" | sed -n 's/.*"snapshots_from_sideband":\([0-9]*\).*/\1/p')
+	if [ "${side:-0}" -ge 1 ] && [ "$total" -ge 20 ] && [ $((work * 10)) -ge $((total * 9)) ]; then
+		pass gone "$work/$total samples in main;short_lived_work, snapshots from the side-band $side"
+	else
+		fail gone "$work/$total in main;short_lived_work, snapshots from the side-band ${side:-?}: $(sort -t' ' -k2 -n "$out" | tail -n 3 | tr '\n' '|')"
+	fi
+}
+
 # (d) cgroup identity: the shell moves itself into a child cgroup v2 named
 # like a systemd service, then execs the workload; its samples must carry
 # systemd_unit=<that name> (and service_name=<name without .service>).
@@ -240,6 +261,7 @@ check_unwind unwind
 check_unwind unwind_unrolled --no-bpf-loop
 check_kernel_frames
 check_short_lived
+check_gone
 check_cgroup
 check_agent
 check_window

@@ -233,6 +233,127 @@ Test(proc_table, vanished_process_and_full_table, .init = fake_proc, .fini = rem
 	proc_table__free(t);
 }
 
+/* A forked process (no exec since) runs its parent's image: it gets the
+ * mappings of its parent's snapshot, sharing their binaries, without a
+ * /proc file of its own (here it has none: gone already), the parent's
+ * cgroup when its own is gone and the ids match, and an exec read after
+ * does not take them away. */
+Test(proc_table, forked_process_takes_its_parents_mappings, .init = fake_proc,
+     .fini = remove_proc)
+{
+	struct proc_table *t = proc_table__new(root, 16, 1 << 16);
+	struct kiln_event ev = event(KILN_EVENT_NEW, 4242, 7);
+	struct proc_snapshot *parent, *child;
+	struct proc_stats st;
+
+	ev.cgroup_id = 55;
+	proc_table__on_event(t, &ev);
+	parent = proc_table__get(t, 7);
+	ev = event(KILN_EVENT_NEW, 5000, 9);
+	ev.flags = KILN_EVENT_F_FORKED;
+	ev.ppid = 4242;
+	ev.cgroup_id = 55;
+	ev.start_boottime_ns = 1;
+	proc_table__on_event(t, &ev);
+	child = proc_table__get(t, 9);
+	cr_assert_not_null(child);
+	cr_assert_not(child->ended);
+	cr_assert(child->forked);
+	cr_assert_eq(child->nmaps, parent->nmaps);
+	cr_assert_eq(proc_snapshot__find(child, 0x55d0c0a01234)->bin,
+		     proc_snapshot__find(parent, 0x55d0c0a01234)->bin);
+	cr_assert_str_eq(child->cgroup, parent->cgroup);
+
+	ev = event(KILN_EVENT_EXEC, 5000, 9);
+	ev.time_ns = child->taken_ns - 1;
+	proc_table__on_event(t, &ev);
+	cr_assert(child->ended);
+	cr_assert_eq(child->nmaps, 4);
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.forked_copies, 1);
+	cr_assert_eq(st.read_after_exec, 0);
+	cr_assert_eq(st.snapshot_failures, 0);
+	cr_assert_eq(st.mappings, 8);
+
+	/* The parent gone from the table (exited): its /proc files, which
+	 * are still there, stand for the child's. A process not forked, or
+	 * another cgroup, gets nothing of the parent's. */
+	ev = event(KILN_EVENT_EXIT, 4242, 7);
+	proc_table__on_event(t, &ev);
+	ev = event(KILN_EVENT_NEW, 5001, 10);
+	ev.flags = KILN_EVENT_F_FORKED;
+	ev.ppid = 4242;
+	ev.start_boottime_ns = 1;
+	proc_table__on_event(t, &ev);
+	child = proc_table__get(t, 10);
+	cr_assert(child->forked);
+	cr_assert_eq(child->nmaps, 4);
+	cr_assert_null(child->cgroup);
+	ev = event(KILN_EVENT_NEW, 5002, 11);
+	ev.ppid = 4242;
+	ev.start_boottime_ns = 1;
+	proc_table__on_event(t, &ev);
+	cr_assert(proc_table__get(t, 11)->ended);
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.forked_reads, 1);
+	cr_assert_eq(st.snapshot_failures, 1);
+	proc_table__free(t);
+}
+
+/* A process gone before its NEW event was handled: no /proc files, but
+ * the side-band logged its mappings. Its snapshot has them; its files are
+ * opened on the host only when they are the very inode mapped. */
+Test(proc_table, gone_process_from_the_sideband_log, .init = fake_proc, .fini = remove_proc)
+{
+	struct proc_table *t = proc_table__new(root, 16, 1 << 16);
+	struct sideband_record r = { .type = SIDEBAND_EXEC, .pid = 6000, .time_ns = 1 };
+	char file[128];
+	struct kiln_event ev;
+	struct proc_snapshot *s;
+	struct proc_stats st;
+	struct stat sb;
+
+	snprintf(file, sizeof(file), "%s/files/app", root);
+	write_under(root, "files", "app", "not an ELF file, still a file");
+	cr_assert_eq(stat(file, &sb), 0);
+	proc_table__on_sideband(t, &r);
+	r = (struct sideband_record){ .type = SIDEBAND_MMAP, .pid = 6000, .time_ns = 2,
+				      .start = 0x400000, .end = 0x401000, .pgoff = 0x1000,
+				      .dev = sb.st_dev, .ino = sb.st_ino, .name = file };
+	proc_table__on_sideband(t, &r);
+	r.start = 0x500000;
+	r.end = 0x501000;
+	r.ino = sb.st_ino + 1;  /* the path now names another inode */
+	proc_table__on_sideband(t, &r);
+
+	ev = event(KILN_EVENT_NEW, 6000, 12);
+	ev.start_boottime_ns = 1;
+	proc_table__on_event(t, &ev);
+	s = proc_table__get(t, 12);
+	cr_assert_not_null(s);
+	cr_assert(s->ended);
+	cr_assert_eq(s->nmaps, 2);
+	cr_assert_str_eq(proc_snapshot__find(s, 0x400800)->name, file);
+	cr_assert_eq(proc_snapshot__find(s, 0x400800)->pgoff, 0x1000);
+	cr_assert_geq(proc_snapshot__find(s, 0x400800)->bin->fd, 0);
+	cr_assert_eq(proc_snapshot__find(s, 0x500800)->bin->fd, -1);
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.from_log, 1);
+	cr_assert_eq(st.from_log_partial, 0);
+	cr_assert_eq(st.snapshot_failures, 0);
+
+	/* a process read from /proc needs no log: what it held goes */
+	r = (struct sideband_record){ .type = SIDEBAND_MMAP, .pid = 4242, .time_ns = 3,
+				      .start = 0x1000, .end = 0x2000, .dev = 1, .ino = 2,
+				      .name = "/x" };
+	proc_table__on_sideband(t, &r);
+	take(t, 4242, 13);
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.log.processes, 2);
+	cr_assert_eq(st.log.mappings, 2);
+	proc_table__free(t);
+}
+
 /* A process with 60 000 executable mappings of one file (plus as many
  * non-executable ones): kiln keeps PROC_MAPS_PER_PROCESS, counts the rest,
  * and never reads it again; the table's bound caps the total. */
@@ -503,14 +624,14 @@ Test(proc_maps, query_of_a_file_that_is_not_proc_says_enotty)
 
 Test(proc_maps, query_of_a_name_past_path_max_fails_cleanly)
 {
-	char base[] = "/tmp/kiln-test-deep-XXXXXX", comp[256];
+	char base[64], comp[256];
 	int dirs[DEEP + 1], fd, mfd, n;
 	struct proc_mapping *m = NULL;
 	void *p;
 
 	memset(comp, 'd', sizeof(comp) - 1);
 	comp[sizeof(comp) - 1] = '\0';
-	cr_assert_not_null(mkdtemp(base));
+	temp_dir(base, sizeof(base), "deep");
 	dirs[0] = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	for (int i = 0; i < DEEP; i++) {
 		cr_assert_eq(mkdirat(dirs[i], comp, 0700), 0);

@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/hashmap.h"
+#include "proc/mmap_log.h"
 #include "proc/proc.h"
 #include "core/elf.h"
 #include "core/safe_open.h"
@@ -29,6 +30,7 @@ struct proc_table {
 	size_t mappings;                 /* executable mappings of all snapshots */
 	bool warned_cap;                 /* the first cap hit is a warning */
 	struct hashmap snapshots;        /* instance -> proc_snapshot */
+	struct hashmap live;             /* pid -> its newest snapshot not ended */
 	/* Instances of the snapshots young refreshes may still be due for
 	 * (at most max_processes): polls walk these, not every snapshot. */
 	uint32_t *young;
@@ -40,6 +42,7 @@ struct proc_table {
 	uint64_t event_tick_ns;
 	uint64_t drains;
 	bool maps_query;                 /* PROCMAP_QUERY works (Linux 6.11) */
+	struct mmap_log *log;            /* side-band mappings, NULL: none */
 	struct proc_stats stats;
 	struct proc_observer obs;
 };
@@ -53,6 +56,8 @@ static void notify_mapped(struct proc_table *t, struct proc_snapshot *s)
 /* s ends (exit, exec, pid found reused): frozen from now on. */
 static void snapshot_end(struct proc_table *t, struct proc_snapshot *s)
 {
+	if (hashmap__get_u64(&t->live, (uint64_t)s->pid) == s)
+		hashmap__del_u64(&t->live, (uint64_t)s->pid);
 	s->ended = true;
 	s->ended_drain = t->drains;
 	if (t->obs.ended)
@@ -210,11 +215,12 @@ int proc_maps__parse_max(const char *text, size_t len, size_t max, struct proc_m
 		int consumed = 0;
 		char line[4200];
 		size_t ll = (eol ? eol : end) - p;
+		bool exec = line_is_exec(p, ll);
 
-		if (o.n >= max || !line_is_exec(p, ll)) {
+		if (o.n >= max || !exec) {
 			/* Only executable mappings are kept (most lines are not);
 			 * when full, the rest are counted, not parsed. */
-			over += o.n >= max && line_is_exec(p, ll);
+			over += exec && o.n >= max;
 			p = eol ? eol + 1 : end;
 			continue;
 		}
@@ -362,6 +368,8 @@ struct proc_table *proc_table__new(const char *proc_root, size_t max_processes,
 	t->maps_query = true;
 	/* without it no young refreshes, nothing else lost */
 	t->young = calloc(max_processes ? max_processes : 1, sizeof(*t->young));
+	/* without it no fallback for processes gone before their read */
+	t->log = mmap_log__new(max_mappings / PROC_LOG_SHARE);
 	t->host_root = root_id(t, 1);
 	t->event_tick_ns = initial_time_ns() && sysconf(_SC_CLK_TCK) > 0 ?
 				   1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK) : 0;
@@ -406,6 +414,29 @@ void binary__key(const struct stat *sb, char *key, size_t len)
 		 sb->st_mtim.tv_nsec);
 }
 
+/* A process of the host's root that exited after its mappings were read
+ * (a short-lived one) left neither map_files nor a root to open its files
+ * through: its path on the host, taken only when it is the very file
+ * mapped (device and inode as the kernel listed them); debug files are
+ * then looked up on the host as well. */
+static void host_open(struct binary *b, struct stat *sb)
+{
+	char *root;
+	int fd = safe_open__in("/", b->path, ELF_FILE_MAX, sb);
+
+	if (fd < 0)
+		return;
+	root = strdup("/");
+	if ((uint64_t)sb->st_dev != b->dev || (uint64_t)sb->st_ino != b->ino || !root) {
+		free(root);
+		close(fd);
+		return;
+	}
+	free(b->root);
+	b->root = root;
+	b->fd = fd;
+}
+
 /* Opens the mapped file m through pid (its map_files link, else the path
  * inside its root) and sets b's fd, build id and cache key. A failure
  * leaves fd -1 and the "i:" key. */
@@ -420,6 +451,8 @@ static void binary_open(struct binary *b, struct proc_table *t, pid_t pid,
 	b->fd = safe_open__proc_link(path, ELF_FILE_MAX, &sb);
 	if (b->fd == -ENOENT || b->fd == -EACCES || b->fd == -EPERM)
 		b->fd = safe_open__in(b->root, b->path, ELF_FILE_MAX, &sb);
+	if (b->fd == -ENOENT && b->root_id == t->host_root)
+		host_open(b, &sb);
 	if (b->fd < 0) {
 		pr_debug("pid %d: cannot open %s: %s", pid, b->path, strerror(-b->fd));
 		b->fd = -1;
@@ -551,10 +584,11 @@ static void count_dropped(struct proc_table *t, struct proc_snapshot *s, size_t 
 	}
 }
 
-/* Reads the executable mappings of s->pid into s (replacing older ones),
+/* Reads the executable mappings of pid into s (replacing older ones),
  * at most PROC_MAPS_PER_PROCESS and what the table's max_mappings leaves
- * (s's own current mappings count as free: they are replaced). */
-static int snapshot_read_maps(struct proc_table *t, struct proc_snapshot *s)
+ * (s's own current mappings count as free: they are replaced). pid is
+ * s->pid but for a forked process read through its parent. */
+static int snapshot_read_maps_of(struct proc_table *t, struct proc_snapshot *s, pid_t pid)
 {
 	size_t others = t->mappings - s->nmaps, room, dropped = 0;
 	struct proc_mapping *maps;
@@ -566,7 +600,11 @@ static int snapshot_read_maps(struct proc_table *t, struct proc_snapshot *s)
 	room = t->max_mappings > others ? t->max_mappings - others : 0;
 	if (room > PROC_MAPS_PER_PROCESS)
 		room = PROC_MAPS_PER_PROCESS;
-	snprintf(path, sizeof(path), "%s/%d/maps", t->proc_root, s->pid);
+	/* The root first: read after the mappings, it could be gone with a
+	 * process that exited in between, and its files keyed as another
+	 * root's. */
+	root = root_id(t, pid);
+	snprintf(path, sizeof(path), "%s/%d/maps", t->proc_root, pid);
 	n = -ENOTTY;
 	if (t->maps_query) {
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -598,10 +636,9 @@ static int snapshot_read_maps(struct proc_table *t, struct proc_snapshot *s)
 		free(inos);
 		return -ESRCH;
 	}
-	root = n ? root_id(t, s->pid) : 0;
 	for (int i = 0; i < n; i++)
 		if (inos[i] && maps[i].name[0] == '/')
-			maps[i].bin = binary_get(t, s->pid, &maps[i], devs[i], inos[i], root);
+			maps[i].bin = binary_get(t, pid, &maps[i], devs[i], inos[i], root);
 	free(devs);
 	free(inos);
 	snapshot_release_maps(t, s);
@@ -611,6 +648,112 @@ static int snapshot_read_maps(struct proc_table *t, struct proc_snapshot *s)
 	s->taken_ns = monotonic_ns();
 	if (dropped)
 		count_dropped(t, s, (size_t)n, dropped);
+	return 0;
+}
+
+static int snapshot_read_maps(struct proc_table *t, struct proc_snapshot *s)
+{
+	return snapshot_read_maps_of(t, s, s->pid);
+}
+
+/* s, a forked process running its parent's image, gets the mappings of
+ * parent's snapshot (sharing its binaries). 0, or -ENOMEM, or -E2BIG when
+ * they do not fit the table (s is then read as any other process). */
+static int snapshot_copy_maps(struct proc_table *t, struct proc_snapshot *s,
+			      const struct proc_snapshot *parent)
+{
+	struct proc_mapping *maps;
+
+	if (parent->capped || t->mappings + parent->nmaps > t->max_mappings)
+		return -E2BIG;
+	maps = calloc(parent->nmaps, sizeof(*maps));
+	if (!maps)
+		return -ENOMEM;
+	for (size_t i = 0; i < parent->nmaps; i++) {
+		maps[i] = parent->maps[i];
+		maps[i].name = strdup(parent->maps[i].name);
+		if (!maps[i].name) {
+			proc_mappings__free(maps, i);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < parent->nmaps; i++)
+		if (maps[i].bin)
+			maps[i].bin->refs++;
+	s->maps = maps;
+	s->nmaps = parent->nmaps;
+	t->mappings += s->nmaps;
+	s->taken_ns = monotonic_ns();
+	s->exe_dev = parent->exe_dev;
+	s->exe_ino = parent->exe_ino;
+	return 0;
+}
+
+/* The mappings of a process that runs its parent's image (forked, no exec
+ * since): the parent's snapshot's, else the parent's /proc files, which
+ * unlike the process's own cannot be the next program's when the process
+ * execs before they are read, nor be gone with a process that lived a few
+ * milliseconds. 0 when s has them (s->forked set), else -errno. */
+static int snapshot_of_parent(struct proc_table *t, struct proc_snapshot *s, pid_t ppid)
+{
+	struct proc_snapshot *parent = ppid > 0 ? hashmap__get_u64(&t->live, (uint64_t)ppid) : NULL;
+	int err;
+
+	if (parent && parent->nmaps && snapshot_copy_maps(t, s, parent) == 0) {
+		t->stats.forked_copies++;
+	} else {
+		err = snapshot_read_maps_of(t, s, ppid);
+		if (err)
+			return err;
+		if (read_exe_identity(t, ppid, &s->exe_dev, &s->exe_ino))
+			s->exe_dev = s->exe_ino = 0;
+		t->stats.forked_reads++;
+	}
+	s->forked = true;
+	return 0;
+}
+
+/* The mappings of a process gone before its /proc files could be read
+ * (or a zombie's, whose maps are empty), from what the side-band records
+ * logged. Its root is gone with it: each file is the host's binary of
+ * that device and inode, or the file at its path on the host when it is
+ * that very inode (a container's file that the host does not have stays
+ * unnamed). 0, or -ENOENT when nothing was logged, -E2BIG past the
+ * table's bound, -ENOMEM. */
+static int snapshot_from_log(struct proc_table *t, struct proc_snapshot *s)
+{
+	const struct logged_mapping *logged;
+	struct proc_mapping *maps;
+	int since_exec;
+	size_t n = t->log ? mmap_log__get(t->log, (uint32_t)s->pid, &logged, &since_exec) : 0;
+
+	if (!n)
+		return -ENOENT;
+	if (t->mappings + n > t->max_mappings) {
+		t->stats.maps_dropped_table += n;
+		return -E2BIG;
+	}
+	maps = calloc(n, sizeof(*maps));
+	if (!maps)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		maps[i] = (struct proc_mapping){ logged[i].start, logged[i].end, logged[i].pgoff,
+						 strdup(logged[i].name), NULL };
+		if (!maps[i].name) {
+			proc_mappings__free(maps, i);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].name[0] == '/')
+			maps[i].bin = binary_get(t, s->pid, &maps[i], logged[i].dev, logged[i].ino,
+						 t->host_root);
+	s->maps = maps;
+	s->nmaps = n;
+	t->mappings += n;
+	s->taken_ns = monotonic_ns();
+	t->stats.from_log++;
+	t->stats.from_log_partial += !since_exec;
 	return 0;
 }
 
@@ -643,10 +786,21 @@ static void read_comm(struct proc_table *t, struct proc_snapshot *s)
 	free(text);
 }
 
+/* A forked process gone before its cgroup was read was in its parent's
+ * when both have the same cgroup (v2) id. */
+static void inherit_cgroup(struct proc_table *t, struct proc_snapshot *s, pid_t ppid)
+{
+	struct proc_snapshot *parent = hashmap__get_u64(&t->live, (uint64_t)ppid);
+
+	if (parent && parent->cgroup && parent->cgroup_id == s->cgroup_id)
+		s->cgroup = strdup(parent->cgroup);
+}
+
 static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 {
 	struct proc_snapshot *s;
 	char path[128];
+	bool gone = false;
 	int err;
 
 	if (hashmap__get_u64(&t->snapshots, ev->instance))
@@ -682,15 +836,35 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 		err = read_starttime(t, s->pid, &s->starttime);
 	}
 	if (err == 0) {
-		err = snapshot_read_maps(t, s);
+		err = -ENOENT;
+		if (ev->flags & KILN_EVENT_F_FORKED)
+			err = snapshot_of_parent(t, s, (pid_t)ev->ppid);
+		if (err) {
+			err = snapshot_read_maps(t, s);
+			if (err == 0 && t->log)
+				mmap_log__done(t->log, (uint32_t)s->pid);
+		}
+		/* Gone (or a zombie, whose maps are empty): what the side-band
+		 * logged. */
+		if (err && snapshot_from_log(t, s) == 0) {
+			gone = true;
+			err = 0;
+		}
 		/* A kernel thread has a stat file but empty maps: a snapshot too. */
 		if (err == -ESRCH)
 			err = 0;
 	}
-	if (err == 0) {
+	if (err == 0 && gone) {
+		t->stats.snapshots++;
+		s->ended = true;
+		s->ended_drain = t->drains;
+	} else if (err == 0) {
 		snprintf(path, sizeof(path), "%s/%d/cgroup", t->proc_root, s->pid);
 		s->cgroup = read_file(path, CGROUP_MAX_BYTES, NULL);
-		read_exe_identity(t, s->pid, &s->exe_dev, &s->exe_ino);
+		if (!s->cgroup && s->forked)
+			inherit_cgroup(t, s, (pid_t)ev->ppid);
+		if (!s->forked)
+			read_exe_identity(t, s->pid, &s->exe_dev, &s->exe_ino);
 		if (!ev->leader_comm[0])
 			read_comm(t, s);
 		t->stats.snapshots++;
@@ -707,6 +881,10 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 	}
 	if (s->ended)
 		return;
+	if (hashmap__put_u64(&t->live, (uint64_t)s->pid, s)) {
+		snapshot_end(t, s);     /* no memory: frozen, as if gone */
+		return;
+	}
 	if (t->young && t->nyoung < t->max_processes)
 		t->young[t->nyoung++] = s->instance;
 	notify_mapped(t, s);
@@ -723,8 +901,9 @@ void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev)
 	case KILN_EVENT_EXEC:
 		s = hashmap__get_u64(&t->snapshots, ev->instance);
 		/* Its first sample came just before the exec, and /proc was read
-		 * after it: those are the next program's mappings and name. */
-		if (s && !s->ended && s->nmaps && s->taken_ns > ev->time_ns) {
+		 * after it: those are the next program's mappings and name (not
+		 * so for a forked process's, read through its parent). */
+		if (s && !s->ended && s->nmaps && !s->forked && s->taken_ns > ev->time_ns) {
 			snapshot_release_maps(t, s);
 			memcpy(s->comm, s->sampled_comm, sizeof(s->comm));
 			t->stats.read_after_exec++;
@@ -801,10 +980,18 @@ static struct proc_snapshot **snapshot_list(struct proc_table *t, size_t *n)
  * dynamic loader maps after the first sample. */
 static const uint64_t young_ages_ms[] = { 50, 250, 1000 };
 
+void proc_table__on_sideband(struct proc_table *t, const struct sideband_record *r)
+{
+	if (t->log)
+		mmap_log__record(t->log, r);
+}
+
 void proc_table__refresh_young(struct proc_table *t)
 {
 	uint64_t now = monotonic_ns();
 
+	if (t->log)
+		mmap_log__expire(t->log, now);
 	for (size_t i = 0; i < t->nyoung;) {
 		struct proc_snapshot *s = hashmap__get_u64(&t->snapshots, t->young[i]);
 
@@ -861,6 +1048,8 @@ void proc_table__stats(const struct proc_table *t, struct proc_stats *out)
 	out->live = t->snapshots.len;
 	out->binaries = t->binaries.len;
 	out->mappings = t->mappings;
+	if (t->log)
+		mmap_log__stats(t->log, &out->log);
 }
 
 const char *proc_table__root(const struct proc_table *t)
@@ -880,6 +1069,8 @@ void proc_table__free(struct proc_table *t)
 		return;
 	hashmap__each(&t->snapshots, free_snapshot_cb, t);
 	hashmap__clear(&t->snapshots);
+	hashmap__clear(&t->live);
+	mmap_log__free(t->log);
 	hashmap__clear(&t->binaries);
 	free(t->young);
 	free(t->proc_root);

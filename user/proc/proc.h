@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "kiln/sample.h"
+#include "proc/mmap_log.h"
 
 /* One mapped file. fd stays open while any snapshot maps it, so symbols
  * can be (re)loaded even after every process mapping it has exited. */
@@ -59,6 +60,8 @@ struct proc_snapshot {
 	uint64_t taken_ns;      /* CLOCK_MONOTONIC of the last maps read */
 	unsigned refreshes;
 	bool capped;            /* mappings were dropped (a cap): never re-read */
+	bool forked;            /* runs its parent's image: its mappings came
+				 * through the parent (KILN_EVENT_F_FORKED) */
 	bool ended;             /* exited or exec'd: frozen */
 	uint64_t ended_drain;   /* drains completed when it ended */
 	unsigned pins;          /* held samples refer to it: not reaped */
@@ -69,6 +72,15 @@ struct proc_stats {
 	/* Snapshots read after the process had exec'd: the next program's
 	 * mappings, discarded. */
 	uint64_t read_after_exec;
+	/* Snapshots of forked processes (no exec since) that took their
+	 * parent's mappings: copied from its snapshot, or read from its /proc
+	 * files. */
+	uint64_t forked_copies, forked_reads;
+	/* Snapshots of processes gone before their read, from the side-band
+	 * log; of these, logs that began after the program's exec (kiln
+	 * started later): its earlier mappings unknown. */
+	uint64_t from_log, from_log_partial;
+	struct mmap_log_stats log;
 	/* Executable mappings not kept: beyond PROC_MAPS_PER_PROCESS in one
 	 * process, or beyond the table's max_mappings; and the re-reads of
 	 * such a snapshot skipped. */
@@ -83,6 +95,8 @@ struct proc_stats {
  * address; the rest are counted, and its snapshot is never read again, so
  * it costs one bounded read per process, not one per refresh. */
 #define PROC_MAPS_PER_PROCESS 4096
+/* The side-band log holds at most max_mappings / PROC_LOG_SHARE. */
+#define PROC_LOG_SHARE 8
 
 struct proc_table;
 
@@ -104,6 +118,9 @@ void proc_table__observe(struct proc_table *t, const struct proc_observer *o);
 void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev);
 /* The snapshot of instance, or NULL. */
 struct proc_snapshot *proc_table__get(struct proc_table *t, uint32_t instance);
+/* Applies a side-band record (sampler/sideband.h) to the log that stands
+ * in for the /proc files of processes gone before they were read. */
+void proc_table__on_sideband(struct proc_table *t, const struct sideband_record *r);
 /* Snapshot taken at first sight may predate the dynamic loader's work:
  * re-reads young live snapshots (at about 50 ms, 250 ms and 1 s of age). */
 void proc_table__refresh_young(struct proc_table *t);

@@ -12,6 +12,7 @@
  * space writes tables straight into the memory the walker reads. */
 #include <errno.h>
 #include <linux/membarrier.h>
+#include <poll.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #include "core/hashmap.h"
 #include "core/log.h"
 #include "sampler/sampler.h"
+#include "sampler/sideband.h"
 #include "sampler.skel.h"
 
 const char *const kiln_outcome_names[KILN_OUTCOME_COUNT] = {
@@ -53,6 +55,8 @@ struct sampler {
 	struct ring_buffer *rb;
 	event_fn on_event;
 	void *event_ctx;
+	struct sideband *sb;            /* NULL: no side-band records */
+	unsigned sideband_pages;
 	struct bpf_link **links;
 	unsigned nlinks;
 	unsigned ncpus;         /* possible CPUs, for per-CPU values */
@@ -284,6 +288,8 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 		pr_error("cannot open the BPF object: %s", strerror(errno));
 		goto fail;
 	}
+	s->sideband_pages = roundup_pow2(opts->sideband_pages ? opts->sideband_pages :
+							   SIDEBAND_PAGES);
 	s->skel->rodata->include_idle = opts->include_idle;
 	s->skel->rodata->filter_enabled = opts->filter;
 	bpf_map__set_max_entries(s->skel->maps.counts0, counts);
@@ -358,12 +364,18 @@ static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
 
-	if (size >= sizeof(struct kiln_event) && s->on_event)
-		s->on_event(data, s->event_ctx);
+	if (size < sizeof(struct kiln_event) || !s->on_event)
+		return 0;
+	/* A new process's mappings may have come since the side-band was last
+	 * read (this ring is read to its end, events written meanwhile
+	 * included): read it first. */
+	if (s->sb && ((const struct kiln_event *)data)->type == KILN_EVENT_NEW)
+		sideband__consume(s->sb);
+	s->on_event(data, s->event_ctx);
 	return 0;
 }
 
-int sampler__attach(struct sampler *s, event_fn on_event, void *ctx)
+int sampler__attach(struct sampler *s, event_fn on_event, sideband_fn on_sideband, void *ctx)
 {
 	int err;
 
@@ -372,6 +384,13 @@ int sampler__attach(struct sampler *s, event_fn on_event, void *ctx)
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
 	if (!s->rb)
 		return -errno;
+	/* Before the first sample, so that no process maps code unseen. */
+	if (on_sideband) {
+		s->sb = sideband__open(s->cpu_ids, s->online, s->sideband_pages, on_sideband, ctx);
+		if (!s->sb)
+			pr_warn("no side-band perf records (%s): a process gone before its /proc files are read stays unsymbolized",
+				strerror(errno));
+	}
 	/* Tracepoints first, so no process escapes between its first sample
 	 * and its exit. */
 	err = sampler_bpf__attach(s->skel);
@@ -409,8 +428,20 @@ int sampler__attach(struct sampler *s, event_fn on_event, void *ctx)
 
 int sampler__poll(struct sampler *s, int timeout_ms)
 {
-	int n = ring_buffer__poll(s->rb, timeout_ms);
+	struct pollfd fds[2];
+	int n;
 
+	if (!s->sb) {
+		n = ring_buffer__poll(s->rb, timeout_ms);
+		return n == -EINTR ? 0 : n;
+	}
+	fds[0] = (struct pollfd){ .fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN };
+	fds[1] = (struct pollfd){ .fd = sideband__epoll_fd(s->sb), .events = POLLIN };
+	if (poll(fds, 2, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	/* The mappings first: a process's event may need those it made. */
+	sideband__consume(s->sb);
+	n = ring_buffer__consume(s->rb);
 	return n == -EINTR ? 0 : n;
 }
 
@@ -636,6 +667,8 @@ int sampler__drain(struct sampler *s, sample_fn fn, void *ctx, struct drain_stat
 	wait_for_programs();
 	/* Every process announced by a sample of the old generation is now in
 	 * the ring buffer: hand those events over before the samples. */
+	if (s->sb)
+		sideband__consume(s->sb);
 	if (s->rb)
 		ring_buffer__consume(s->rb);
 
@@ -692,6 +725,15 @@ unsigned sampler__cpus(const struct sampler *s)
 	return s->online;
 }
 
+bool sampler__sideband_stats(const struct sampler *s, struct sideband_stats *out, uint64_t *bytes)
+{
+	if (!s->sb)
+		return false;
+	sideband__stats(s->sb, out);
+	*bytes = sideband__bytes(s->sb);
+	return true;
+}
+
 void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt)
 {
 	struct bpf_prog_info info = {};
@@ -725,6 +767,7 @@ void sampler__destroy(struct sampler *s)
 		unmap_unwind(s);
 	hashmap__clear(&s->read_stacks);
 	ring_buffer__free(s->rb);
+	sideband__free(s->sb);
 	sampler_bpf__destroy(s->skel);
 	free(s->links);
 	free(s->cpu_ids);

@@ -14,6 +14,10 @@
 #include "kiln/python.h"
 #include "kiln/ruby.h"
 #include "kiln/unwind.h"
+#include "sampler/sideband.h"
+
+/* 16 pages (64 KiB) a CPU: about 400 mappings between two reads. */
+#define SIDEBAND_PAGES 16
 
 struct sampler_opts {
 	unsigned frequency;             /* Hz per CPU */
@@ -26,6 +30,8 @@ struct sampler_opts {
 	uint32_t unwind_rows;           /* rows of unwind tables; 0: no table walks */
 	uint32_t unwind_processes;      /* processes walked with tables */
 	bool no_bpf_loop;               /* the unrolled walker even with bpf_loop */
+	unsigned sideband_pages;        /* pages of each CPU's side-band ring, a
+					 * power of two; 0: SIDEBAND_PAGES */
 };
 
 /* The walker's maps, for user/unwind/ to fill (include/kiln/unwind.h).
@@ -79,10 +85,13 @@ int sampler__probe(void);
 struct sampler *sampler__open(const struct sampler_opts *opts, int *err);
 /* Profile pid (and, with KILN_FILTER_CHILDREN, what it forks from now). */
 int sampler__filter_add(struct sampler *s, pid_t pid, uint8_t flags);
-/* Opens the perf events and attaches every program. 0 or -errno. */
-int sampler__attach(struct sampler *s, event_fn on_event, void *ctx);
-/* Waits up to timeout_ms for lifecycle events and hands them to on_event.
- * Returns the number handled, or -errno. */
+/* Opens the perf events and attaches every program; with on_sideband
+ * also the side-band records (sideband.h),
+ * or logs why not and goes on without. ctx goes to both. 0 or -errno. */
+int sampler__attach(struct sampler *s, event_fn on_event, sideband_fn on_sideband, void *ctx);
+/* Waits up to timeout_ms for lifecycle events and hands them to on_event,
+ * after the side-band records read so far to on_sideband. Returns the
+ * number of events handled, or -errno. */
 int sampler__poll(struct sampler *s, int timeout_ms);
 /* Flips the generation, waits for programs still writing the old one, and
  * hands every sample of it to fn, then clears it. */
@@ -104,6 +113,8 @@ void sampler__interp_stats(struct sampler *s, enum kiln_interp_lang lang,
 /* The walker's maps; false when opts->unwind_rows was 0 (no walks). */
 bool sampler__unwind_maps(struct sampler *s, struct sampler_unwind_maps *out);
 unsigned sampler__cpus(const struct sampler *s);
+/* The side-band records' counters and ring bytes; false when off. */
+bool sampler__sideband_stats(const struct sampler *s, struct sideband_stats *out, uint64_t *bytes);
 /* BPF program run time and count from kernel.bpf_stats_enabled (0 when
  * off). */
 void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt);

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The executable mappings each process made since its last exec, as the
+ * kernel's side-band records told them (sampler/sideband.h): what the
+ * process table falls back on when /proc/PID/maps is gone, for a process
+ * that lived a few milliseconds. Kept until the process's /proc files
+ * were read (then no longer needed, until its next exec), or a few
+ * seconds past its exit; at most max_mappings in all (the oldest
+ * process's log goes first) and MMAP_LOG_PER_PROCESS a process. */
+#ifndef KILN_PROC_MMAP_LOG_H
+#define KILN_PROC_MMAP_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sampler/sideband.h"
+
+#define MMAP_LOG_PER_PROCESS 512
+/* A log outlives its process this long: its first sample's event may
+ * still be on its way. */
+#define MMAP_LOG_GRACE_NS (10ull * 1000000000ull)
+
+struct logged_mapping {
+	uint64_t start, end, pgoff, dev, ino;
+	char *name; /* a path, or "[vdso]" */
+};
+
+struct mmap_log_stats {
+	uint64_t recorded; /* mappings logged */
+	uint64_t dropped; /* beyond MMAP_LOG_PER_PROCESS in one process */
+	uint64_t evicted; /* logs of processes dropped to stay within max_mappings */
+	size_t processes, mappings, bytes; /* held now */
+};
+
+struct mmap_log;
+
+struct mmap_log *mmap_log__new(size_t max_mappings);
+/* Applies one side-band record: a mapping joins its process's log (what
+ * it overlaps is cut away, as the kernel replaced it), an exec starts a
+ * new log, an exit starts the grace period. */
+void mmap_log__record(struct mmap_log *l, const struct sideband_record *r);
+/* pid's mappings, sorted by start, not overlapping (valid until the next
+ * call that changes l); 0 when none are logged. *since_exec: the log
+ * began at the exec of the program that runs now (else it holds only what
+ * was mapped after kiln started). */
+size_t mmap_log__get(const struct mmap_log *l, uint32_t pid, const struct logged_mapping **maps,
+		     int *since_exec);
+/* pid's /proc files were read: its log is not needed until its next exec. */
+void mmap_log__done(struct mmap_log *l, uint32_t pid);
+/* Frees the logs of processes that exited more than MMAP_LOG_GRACE_NS
+ * before now (CLOCK_MONOTONIC ns). */
+void mmap_log__expire(struct mmap_log *l, uint64_t now_ns);
+void mmap_log__stats(const struct mmap_log *l, struct mmap_log_stats *out);
+void mmap_log__free(struct mmap_log *l);
+
+#endif
