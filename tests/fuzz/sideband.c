@@ -20,10 +20,11 @@ static void check_log(struct mmap_log *l, uint32_t pid)
 	int since_exec;
 	size_t n = mmap_log__get(l, pid, &m, &since_exec);
 
-	FUZZ_CHECK(n < MMAP_LOG_PER_PROCESS);
+	FUZZ_CHECK(n <= MMAP_LOG_PER_PROCESS);
 	for (size_t i = 0; i < n; i++) {
 		FUZZ_CHECK(m[i].start < m[i].end);
-		FUZZ_CHECK(m[i].name && (m[i].name[0] == '/' || strcmp(m[i].name, "[vdso]") == 0));
+		FUZZ_CHECK(m[i].name && (m[i].name[0] == '/' || strcmp(m[i].name, "[vdso]") == 0 ||
+					 strcmp(m[i].name, "[anon]") == 0));
 		FUZZ_CHECK(i == 0 || m[i - 1].end <= m[i].start);
 	}
 	mmap_log__stats(l, &st);

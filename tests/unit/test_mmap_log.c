@@ -35,7 +35,7 @@ static size_t get(struct mmap_log *l, uint32_t pid, const struct logged_mapping 
 	return mmap_log__get(l, pid, m, &since_exec);
 }
 
-Test(mmap_log, keeps_files_and_the_vdso_sorted)
+Test(mmap_log, keeps_files_the_vdso_and_anonymous_code_sorted)
 {
 	struct mmap_log *l = mmap_log__new(1024);
 	const struct logged_mapping *m;
@@ -45,13 +45,15 @@ Test(mmap_log, keeps_files_and_the_vdso_sorted)
 	map(l, 10, 0x7f0000000000, 0x7f0000020000, 0x1000, "/lib/libc.so.6");
 	map(l, 10, 0x400000, 0x401000, 0x1000, "/usr/bin/app");
 	map(l, 10, 0x7ffd00000000, 0x7ffd00002000, 0, "[vdso]");
-	map(l, 10, 0x500000, 0x501000, 0, "//anon"); /* a JIT's: nothing to read */
-	cr_assert_eq(mmap_log__get(l, 10, &m, &since_exec), 3);
+	map(l, 10, 0x500000, 0x501000, 0, "//anon"); /* a JIT's code */
+	map(l, 10, 0x600000, 0x601000, 0, "[heap]"); /* no code a pc is named in */
+	cr_assert_eq(mmap_log__get(l, 10, &m, &since_exec), 4);
 	cr_assert_eq(since_exec, 1);
 	cr_assert_str_eq(m[0].name, "/usr/bin/app");
-	cr_assert_str_eq(m[1].name, "/lib/libc.so.6");
-	cr_assert_eq(m[1].pgoff, 0x1000);
-	cr_assert_str_eq(m[2].name, "[vdso]");
+	cr_assert_str_eq(m[1].name, "[anon]");
+	cr_assert_str_eq(m[2].name, "/lib/libc.so.6");
+	cr_assert_eq(m[2].pgoff, 0x1000);
+	cr_assert_str_eq(m[3].name, "[vdso]");
 	cr_assert_eq(get(l, 11, &m), 0);
 	/* mapped before kiln saw its exec: kept, but said so */
 	map(l, 11, 0x1000, 0x2000, 0, "/bin/sh");

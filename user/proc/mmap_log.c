@@ -177,16 +177,19 @@ static void add_mapping(struct mmap_log *l, const struct sideband_record *r)
 	struct plog *p;
 	struct logged_mapping m = { r->start, r->end, r->pgoff, r->dev, r->ino, NULL };
 	size_t at;
+	bool anon = r->name && strcmp(r->name, "//anon") == 0;
 
-	/* files and the vDSO: an anonymous mapping ("//anon", a JIT's) has
-	 * nothing to read */
+	/* files, the vDSO, and anonymous code (a JIT's, which its perf map
+	 * names, read after the process is gone too): "[anon]", as
+	 * /proc/PID/maps has it */
 	if (r->end <= r->start || !r->name ||
-	    !((r->name[0] == '/' && r->name[1] != '/' && r->ino) || strcmp(r->name, "[vdso]") == 0))
+	    !((r->name[0] == '/' && r->name[1] != '/' && r->ino) || anon ||
+	      strcmp(r->name, "[vdso]") == 0))
 		return;
 	p = get_plog(l, r->pid);
 	if (!p || p->done)
 		return;
-	if (p->n + 1 >= MMAP_LOG_PER_PROCESS) {
+	if (p->n + 2 > MMAP_LOG_PER_PROCESS) { /* room for a split and the new one */
 		l->stats.dropped++;
 		return;
 	}
@@ -200,7 +203,7 @@ static void add_mapping(struct mmap_log *l, const struct sideband_record *r)
 		p->maps = v;
 		p->cap = cap;
 	}
-	m.name = strdup(r->name);
+	m.name = strdup(anon ? "[anon]" : r->name);
 	if (!m.name || cut(l, p, m.start, m.end)) {
 		free(m.name);
 		return;

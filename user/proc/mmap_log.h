@@ -21,7 +21,7 @@
 
 struct logged_mapping {
 	uint64_t start, end, pgoff, dev, ino;
-	char *name; /* a path, or "[vdso]" */
+	char *name; /* a path, "[vdso]", or "[anon]" (no file: JIT code) */
 };
 
 struct mmap_log_stats {
