@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/hashmap.h"
+#include "core/lru.h"
 #include "proc/mmap_log.h"
 
 #define EXPIRE_EVERY_NS 1000000000ull
@@ -18,12 +19,12 @@ struct plog {
 	uint64_t exit_ns; /* 0 while it lives */
 	size_t n, cap;
 	struct logged_mapping *maps;
-	struct plog *prev, *next; /* oldest first */
+	struct lru_node node; /* in the log's order, newest at the head */
 };
 
 struct mmap_log {
 	struct hashmap procs; /* pid -> plog */
-	struct plog *oldest, *newest;
+	struct lru order; /* of the processes' logs: the tail is the oldest */
 	size_t max, weight, mappings, bytes;
 	uint64_t last_expire;
 	struct mmap_log_stats stats;
@@ -38,27 +39,14 @@ struct mmap_log *mmap_log__new(size_t max_mappings)
 	return l;
 }
 
-static void unlink_plog(struct mmap_log *l, struct plog *p)
+static struct plog *oldest(const struct mmap_log *l)
 {
-	if (p->prev)
-		p->prev->next = p->next;
-	else
-		l->oldest = p->next;
-	if (p->next)
-		p->next->prev = p->prev;
-	else
-		l->newest = p->prev;
-	p->prev = p->next = NULL;
+	return LRU_ENTRY(l->order.tail, struct plog, node);
 }
 
-static void append_plog(struct mmap_log *l, struct plog *p)
+static struct plog *newer(const struct plog *p)
 {
-	p->prev = l->newest;
-	if (l->newest)
-		l->newest->next = p;
-	else
-		l->oldest = p;
-	l->newest = p;
+	return LRU_ENTRY(p->node.prev, struct plog, node);
 }
 
 static void drop_mapping(struct mmap_log *l, struct logged_mapping *m)
@@ -82,7 +70,7 @@ static void clear_plog(struct mmap_log *l, struct plog *p)
 static void free_plog(struct mmap_log *l, struct plog *p)
 {
 	clear_plog(l, p);
-	unlink_plog(l, p);
+	lru__unlink(&l->order, &p->node);
 	hashmap__del_u64(&l->procs, p->pid);
 	l->weight--;
 	l->bytes -= sizeof(*p);
@@ -103,7 +91,7 @@ static struct plog *get_plog(struct mmap_log *l, uint32_t pid)
 		free(p);
 		return NULL;
 	}
-	append_plog(l, p);
+	lru__push(&l->order, &p->node);
 	l->weight++;
 	l->bytes += sizeof(*p);
 	return p;
@@ -159,10 +147,10 @@ static int cut(struct mmap_log *l, struct plog *p, uint64_t start, uint64_t end)
 /* Drops the oldest processes' logs (never keep's) until the bound holds. */
 static void shrink(struct mmap_log *l, const struct plog *keep)
 {
-	struct plog *p = l->oldest;
+	struct plog *p = oldest(l);
 
 	while (l->weight > l->max && p) {
-		struct plog *next = p->next;
+		struct plog *next = newer(p);
 
 		if (p != keep) {
 			free_plog(l, p);
@@ -237,8 +225,7 @@ void mmap_log__record(struct mmap_log *l, const struct sideband_record *r)
 		p->done = false;
 		p->exit_ns = 0;
 		/* a new program: the newest log, last to be evicted */
-		unlink_plog(l, p);
-		append_plog(l, p);
+		lru__touch(&l->order, &p->node);
 		shrink(l, p);
 		break;
 	case SIDEBAND_EXIT:
@@ -273,13 +260,13 @@ void mmap_log__done(struct mmap_log *l, uint32_t pid)
 
 void mmap_log__expire(struct mmap_log *l, uint64_t now_ns)
 {
-	struct plog *p = l->oldest;
+	struct plog *p = oldest(l);
 
 	if (now_ns - l->last_expire < EXPIRE_EVERY_NS)
 		return;
 	l->last_expire = now_ns;
 	while (p) {
-		struct plog *next = p->next;
+		struct plog *next = newer(p);
 
 		if (p->exit_ns && now_ns > p->exit_ns && now_ns - p->exit_ns > MMAP_LOG_GRACE_NS)
 			free_plog(l, p);
@@ -299,8 +286,8 @@ void mmap_log__free(struct mmap_log *l)
 {
 	if (!l)
 		return;
-	while (l->oldest)
-		free_plog(l, l->oldest);
+	while (oldest(l))
+		free_plog(l, oldest(l));
 	hashmap__clear(&l->procs);
 	free(l);
 }
