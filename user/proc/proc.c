@@ -584,6 +584,17 @@ static void count_dropped(struct proc_table *t, struct proc_snapshot *s, size_t 
 	}
 }
 
+/* s's mappings become maps (n of them, sorted), replacing its own. */
+static void snapshot_set_maps(struct proc_table *t, struct proc_snapshot *s,
+			      struct proc_mapping *maps, size_t n)
+{
+	snapshot_release_maps(t, s);
+	s->maps = maps;
+	s->nmaps = n;
+	t->mappings += n;
+	s->taken_ns = monotonic_ns();
+}
+
 /* Reads the executable mappings of pid into s (replacing older ones),
  * at most PROC_MAPS_PER_PROCESS and what the table's max_mappings leaves
  * (s's own current mappings count as free: they are replaced). pid is
@@ -641,11 +652,7 @@ static int snapshot_read_maps_of(struct proc_table *t, struct proc_snapshot *s, 
 			maps[i].bin = binary_get(t, pid, &maps[i], devs[i], inos[i], root);
 	free(devs);
 	free(inos);
-	snapshot_release_maps(t, s);
-	s->maps = maps;
-	s->nmaps = (size_t)n;
-	t->mappings += s->nmaps;
-	s->taken_ns = monotonic_ns();
+	snapshot_set_maps(t, s, maps, (size_t)n);
 	if (dropped)
 		count_dropped(t, s, (size_t)n, dropped);
 	return 0;
@@ -680,10 +687,7 @@ static int snapshot_copy_maps(struct proc_table *t, struct proc_snapshot *s,
 	for (size_t i = 0; i < parent->nmaps; i++)
 		if (maps[i].bin)
 			maps[i].bin->refs++;
-	s->maps = maps;
-	s->nmaps = parent->nmaps;
-	t->mappings += s->nmaps;
-	s->taken_ns = monotonic_ns();
+	snapshot_set_maps(t, s, maps, parent->nmaps);
 	s->exe_dev = parent->exe_dev;
 	s->exe_ino = parent->exe_ino;
 	return 0;
@@ -748,10 +752,7 @@ static int snapshot_from_log(struct proc_table *t, struct proc_snapshot *s)
 		if (maps[i].name[0] == '/')
 			maps[i].bin = binary_get(t, s->pid, &maps[i], logged[i].dev, logged[i].ino,
 						 t->host_root);
-	s->maps = maps;
-	s->nmaps = n;
-	t->mappings += n;
-	s->taken_ns = monotonic_ns();
+	snapshot_set_maps(t, s, maps, n);
 	t->stats.from_log++;
 	t->stats.from_log_partial += !since_exec;
 	return 0;

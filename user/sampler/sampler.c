@@ -56,7 +56,6 @@ struct sampler {
 	event_fn on_event;
 	void *event_ctx;
 	struct sideband *sb;            /* NULL: no side-band records */
-	unsigned sideband_pages;
 	struct bpf_link **links;
 	unsigned nlinks;
 	unsigned ncpus;         /* possible CPUs, for per-CPU values */
@@ -288,8 +287,6 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 		pr_error("cannot open the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	s->sideband_pages = roundup_pow2(opts->sideband_pages ? opts->sideband_pages :
-							   SIDEBAND_PAGES);
 	s->skel->rodata->include_idle = opts->include_idle;
 	s->skel->rodata->filter_enabled = opts->filter;
 	bpf_map__set_max_entries(s->skel->maps.counts0, counts);
@@ -386,7 +383,7 @@ int sampler__attach(struct sampler *s, event_fn on_event, sideband_fn on_sideban
 		return -errno;
 	/* Before the first sample, so that no process maps code unseen. */
 	if (on_sideband) {
-		s->sb = sideband__open(s->cpu_ids, s->online, s->sideband_pages, on_sideband, ctx);
+		s->sb = sideband__open(s->cpu_ids, s->online, SIDEBAND_PAGES, on_sideband, ctx);
 		if (!s->sb)
 			pr_warn("no side-band perf records (%s): a process gone before its /proc files are read stays unsymbolized",
 				strerror(errno));

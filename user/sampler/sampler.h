@@ -30,8 +30,6 @@ struct sampler_opts {
 	uint32_t unwind_rows;           /* rows of unwind tables; 0: no table walks */
 	uint32_t unwind_processes;      /* processes walked with tables */
 	bool no_bpf_loop;               /* the unrolled walker even with bpf_loop */
-	unsigned sideband_pages;        /* pages of each CPU's side-band ring, a
-					 * power of two; 0: SIDEBAND_PAGES */
 };
 
 /* The walker's maps, for user/unwind/ to fill (include/kiln/unwind.h).
