@@ -190,6 +190,7 @@ struct agent {
 	struct cpu_metrics *cpu;        /* kiln_cpu_*; NULL: off */
 	char *server;                   /* x.server's storage */
 	char *otlp_url;                 /* x.otlp_url's storage */
+	bool page_drawn;                /* latest.html written by this run */
 	int stats_fd;
 	pthread_mutex_t lock;           /* guards snap */
 	struct snapshot snap;
@@ -213,9 +214,15 @@ static void export_interval(void *ctx, struct profile_set *set, uint64_t start_n
 			    uint64_t end_ns)
 {
 	struct agent *a = ctx;
-	struct agent_export_result r = agent_export__interval(&a->x, set, start_ns, end_ns);
+	/* A short interval (the last, partial one at a stop)
+	 * writes its files but leaves latest.html to the full interval before
+	 * it, unless no page was drawn yet: a page of the stop's last 50 ms
+	 * would hide what the agent saw. */
+	bool page = !a->page_drawn || (double)(end_ns - start_ns) >= a->o.interval * 1e9 / 2;
+	struct agent_export_result r = agent_export__interval(&a->x, set, start_ns, end_ns, page);
 
 	profile_set__free(set);
+	a->page_drawn |= r.page;
 	if (a->cpu)
 		cpu_metrics__interval(a->cpu);
 	pthread_mutex_lock(&a->lock);

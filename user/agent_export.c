@@ -72,7 +72,7 @@ static void write_latest_html(const struct agent_exporters *x, const struct enco
 }
 
 static void write_files(const struct agent_exporters *x, struct profile_set *set, struct encoded *enc,
-			size_t n, uint64_t start_s)
+			size_t n, uint64_t start_s, bool page)
 {
 	struct files_profile *p = calloc(n, sizeof(*p));
 
@@ -84,7 +84,8 @@ static void write_files(const struct agent_exporters *x, struct profile_set *set
 		p[i] = (struct files_profile){ &enc[i].e->labels, enc[i].file_pprof, enc[i].file_len };
 	files__write_interval(x->files, start_s, p, n, set);
 	free(p);
-	write_latest_html(x, enc, n);
+	if (page)
+		write_latest_html(x, enc, n);
 }
 
 static int cmp_service(const void *x, const void *y)
@@ -254,7 +255,7 @@ static void send_ingest(const struct agent_exporters *x, struct encoded *enc, si
 
 struct agent_export_result agent_export__interval(const struct agent_exporters *x,
 						  struct profile_set *set, uint64_t start_ns,
-						  uint64_t end_ns)
+						  uint64_t end_ns, bool page)
 {
 	size_t n = profile_set__count(set), built = 0;
 	struct encoded *enc = calloc(n ? n : 1, sizeof(*enc));
@@ -296,8 +297,10 @@ struct agent_export_result agent_export__interval(const struct agent_exporters *
 	}
 	/* Files with one service_name in a row, so duplicates get numbered. */
 	qsort(enc, built, sizeof(*enc), cmp_service);
-	if (x->files && built)
-		write_files(x, set, enc, built, start_ns / 1000000000ull);
+	if (x->files && built) {
+		write_files(x, set, enc, built, start_ns / 1000000000ull, page);
+		r.page = page;
+	}
 	if (x->sender && built) {
 		if (x->ingest)
 			send_ingest(x, enc, built, start_ns, end_ns);

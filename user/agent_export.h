@@ -42,16 +42,17 @@ struct agent_export_caps {
 
 struct agent_export_result {
 	size_t built;                   /* profiles encoded and exported */
+	bool page;                      /* latest.html drawn */
 	/* push: the pprof for files and Pyroscope (a failure there loses the
 	 * label set's profile); otlp: the OTLP request of each */
 	struct agent_export_caps push, otlp;
 };
 
 /* Encodes one pprof per non-empty label set of set, covering [start_ns,
- * end_ns) of CLOCK_REALTIME, and hands them to the exporters. set stays
- * the caller's. */
+ * end_ns) of CLOCK_REALTIME, and hands them to the exporters; with files,
+ * draws latest.html from them when page. set stays the caller's. */
 struct agent_export_result agent_export__interval(const struct agent_exporters *x,
 						  struct profile_set *set, uint64_t start_ns,
-						  uint64_t end_ns);
+						  uint64_t end_ns, bool page);
 
 #endif

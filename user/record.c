@@ -551,7 +551,7 @@ static int push_run(struct record *r, uint64_t start_unix_ns, uint64_t duration_
 		profile_set__free(set);
 		return 1;
 	}
-	res = agent_export__interval(&x, set, start_unix_ns, start_unix_ns + duration_ns);
+	res = agent_export__interval(&x, set, start_unix_ns, start_unix_ns + duration_ns, false);
 	profile_set__free(set);
 	sender__shutdown(r->sender, r->o.push_timeout);
 	sender__stats(r->sender, &ss);

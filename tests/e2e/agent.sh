@@ -112,7 +112,7 @@ test_ingest() {
 # What the files hold, not only that they exist: the folded file of an
 # interval and the pprof files of that interval carry the same samples.
 test_files() {
-	local dir=$TMP/profiles n problem
+	local dir=$TMP/profiles n problem page_ns
 	mkdir -p "$dir"
 	head -c 40000 /dev/urandom >"$dir/100-old.pb.gz"
 	head -c 40000 /dev/urandom >"$dir/200-old.pb.gz"
@@ -130,12 +130,15 @@ test_files() {
 		fail files "rotation: the oldest interval files stay or other files went: $(ls "$dir" | head)"
 	elif ! grep -q hot_three "$dir/latest.html" 2>/dev/null; then
 		fail files "latest.html missing or without the workload's functions"
+	elif ! page_ns=$(grep -o '"duration":[0-9]*' "$dir/latest.html" | head -1 | cut -d: -f2) ||
+		[ "${page_ns:-0}" -lt 500000000 ]; then
+		fail files "latest.html shows ${page_ns:-no} ns, not the last full interval of 1 s"
 	elif [ "$(du -cb "$dir"/[0-9]* | tail -1 | cut -f1)" -gt 65536 ] && [ "$n" -gt 1 ]; then
 		fail files "more than --output-max-bytes held: $(du -cb "$dir"/[0-9]* | tail -1)"
 	elif ! problem=$(interval_agrees "$dir"); then
 		fail files "$problem"
 	else
-		pass "files: $n pprof files, $problem; latest.html, oldest removed beyond 64K, notes.txt kept"
+		pass "files: $n pprof files, $problem; latest.html of a full interval ($page_ns ns), oldest removed beyond 64K, notes.txt kept"
 	fi
 }
 
