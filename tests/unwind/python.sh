@@ -18,6 +18,9 @@
 #                     frames into garbage: kiln ends, its failures are
 #                     counted, its native frames kept, its memory bounded;
 #                     one whose checks fail from the start is refused, counted
+#   early             30 short processes of pyenv's 3.11 sampled at 1000 Hz from
+#                     their start: none refused for what its memory held while
+#                     it started (tried again until ready)
 # for Debian's /usr/bin/python3.11 and the pyenv builds of 3.11, 3.12 and
 # 3.13 in ~/.pyenv/versions (absent: counted as skipped). pyenv's 3.6-3.10
 # are versions kiln does not support: counted as skipped, each, with a
@@ -205,5 +208,31 @@ test_unrolled() {
 	fi
 }
 
-run_tests test_debian test_pyenv test_unsupported test_threads test_fake test_refuse test_unrolled
-finish 22
+# Short Python processes sampled from their first milliseconds (1000 Hz),
+# under pyenv's 3.11, whose libpython the dynamic linker maps after the
+# first sample may come: none is refused for what its memory held then
+# (its data not mapped yet, the interpreter half built); each is tried
+# again until it is ready.
+test_early() {
+	local py n refused
+	py=$(ls -d "$PYENV"/3.11.*/bin/python3.11 2>/dev/null | tail -1)
+	if [ -z "$py" ]; then
+		skip early "no pyenv build of 3.11 in $PYENV"
+		return
+	fi
+	if ! HZ=1000 record early sh -c "for i in \$(seq 30); do '$py' -c 'x = sum(range(3 * 10**6))'; done"; then
+		fail early "kiln record failed: $(tail -1 "$TMP/early.err")"
+		return
+	fi
+	n=$(stats_json "$TMP/early.json" python detected)
+	refused=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["python"]
+print(sum(v for k, v in d.items() if k.startswith("refused.")))' "$TMP/early.json")
+	if [ "$refused" = 0 ] && [ "$n" -ge 10 ]; then
+		pass "early: 30 processes of 0.1 s sampled from their start: $n detected, none refused"
+	else
+		fail early "$n detected, $refused refused: $(grep -m1 'no python frames' "$TMP/early.err")"
+	fi
+}
+
+run_tests test_debian test_pyenv test_unsupported test_threads test_fake test_refuse test_unrolled test_early
+finish 23

@@ -10,8 +10,9 @@
  * what it refuses and keep the native frames.
  *
  *   ruby_fake SECONDS [refuse | gvl]
- * refuse: the frames hold no iseqs from the start: kiln refuses the
- * process (offsets) and reads nothing more.
+ * refuse: the frames hold no iseqs for the whole run: kiln tries again
+ * while the process is young (a VM half built looks so too), then
+ * refuses it (offsets) and reads nothing more.
  * gvl: ruby_current_ec stays unset, so kiln falls back to the main
  * ractor's running EC (the main thread's, a sane state throughout), while
  * a second thread spins in rb_vm_exec too: only the main thread's samples
@@ -174,6 +175,10 @@ int main(int argc, char **argv)
 			return 1;
 		rb_vm_exec(end);
 		pthread_join(th, NULL);
+		return 0;
+	}
+	if (refuse) {
+		rb_vm_exec(end);
 		return 0;
 	}
 	/* A second to be recognized with a sane state, then garbage. */

@@ -62,6 +62,11 @@ int interp__read_u64(pid_t pid, uint64_t addr, uint64_t *v)
 	return interp__read(pid, addr, v, sizeof(*v));
 }
 
+int interp__read_failed(int err, unsigned unreadable, unsigned other)
+{
+	return (int)(err == -EFAULT || err == -EPERM || err == -ESRCH ? unreadable : other) + 1;
+}
+
 bool interp__named(const char *path, const char *const *prefixes)
 {
 	const char *base = strrchr(path, '/');
@@ -239,6 +244,8 @@ void interp_procs__mapped(struct interp_procs *p, const struct proc_snapshot *s)
 	r = k->detect(s->pid, binary, e->facts);
 	if (r == -EAGAIN)
 		retry(p, e, (int)k->not_ready, m->bin);
+	else if (r > 0 && (unsigned)(r - 1) >= k->first_runtime)
+		retry(p, e, r - 1, m->bin);
 	else if (r > 0)
 		refuse(p, e, (unsigned)(r - 1), m->bin);
 	else if (accept(p, e, m->bin) == 0)

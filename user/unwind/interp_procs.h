@@ -35,6 +35,12 @@ struct interp_kind {
 	const char *const *refusal_names;
 	unsigned nrefusals, full; /* full: the reason "its map is full" */
 	unsigned not_ready; /* the reason "not initialized within the tries" */
+	/* Reasons from first_runtime on come from the process's memory, which
+	 * changes while it starts (the dynamic linker maps a library's data
+	 * after its code, the interpreter builds its state): tried again while
+	 * tries remain, the last try's reason counted. Those before it come
+	 * from the file, and stand. */
+	unsigned first_runtime;
 	size_t facts_size, bpf_size;
 	const char *const *prefixes; /* base names of the files it may be in */
 	size_t binary_size; /* <= INTERP_BINARY_MAX */
@@ -62,8 +68,8 @@ struct interp_procs;
 struct interp_procs *interp_procs__new(const struct interp_kind *kind, int map_fd, uint32_t max);
 /* s's mappings were (re)read: a process mapping the language's
  * interpreter is recognized and checked, and its entry written, once; one
- * not initialized yet is tried again at its next re-reads (at most
- * INTERP_ATTEMPTS_MAX tries). */
+ * not initialized yet, or refused for what its memory held, is tried again
+ * at its next re-reads (at most INTERP_ATTEMPTS_MAX tries). */
 void interp_procs__mapped(struct interp_procs *p, const struct proc_snapshot *s);
 void interp_procs__ended(struct interp_procs *p, const struct proc_snapshot *s);
 /* The facts of instance, or NULL (not this language, refused, or not yet). */
@@ -75,6 +81,10 @@ void interp_procs__free(struct interp_procs *p);
  * (-EFAULT for a short read or a NULL address). */
 int interp__read(pid_t pid, uint64_t addr, void *buf, size_t len);
 int interp__read_u64(pid_t pid, uint64_t addr, uint64_t *v);
+/* What a failed read during detection means, as a detect result: an
+ * address that cannot be read (not mapped yet, no CAP_SYS_PTRACE, the
+ * process gone) unreadable + 1, anything else other + 1. */
+int interp__read_failed(int err, unsigned unreadable, unsigned other);
 
 /* The symbols names[0..n) of the file of executable mapping m (.dynsym and
  * .symtab), at their runtime addresses: addr[k] (0: absent), size[k]; for a

@@ -398,11 +398,9 @@ static int check_frame(pid_t pid, uint64_t tstate, uint64_t code_type, const str
 	return 0; /* no frame to check (between calls) */
 }
 
-static enum python_refusal refusal_of(int err)
+static int read_failed(int err)
 {
-	if (err == -EPERM || err == -ESRCH || err == -EFAULT)
-		return PY_REFUSED_UNREADABLE;
-	return PY_REFUSED_OFFSETS;
+	return interp__read_failed(err, PY_REFUSED_UNREADABLE, PY_REFUSED_OFFSETS);
 }
 
 /* Detects and checks pid's interpreter in binary b. 0, -EAGAIN (try again
@@ -420,7 +418,7 @@ static int detect(pid_t pid, const struct py_binary *b, struct python_info *out)
 #endif
 	if (b->addr[SYM_VERSION]) {
 		if ((err = interp__read(pid, b->addr[SYM_VERSION], &version, sizeof(version))))
-			return refusal_of(err) + 1;
+			return read_failed(err);
 		minor = version >> 16 & 0xff;
 		if (version >> 24 != 3)
 			return PY_REFUSED_VERSION + 1;
@@ -442,7 +440,7 @@ static int detect(pid_t pid, const struct py_binary *b, struct python_info *out)
 	else
 		err = check_code_type(pid, b->addr[SYM_CODE_TYPE], &l);
 	if (err)
-		return refusal_of(err) + 1;
+		return read_failed(err);
 	if (!layout_sane(&l))
 		return PY_REFUSED_OFFSETS + 1;
 
@@ -450,7 +448,7 @@ static int detect(pid_t pid, const struct py_binary *b, struct python_info *out)
 	if (tss < b->addr[SYM_RUNTIME] || tss + 8 > b->addr[SYM_RUNTIME] + b->size[SYM_RUNTIME])
 		tss = b->addr[SYM_RUNTIME] + l.runtime_tss;
 	if ((err = interp__read(pid, tss, tss_val, sizeof(tss_val))))
-		return refusal_of(err) + 1;
+		return read_failed(err);
 	if (tss_val[0] != 1)
 		return -EAGAIN; /* not initialized yet */
 	if (tss_val[1] < 0 || tss_val[1] >= 32)
@@ -461,7 +459,7 @@ static int detect(pid_t pid, const struct py_binary *b, struct python_info *out)
 	if (err)
 		return PY_REFUSED_TSD + 1;
 	if ((err = check_frame(pid, tstate, b->addr[SYM_CODE_TYPE], &l)))
-		return refusal_of(err) + 1;
+		return read_failed(err);
 
 	memset(out, 0, sizeof(*out));
 	out->version = version;
@@ -517,6 +515,7 @@ static const struct interp_kind python_kind = {
 	.nrefusals = PY_REFUSAL_COUNT,
 	.full = PY_REFUSED_FULL,
 	.not_ready = PY_REFUSED_NOT_READY,
+	.first_runtime = PY_REFUSED_OFFSETS,
 	.facts_size = sizeof(struct python_info),
 	.bpf_size = sizeof(struct kiln_py_proc),
 	.prefixes = python_prefixes,

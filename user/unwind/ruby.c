@@ -157,17 +157,9 @@ static void tls_module(const struct proc_mapping *m, struct rb_binary *b)
 	elf_end(elf);
 }
 
-/* What a failed read during detection means: a process that cannot be
- * read (no CAP_SYS_PTRACE, gone) is refused; an address not mapped yet
- * (the dynamic linker maps libruby's data after its code) is tried again
- * later: -EAGAIN. Else a refusal + 1. */
 static int read_failed(int err)
 {
-	if (err == -EFAULT)
-		return -EAGAIN;
-	if (err == -EPERM || err == -ESRCH)
-		return RB_REFUSED_UNREADABLE + 1;
-	return RB_REFUSED_OFFSETS + 1;
+	return interp__read_failed(err, RB_REFUSED_UNREADABLE, RB_REFUSED_OFFSETS);
 }
 
 /* The main thread's thread pointer: the word of its rb_thread_t that is
@@ -418,6 +410,7 @@ static const struct interp_kind ruby_kind = {
 	.nrefusals = RB_REFUSAL_COUNT,
 	.full = RB_REFUSED_FULL,
 	.not_ready = RB_REFUSED_NOT_READY,
+	.first_runtime = RB_REFUSED_OFFSETS,
 	.facts_size = sizeof(struct ruby_info),
 	.bpf_size = sizeof(struct kiln_rb_proc),
 	.prefixes = ruby_prefixes,
