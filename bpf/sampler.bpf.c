@@ -176,11 +176,16 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
  * the first after its exec) allocates one and tells user space. Not while
  * execve builds the new image (end_code still zero): the process's name
  * may still be the old program's then, and nothing of the new is mapped;
- * such a sample has kernel frames only, under instance 0 (none). */
+ * such a sample has kernel frames only, under instance 0 (none).
+ * (task's fields here, in user_regs_stale and in kiln_sample are read
+ * with BPF_CORE_READ, not loaded directly: from Linux 6.2 the verifier
+ * looks up each direct load through a trusted task pointer by name in the
+ * kernel's BTF, in every state it visits, and this code is in every
+ * walker: about 20 ms of each start-up.) */
 static __always_inline __u32 instance_of(__u32 tgid, struct task_struct *task)
 {
 	struct instance *found = bpf_map_lookup_elem(&instances, &tgid);
-	struct instance fresh = { .mm = (__u64)task->mm };
+	struct instance fresh = { .mm = (__u64)BPF_CORE_READ(task, mm) };
 
 	if (found)
 		return found->id;
@@ -212,7 +217,7 @@ static __always_inline bool user_regs_stale(struct task_struct *task, __u32 tgid
 	struct instance *found = bpf_map_lookup_elem(&instances, &tgid);
 
 	return BPF_CORE_READ(task, mm, end_code) == 0 ||
-	       (found && found->mm != (__u64)task->mm);
+	       (found && found->mm != (__u64)BPF_CORE_READ(task, mm));
 }
 
 /* ---- unwinding with tables ---- */
@@ -1456,7 +1461,7 @@ int kiln_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 
-	if (task->flags & PF_KTHREAD || tid == 0) {
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD || tid == 0) {
 		/* no user stack */
 	} else if (user_regs_stale(task, tgid)) {
 		count_event(KILN_EV_EXEC_USER_SKIPPED);

@@ -295,7 +295,9 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	bpf_map__set_max_entries(s->skel->maps.stacks1, stacks);
 	bpf_map__set_max_entries(s->skel->maps.instances,
 				 opts->process_entries ? opts->process_entries : 32768);
-	bpf_map__set_max_entries(s->skel->maps.filter, 65536);
+	/* Without -p or a command to profile it is never read: a preallocated
+	 * hash map of 65536 entries costs start-up time for nothing. */
+	bpf_map__set_max_entries(s->skel->maps.filter, opts->filter ? 65536 : 1);
 	/* Without tables the walker is never entered: its maps stay minimal. */
 	bpf_map__set_max_entries(s->skel->maps.unwind_rows,
 				 opts->unwind_rows ? opts->unwind_rows : 1);
