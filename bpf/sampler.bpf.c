@@ -178,10 +178,11 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
  * may still be the old program's then, and nothing of the new is mapped;
  * such a sample has kernel frames only, under instance 0 (none).
  * (task's fields here, in user_regs_stale and in kiln_sample are read
- * with BPF_CORE_READ, not loaded directly: from Linux 6.2 the verifier
- * looks up each direct load through a trusted task pointer by name in the
- * kernel's BTF, in every state it visits, and this code is in every
- * walker: about 20 ms of each start-up.) */
+ * with BPF_CORE_READ, not loaded directly: on newer kernels (6.5 and
+ * later at least; not 6.2 and before) the verifier looks up each direct
+ * load through a trusted task pointer by name in the kernel's BTF, in
+ * every state it visits, and this code is in every walker: about 20 ms of
+ * each start-up.) */
 static __always_inline __u32 instance_of(__u32 tgid, struct task_struct *task)
 {
 	struct instance *found = bpf_map_lookup_elem(&instances, &tgid);
