@@ -214,10 +214,10 @@ static void export_interval(void *ctx, struct profile_set *set, uint64_t start_n
 			    uint64_t end_ns)
 {
 	struct agent *a = ctx;
-	/* A short interval (the last, partial one at a stop)
-	 * writes its files but leaves latest.html to the full interval before
-	 * it, unless no page was drawn yet: a page of the stop's last 50 ms
-	 * would hide what the agent saw. */
+	/* A short interval (the last, partial one at a stop) writes its
+	 * files but leaves latest.html to the full interval before it, unless
+	 * no page was drawn yet: a page of the stop's last 50 ms would hide
+	 * what the agent saw. */
 	bool page = !a->page_drawn || (double)(end_ns - start_ns) >= a->o.interval * 1e9 / 2;
 	struct agent_export_result r = agent_export__interval(&a->x, set, start_ns, end_ns, page);
 
