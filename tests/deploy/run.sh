@@ -240,7 +240,8 @@ test_manifest() {
 
 # Every library ldd resolves for build/kiln comes from a package the image's
 # runtime stage installs: the ones kiln links directly are listed there by
-# name, the rest are their dependencies.
+# name, the rest are their dependencies. So are those kiln loads at their
+# first call (user/core/lazy_stubs.c's sonames).
 test_image_libraries() {
 	local df=$ROOT/deploy/docker/Dockerfile runtime listed closure needed lib path pkg missing=
 	runtime=$(awk '/^FROM /{ s = "" } { s = s $0 "\n" } END { printf "%s", s }' "$df")
@@ -255,6 +256,11 @@ test_image_libraries() {
 		--no-breaks --no-replaces --no-enhances $listed 2>/dev/null | grep -v '^[ <]' | sort -u)
 	ldd "$KILN" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' >"$TMP/libs"
 	needed=$(readelf -d "$KILN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+	for lib in $(sed -n 's/^LIBRARY([a-z]*, "\([^"]*\)".*/\1/p' "$ROOT/user/core/lazy_stubs.c"); do
+		path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64|AArch64/ { print $NF; exit }')
+		echo "$lib ${path:-/nonexistent/$lib}" >>"$TMP/libs"
+		needed="$needed"$'\n'"$lib"
+	done
 	while read -r lib path; do
 		# merged /usr: dpkg knows each file under one of its two names
 		pkg=$(dpkg -S "$path" "/usr$path" "${path#/usr}" 2>/dev/null | head -1 | cut -d: -f1)

@@ -413,6 +413,27 @@ test_cli() {
 	pass "help, version, bad values, not root, COMMAND exit status"
 }
 
+# kiln record loads no network library (libcurl, libmicrohttpd,
+# libdebuginfod and what they bring: lazy_lib.h) and stays within issue
+# 18's 20 MB of peak RSS (the shipped build; ASan multiplies it).
+test_footprint() {
+	local stats=$TMP/footprint.json pid libs hwm cap_kb=$((${KILN_SAN_DIR:+4 *} 20480))
+	"$KILN" record -q -d 2 -o "$TMP/footprint.pb.gz" --stats "$stats" 2>"$TMP/footprint.err" &
+	pid=$!
+	sleep 1
+	libs=$(grep -oE 'lib(curl|microhttpd|debuginfod|gnutls|ssl|krb5)[^/ ]*\.so[^/ ]*' "/proc/$pid/maps" |
+		sort -u | tr '\n' ' ')
+	wait "$pid" || { fail footprint "kiln record failed: $(tail -1 "$TMP/footprint.err")"; return; }
+	hwm=$(python3 -c "import json; print(json.load(open('$stats'))['max_rss_kb'])")
+	if [ -n "$libs" ]; then
+		fail footprint "kiln record mapped $libs"
+	elif [ "$hwm" -gt "$cap_kb" ]; then
+		fail footprint "peak RSS $hwm kB > $cap_kb kB"
+	else
+		pass "footprint: record maps no network library, peak RSS $hwm kB"
+	fi
+}
+
 test_html() {
 	local out=$TMP/ratio.html
 	"$KILN" record -q -d 2 -o "$out" -- "$WORKLOADS/cpu_ratio" 2 2>"$TMP/html.err" ||
@@ -423,7 +444,7 @@ test_html() {
 	pass "record -o FILE.html writes the flame graph page"
 }
 
-TESTS="test_cli test_ratio test_kernel_frames test_short_lived test_gone_before_read test_pid_filter test_conservation
+TESTS="test_cli test_footprint test_ratio test_kernel_frames test_short_lived test_gone_before_read test_pid_filter test_conservation
 	test_html test_unwind_nofp test_unwind_cache test_unwind_self test_jit_namespace test_jit_node test_jit_jdk"
 # all tests, or those named on the command line (e.g. test_jit_node)
 [ $# = 0 ] || TESTS="$*"
