@@ -52,11 +52,14 @@ test_kernel_frames() {
 # start-up included: libc6-dbg), and the on-CPU user frame is never
 # [unknown]. The one [unknown] allowed is the outermost user frame, where a
 # frame-pointer walk through code built without frame pointers (ld.so,
-# libc) left the mappings and kiln cut the stack.
+# libc) left the mappings and kiln cut the stack. Their mappings came from
+# the side-band records of their exec, /proc/PID/maps unread.
 test_short_lived() {
-	local out=$TMP/burst.folded counts total named
-	"$KILN" record -q -o "$out" -- sh -c "for i in \$(seq 20); do $WORKLOADS/cpu_ratio 0.015 & done; wait" \
+	local out=$TMP/burst.folded counts total named logged
+	"$KILN" record -q -o "$out" --stats "$TMP/burst.json" -- \
+		sh -c "for i in \$(seq 20); do $WORKLOADS/cpu_ratio 0.015 & done; wait" \
 		2>"$TMP/burst.err" || { fail short_lived "kiln record failed: $(tail -1 "$TMP/burst.err")"; return; }
+	logged=$(python3 -c "import json; print(json.load(open('$TMP/burst.json'))['snapshots_logged'])")
 	counts=$(awk '/^cpu_ratio;/ {
 		n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";"); u = 1
 		for (i = 2; i <= k; i++) if (f[i] !~ /_\[k\]$/) u = i
@@ -68,8 +71,10 @@ test_short_lived() {
 		total += n; if (ok) named += n; else print "unnamed: " $0 > "/dev/stderr"
 	} END { print total + 0, named + 0 }' "$out" 2>"$TMP/burst.unnamed")
 	read -r total named <<<"$counts"
-	if [ "$total" -ge 20 ] && [ $((named * 100)) -ge $((total * 95)) ]; then
-		pass "20 processes of 300 ms: $named of $total samples named"
+	if [ "$logged" -lt 10 ]; then
+		fail short_lived "$logged of 20 processes' mappings from the side-band log"
+	elif [ "$total" -ge 20 ] && [ $((named * 100)) -ge $((total * 95)) ]; then
+		pass "20 processes of 300 ms: $named of $total samples named, $logged mapped from the side-band"
 	else
 		fail short_lived "$named of $total samples of the short-lived processes named: $(head -3 "$TMP/burst.unnamed")"
 	fi

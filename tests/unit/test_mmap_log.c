@@ -152,3 +152,39 @@ Test(mmap_log, bounded)
 	cr_assert_eq(get(l, 11, &m), 1);
 	mmap_log__free(l);
 }
+
+/* A log is whole from its exec on, until one of its mappings is not kept
+ * (the per-process bound) or the kernel lost records; its version says
+ * which exec and changes with every mapping. */
+Test(mmap_log, complete_only_from_the_exec_and_while_nothing_was_lost)
+{
+	struct mmap_log *l = mmap_log__new(4096);
+	const struct logged_mapping *m;
+	struct mmap_log_version v, w;
+
+	map(l, 10, 0x400000, 0x401000, 0, "/usr/bin/app");      /* before kiln saw an exec */
+	cr_assert_eq(mmap_log__complete(l, 10, 1000, &m, &v), 0);
+	event(l, SIDEBAND_EXEC, 10, 50);
+	map(l, 10, 0x400000, 0x401000, 0, "/usr/bin/app");
+	cr_assert_eq(mmap_log__complete(l, 10, 49, &m, &v), 0);  /* the program before */
+	cr_assert_eq(mmap_log__complete(l, 10, 50, &m, &v), 1);
+	cr_assert_eq(v.exec_ns, 50);
+	map(l, 10, 0x500000, 0x501000, 0, "/lib/libc.so.6");
+	cr_assert_eq(mmap_log__complete(l, 10, 1000, &m, &w), 2);
+	cr_assert_eq(w.exec_ns, 50);
+	cr_assert_neq(w.gen, v.gen);
+
+	event(l, SIDEBAND_EXEC, 11, 60);
+	for (uint64_t i = 0; i < MMAP_LOG_PER_PROCESS; i++)
+		map(l, 11, 0x10000000 + i * 0x2000, 0x10001000 + i * 0x2000, 0, "/lib/many.so");
+	cr_assert_eq(mmap_log__complete(l, 11, 1000, &m, &v), 0);
+
+	event(l, SIDEBAND_LOST, 0, 70);
+	cr_assert_eq(mmap_log__complete(l, 10, 1000, &m, &v), 0);
+	event(l, SIDEBAND_EXEC, 10, 80);                /* a log begun after the loss */
+	map(l, 10, 0x400000, 0x401000, 0, "/usr/bin/app");
+	cr_assert_eq(mmap_log__complete(l, 10, 1000, &m, &v), 1);
+	mmap_log__done(l, 10);
+	cr_assert_eq(mmap_log__complete(l, 10, 1000, &m, &v), 0);
+	mmap_log__free(l);
+}

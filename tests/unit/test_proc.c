@@ -354,6 +354,100 @@ Test(proc_table, gone_process_from_the_sideband_log, .init = fake_proc, .fini = 
 	proc_table__free(t);
 }
 
+/* A live process whose exec the side-band logged, and every executable
+ * mapping since: its snapshot is the log's (its maps file, which would say
+ * otherwise here, is not read), re-reads answer from the log, and once the
+ * log no longer holds every mapping (a LOST record) /proc is read again. A
+ * first sample before the logged exec is of the program before: /proc. */
+static void logged(struct proc_table *t, enum sideband_type type, uint64_t time, uint64_t start)
+{
+	struct sideband_record r = { .type = type, .pid = 4242, .time_ns = time,
+				     .start = start, .end = start + 0x1000, .dev = 2049,
+				     .ino = 1234, .name = "/usr/bin/app" };
+
+	proc_table__on_sideband(t, &r);
+}
+
+static unsigned mapped_calls;
+
+static void count_mapped(void *ctx, const struct proc_snapshot *s)
+{
+	(void)ctx;
+	(void)s;
+	mapped_calls++;
+}
+
+Test(proc_table, live_process_from_the_sideband_log, .init = fake_proc, .fini = remove_proc)
+{
+	struct proc_table *t = proc_table__new(root, 16, 1 << 16);
+	struct kiln_event ev = event(KILN_EVENT_NEW, 4242, 7);
+	struct proc_snapshot *s;
+	struct proc_stats st;
+	char dir[128];
+
+	snprintf(dir, sizeof(dir), "%s/4242/root", root);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	write_file("4242", "exe", "the program");
+	proc_table__observe(t, &(struct proc_observer){ count_mapped, NULL, NULL });
+	logged(t, SIDEBAND_EXEC, 100, 0);
+	logged(t, SIDEBAND_MMAP, 101, 0x400000);
+
+	ev.time_ns = 99;                /* sampled before that exec: /proc */
+	proc_table__on_event(t, &ev);
+	s = proc_table__get(t, 7);
+	cr_assert_eq(s->nmaps, 4);
+	cr_assert_not(s->logged);
+
+	logged(t, SIDEBAND_EXEC, 110, 0);       /* and that log is not kept */
+	logged(t, SIDEBAND_MMAP, 111, 0x400000);
+	logged(t, SIDEBAND_MMAP, 112, 0x7f0000000000);
+
+	ev = event(KILN_EVENT_NEW, 4242, 8);
+	ev.time_ns = 200;
+	proc_table__on_event(t, &ev);
+	s = proc_table__get(t, 8);
+	cr_assert(s->logged);
+	cr_assert_eq(s->nmaps, 2);
+	cr_assert_str_eq(proc_snapshot__find(s, 0x400800)->name, "/usr/bin/app");
+	cr_assert_str_eq(s->cgroup, "0::/system.slice/app.service\n");
+	mapped_calls = 0;
+
+	cr_assert_eq(proc_table__refresh(t, s), 0);     /* nothing new: told anyway */
+	cr_assert_eq(mapped_calls, 1);
+	logged(t, SIDEBAND_MMAP, 300, 0x500000);
+	cr_assert_eq(proc_table__refresh(t, s), 0);
+	cr_assert_eq(s->nmaps, 3);
+	cr_assert(s->logged);
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.logged_live, 1);
+	cr_assert_eq(st.logged_unchanged, 1);
+	cr_assert_eq(st.logged_refreshes, 1);
+	cr_assert_eq(st.refreshes, 0);
+
+	/* its exec ends it; the mappings were the sampled program's all along */
+	ev = event(KILN_EVENT_EXEC, 4242, 8);
+	ev.time_ns = 150;
+	proc_table__on_event(t, &ev);
+	cr_assert(s->ended);
+	cr_assert_eq(s->nmaps, 3);
+
+	logged(t, SIDEBAND_EXEC, 500, 0);
+	logged(t, SIDEBAND_MMAP, 501, 0x400000);
+	ev = event(KILN_EVENT_NEW, 4242, 9);
+	ev.time_ns = 600;
+	proc_table__on_event(t, &ev);
+	s = proc_table__get(t, 9);
+	cr_assert(s->logged);
+	logged(t, SIDEBAND_LOST, 700, 0);
+	cr_assert_eq(proc_table__refresh(t, s), 0);
+	cr_assert_not(s->logged);
+	cr_assert_eq(s->nmaps, 4);      /* what the maps file says */
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.logged_live, 2);
+	cr_assert_eq(st.refreshes, 1);
+	proc_table__free(t);
+}
+
 /* A process with 60 000 executable mappings of one file (plus as many
  * non-executable ones): kiln keeps PROC_MAPS_PER_PROCESS, counts the rest,
  * and never reads it again; the table's bound caps the total. */

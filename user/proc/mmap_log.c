@@ -16,6 +16,10 @@ struct plog {
 	uint32_t pid;
 	bool since_exec;
 	bool done; /* /proc was read: mappings no longer kept */
+	bool incomplete; /* a mapping since the exec was not kept */
+	uint64_t exec_ns; /* the exec's time, when since_exec */
+	uint64_t lost_epoch; /* the log's at the exec */
+	uint64_t gen; /* changes with the mappings */
 	uint64_t exit_ns; /* 0 while it lives */
 	size_t n, cap;
 	struct logged_mapping *maps;
@@ -26,6 +30,7 @@ struct mmap_log {
 	struct hashmap procs; /* pid -> plog */
 	struct lru order; /* of the processes' logs: the tail is the oldest */
 	size_t max, weight, mappings, bytes;
+	uint64_t lost_epoch; /* LOST records seen: every log older is incomplete */
 	uint64_t last_expire;
 	struct mmap_log_stats stats;
 };
@@ -179,14 +184,17 @@ static void add_mapping(struct mmap_log *l, const struct sideband_record *r)
 		return;
 	if (p->n + 2 > MMAP_LOG_PER_PROCESS) { /* room for a split and the new one */
 		l->stats.dropped++;
+		p->incomplete = true;
 		return;
 	}
 	if (p->n + 2 > p->cap) {
 		size_t cap = p->cap ? p->cap * 2 : 16;
 		struct logged_mapping *v = realloc(p->maps, cap * sizeof(*v));
 
-		if (!v)
+		if (!v) {
+			p->incomplete = true;
 			return;
+		}
 		l->bytes += (cap - p->cap) * sizeof(*v);
 		p->maps = v;
 		p->cap = cap;
@@ -194,8 +202,10 @@ static void add_mapping(struct mmap_log *l, const struct sideband_record *r)
 	m.name = strdup(anon ? "[anon]" : r->name);
 	if (!m.name || cut(l, p, m.start, m.end)) {
 		free(m.name);
+		p->incomplete = true;
 		return;
 	}
+	p->gen++;
 	for (at = p->n; at > 0 && p->maps[at - 1].start > m.start; at--)
 		;
 	memmove(&p->maps[at + 1], &p->maps[at], (p->n - at) * sizeof(m));
@@ -223,6 +233,10 @@ void mmap_log__record(struct mmap_log *l, const struct sideband_record *r)
 		clear_plog(l, p);
 		p->since_exec = true;
 		p->done = false;
+		p->incomplete = false;
+		p->exec_ns = r->time_ns;
+		p->lost_epoch = l->lost_epoch;
+		p->gen++;
 		p->exit_ns = 0;
 		/* a new program: the newest log, last to be evicted */
 		lru__touch(&l->order, &p->node);
@@ -233,7 +247,25 @@ void mmap_log__record(struct mmap_log *l, const struct sideband_record *r)
 		if (p)
 			p->exit_ns = r->time_ns ? r->time_ns : 1;
 		break;
+	case SIDEBAND_LOST:
+		/* whose records they were is unknown: nobody's log is whole */
+		l->lost_epoch++;
+		break;
 	}
+}
+
+size_t mmap_log__complete(const struct mmap_log *l, uint32_t pid, uint64_t at_ns,
+			  const struct logged_mapping **maps, struct mmap_log_version *v)
+{
+	const struct plog *p = hashmap__get_u64(&l->procs, pid);
+
+	if (!p || !p->since_exec || p->done || p->incomplete || p->lost_epoch != l->lost_epoch ||
+	    !p->n || p->exec_ns > at_ns)
+		return 0;
+	*maps = p->maps;
+	v->exec_ns = p->exec_ns;
+	v->gen = p->gen;
+	return p->n;
 }
 
 size_t mmap_log__get(const struct mmap_log *l, uint32_t pid, const struct logged_mapping **maps,

@@ -36,7 +36,8 @@ struct mmap_log;
 struct mmap_log *mmap_log__new(size_t max_mappings);
 /* Applies one side-band record: a mapping joins its process's log (what
  * it overlaps is cut away, as the kernel replaced it), an exec starts a
- * new log, an exit starts the grace period. */
+ * new log, an exit starts the grace period, lost records leave every log
+ * begun before them incomplete. */
 void mmap_log__record(struct mmap_log *l, const struct sideband_record *r);
 /* pid's mappings, sorted by start, not overlapping (valid until the next
  * call that changes l); 0 when none are logged. *since_exec: the log
@@ -44,6 +45,17 @@ void mmap_log__record(struct mmap_log *l, const struct sideband_record *r);
  * was mapped after kiln started). */
 size_t mmap_log__get(const struct mmap_log *l, uint32_t pid, const struct logged_mapping **maps,
 		     int *since_exec);
+/* Which program's log (its exec's time) and which state of it (gen
+ * changes with every mapping logged). */
+struct mmap_log_version {
+	uint64_t exec_ns, gen;
+};
+/* pid's mappings when the log holds every executable mapping of the
+ * program that ran at at_ns: its exec was logged, at or before at_ns, and
+ * no mapping since was dropped (a bound, memory, a LOST record); else 0.
+ * *v says which program and state they are (valid as mmap_log__get's). */
+size_t mmap_log__complete(const struct mmap_log *l, uint32_t pid, uint64_t at_ns,
+			  const struct logged_mapping **maps, struct mmap_log_version *v);
 /* pid's /proc files were read: its log is not needed until its next exec. */
 void mmap_log__done(struct mmap_log *l, uint32_t pid);
 /* Frees the logs of processes that exited more than MMAP_LOG_GRACE_NS

@@ -717,23 +717,17 @@ static int snapshot_of_parent(struct proc_table *t, struct proc_snapshot *s, pid
 	return 0;
 }
 
-/* The mappings of a process gone before its /proc files could be read
- * (or a zombie's, whose maps are empty), from what the side-band records
- * logged. Its root is gone with it: each file is the host's binary of
- * that device and inode, or the file at its path on the host when it is
- * that very inode (a container's file that the host does not have stays
- * unnamed). 0, or -ENOENT when nothing was logged, -E2BIG past the
- * table's bound, -ENOMEM. */
-static int snapshot_from_log(struct proc_table *t, struct proc_snapshot *s)
+/* s's mappings become the n logged ones (replacing its own). Each file is
+ * opened through s->pid, inside the root whose id is root; for a process
+ * gone, root is the host's and only the host's file of that very device
+ * and inode is taken (host_open). 0, -E2BIG past the table's bound,
+ * -ENOMEM. */
+static int snapshot_set_logged(struct proc_table *t, struct proc_snapshot *s,
+			       const struct logged_mapping *logged, size_t n, uint64_t root)
 {
-	const struct logged_mapping *logged;
 	struct proc_mapping *maps;
-	int since_exec;
-	size_t n = t->log ? mmap_log__get(t->log, (uint32_t)s->pid, &logged, &since_exec) : 0;
 
-	if (!n)
-		return -ENOENT;
-	if (t->mappings + n > t->max_mappings) {
+	if (t->mappings - s->nmaps + n > t->max_mappings) {
 		t->stats.maps_dropped_table += n;
 		return -E2BIG;
 	}
@@ -751,10 +745,58 @@ static int snapshot_from_log(struct proc_table *t, struct proc_snapshot *s)
 	for (size_t i = 0; i < n; i++)
 		if (maps[i].name[0] == '/')
 			maps[i].bin = binary_get(t, s->pid, &maps[i], logged[i].dev, logged[i].ino,
-						 t->host_root);
+						 root);
 	snapshot_set_maps(t, s, maps, n);
+	return 0;
+}
+
+/* The mappings of a process gone before its /proc files could be read
+ * (or a zombie's, whose maps are empty), from what the side-band records
+ * logged. Its root is gone with it: each file is the host's binary of
+ * that device and inode, or the file at its path on the host when it is
+ * that very inode (a container's file that the host does not have stays
+ * unnamed). 0, or -ENOENT when nothing was logged, -E2BIG past the
+ * table's bound, -ENOMEM. */
+static int snapshot_from_log(struct proc_table *t, struct proc_snapshot *s)
+{
+	const struct logged_mapping *logged;
+	int since_exec, err;
+	size_t n = t->log ? mmap_log__get(t->log, (uint32_t)s->pid, &logged, &since_exec) : 0;
+
+	if (!n)
+		return -ENOENT;
+	err = snapshot_set_logged(t, s, logged, n, t->host_root);
+	if (err)
+		return err;
 	t->stats.from_log++;
 	t->stats.from_log_partial += !since_exec;
+	return 0;
+}
+
+/* The mappings of a live process whose every executable mapping since its
+ * exec, an exec at or before at_ns (its first sample), the side-band
+ * logged: perf's way, /proc/PID/maps not read. The log is read after the
+ * sampler's events, which follow the records of what the process did
+ * before them; a later exec's log is refused by its time. 0, or -ENOENT
+ * (no whole log: read /proc), -ESRCH (gone), -E2BIG, -ENOMEM. */
+static int snapshot_from_live_log(struct proc_table *t, struct proc_snapshot *s, uint64_t at_ns)
+{
+	const struct logged_mapping *logged;
+	struct mmap_log_version v;
+	size_t n = t->log ? mmap_log__complete(t->log, (uint32_t)s->pid, at_ns, &logged, &v) : 0;
+	uint64_t root;
+	int err;
+
+	if (!n)
+		return -ENOENT;
+	root = root_id(t, s->pid);
+	if (!root)
+		return -ESRCH;
+	err = snapshot_set_logged(t, s, logged, n, root);
+	if (err)
+		return err;
+	s->logged = true;
+	s->log_version = v;
 	return 0;
 }
 
@@ -841,6 +883,10 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 		if (ev->flags & KILN_EVENT_F_FORKED)
 			err = snapshot_of_parent(t, s, (pid_t)ev->ppid);
 		if (err) {
+			err = snapshot_from_live_log(t, s, ev->time_ns);
+			t->stats.logged_live += err == 0;
+		}
+		if (err) {
 			err = snapshot_read_maps(t, s);
 			if (err == 0 && t->log)
 				mmap_log__done(t->log, (uint32_t)s->pid);
@@ -903,8 +949,10 @@ void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev)
 		s = hashmap__get_u64(&t->snapshots, ev->instance);
 		/* Its first sample came just before the exec, and /proc was read
 		 * after it: those are the next program's mappings and name (not
-		 * so for a forked process's, read through its parent). */
-		if (s && !s->ended && s->nmaps && !s->forked && s->taken_ns > ev->time_ns) {
+		 * so for a forked process's, read through its parent, nor for
+		 * one from the log, which was of the sampled program). */
+		if (s && !s->ended && s->nmaps && !s->forked && !s->logged &&
+		    s->taken_ns > ev->time_ns) {
 			snapshot_release_maps(t, s);
 			memcpy(s->comm, s->sampled_comm, sizeof(s->comm));
 			t->stats.read_after_exec++;
@@ -925,12 +973,47 @@ struct proc_snapshot *proc_table__get(struct proc_table *t, uint32_t instance)
 	return hashmap__get_u64(&t->snapshots, instance);
 }
 
+/* A snapshot from the log, read again from it: rebuilt when the log
+ * logged a mapping since; told to the observer either way, as a read of
+ * /proc would be (an interpreter's detection retried, the walker
+ * re-armed). 0, or -ENOENT: the log no longer holds this program's every
+ * mapping. */
+static int refresh_from_log(struct proc_table *t, struct proc_snapshot *s)
+{
+	const struct logged_mapping *logged;
+	struct mmap_log_version v;
+	size_t n = t->log ? mmap_log__complete(t->log, (uint32_t)s->pid, UINT64_MAX, &logged, &v) :
+			    0;
+	uint64_t root;
+
+	if (!n || v.exec_ns != s->log_version.exec_ns)
+		return -ENOENT;
+	if (v.gen == s->log_version.gen) {
+		t->stats.logged_unchanged++;
+		s->taken_ns = monotonic_ns();
+		notify_mapped(t, s);
+		return 0;
+	}
+	root = root_id(t, s->pid);
+	if (!root || snapshot_set_logged(t, s, logged, n, root))
+		return -ENOENT;
+	s->log_version = v;
+	t->stats.logged_refreshes++;
+	notify_mapped(t, s);
+	return 0;
+}
+
 int proc_table__refresh(struct proc_table *t, struct proc_snapshot *s)
 {
 	uint64_t start, dev, ino;
 
 	if (s->ended)
 		return -ESRCH;
+	if (s->logged) {
+		if (refresh_from_log(t, s) == 0)
+			return 0;
+		s->logged = false;      /* /proc from now on */
+	}
 	/* Re-reading would cost as much as the first read, for mappings the
 	 * caps would drop again. */
 	if (s->capped) {
@@ -950,6 +1033,7 @@ int proc_table__refresh(struct proc_table *t, struct proc_snapshot *s)
 	notify_mapped(t, s);
 	return 0;
 }
+
 
 struct walk {
 	struct proc_snapshot **list;

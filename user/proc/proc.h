@@ -62,6 +62,11 @@ struct proc_snapshot {
 	bool capped;            /* mappings were dropped (a cap): never re-read */
 	bool forked;            /* runs its parent's image: its mappings came
 				 * through the parent (KILN_EVENT_F_FORKED) */
+	/* Its mappings come from the side-band log, which held every one
+	 * since its exec (version: which program and state of that log);
+	 * /proc/PID/maps is read only once the log no longer does. */
+	bool logged;
+	struct mmap_log_version log_version;
 	bool ended;             /* exited or exec'd: frozen */
 	uint64_t ended_drain;   /* drains completed when it ended */
 	unsigned pins;          /* held samples refer to it: not reaped */
@@ -80,6 +85,10 @@ struct proc_stats {
 	 * log; of these, logs that began after the program's exec (kiln
 	 * started later): its earlier mappings unknown. */
 	uint64_t from_log, from_log_partial;
+	/* Snapshots of live processes taken from the side-band log (every
+	 * mapping since their exec logged: /proc/PID/maps not read), and
+	 * re-reads answered by it: mappings logged since, or none. */
+	uint64_t logged_live, logged_refreshes, logged_unchanged;
 	struct mmap_log_stats log;
 	/* Executable mappings not kept: beyond PROC_MAPS_PER_PROCESS in one
 	 * process, or beyond the table's max_mappings; and the re-reads of

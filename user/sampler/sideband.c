@@ -177,7 +177,12 @@ int sideband__decode(const void *rec, size_t size, struct sideband_record *r, si
 			return -EINVAL;
 		memcpy(v, body, sizeof(v));
 		*lost = v[1];
-		return 0;
+		*r = (struct sideband_record){ .type = SIDEBAND_LOST,
+					       .time_ns = size >= sizeof(*h) + sizeof(v) + sizeof(uint64_t) ?
+								  trailer_time(h) : 0,
+					       .name = "" };
+		*name_len = 0;
+		return 1;
 	}
 	default:
 		return 0; /* FORK: a fork child maps its parent's image */

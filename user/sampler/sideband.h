@@ -15,6 +15,7 @@ enum sideband_type {
 	SIDEBAND_MMAP = 1,
 	SIDEBAND_EXEC,
 	SIDEBAND_EXIT,
+	SIDEBAND_LOST, /* the kernel dropped records (a full ring): whose, unknown */
 };
 
 struct sideband_record {
@@ -41,10 +42,10 @@ typedef void (*sideband_fn)(const struct sideband_record *r, void *ctx);
 struct sideband;
 
 /* Decodes one perf record of size bytes (its header's size): 1 with *r
- * filled (r->name points into rec, name_len bytes, not NUL-terminated),
- * 0 for a record that tells nothing here (a rename, a thread's exit, a
- * fork; *lost: the records a LOST record says were dropped), -EINVAL when
- * it is too short for its type or its size is not size. */
+ * filled (r->name points into rec, name_len bytes, not NUL-terminated;
+ * a LOST record sets *lost, the records it says were dropped), 0 for a
+ * record that tells nothing here (a rename, a thread's exit, a fork),
+ * -EINVAL when it is too short for its type or its size is not size. */
 int sideband__decode(const void *rec, size_t size, struct sideband_record *r, size_t *name_len,
 		     uint64_t *lost);
 
