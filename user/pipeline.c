@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 
 #include "core/clock.h"
 #include "core/log.h"
@@ -54,9 +55,15 @@ static void on_ended(void *ctx, const struct proc_snapshot *s)
 }
 
 /* Everything but the sampler; p->o set. 0 or -errno. */
+/* Where cgroup v2 is mounted on a host of v2 alone, and its magic
+ * (linux/magic.h). */
+#define CGROUP2_MOUNT "/sys/fs/cgroup"
+#define CGROUP2_MAGIC 0x63677270
+
 static int open_stages(struct pipeline *p, const char *proc_root)
 {
 	const struct pipeline_opts *opts = &p->o;
+	struct statfs fs;
 
 	p->procs = proc_table__new(proc_root, opts->max_processes, opts->max_mappings);
 	p->sym = p->procs ? symbolizer__new(opts->cache_bytes, opts->cache_ttl_ns, opts->jit_bytes,
@@ -71,6 +78,9 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 		pr_error("out of memory");
 		return -ENOMEM;
 	}
+	/* cgroup v2 alone: a cgroup's file is the same for all its processes */
+	if (p->sampler && statfs(CGROUP2_MOUNT, &fs) == 0 && fs.f_type == CGROUP2_MAGIC)
+		proc_table__cache_cgroups(p->procs, CGROUP2_MOUNT);
 	symbolizer__use_debuginfod(p->sym, &opts->debuginfod);
 	deferred__init(&p->held, PIPELINE_WAIT_BYTES);
 	proc_table__observe(p->procs, &(struct proc_observer){ on_mapped, on_ended, p });

@@ -448,6 +448,48 @@ Test(proc_table, live_process_from_the_sideband_log, .init = fake_proc, .fini = 
 	proc_table__free(t);
 }
 
+/* On a host of cgroup v2 alone, processes of one cgroup share its text:
+ * read for the first, then cached by the cgroup's id, which is the inode
+ * of the directory the text names (a text naming another cgroup, or of
+ * several lines, is not cached). */
+Test(proc_table, cgroup_text_cached_by_id, .init = fake_proc, .fini = remove_proc)
+{
+	struct proc_table *t = proc_table__new(root, 16, 1 << 16);
+	char cg[128], dir[160];
+	struct kiln_event ev;
+	struct proc_stats st;
+	struct stat sb;
+
+	snprintf(cg, sizeof(cg), "%s/cgroup2", root);
+	cr_assert_eq(mkdir(cg, 0755), 0);
+	snprintf(dir, sizeof(dir), "%s/system.slice", cg);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	strcat(dir, "/app.service");
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	cr_assert_eq(stat(dir, &sb), 0);
+	proc_table__cache_cgroups(t, cg);
+
+	ev = event(KILN_EVENT_NEW, 4242, 7);
+	ev.cgroup_id = sb.st_ino;
+	proc_table__on_event(t, &ev);
+	write_file("4242", "cgroup", "0::/other.slice\n");     /* never read again */
+	ev.instance = 8;
+	proc_table__on_event(t, &ev);
+	cr_assert_str_eq(proc_table__get(t, 8)->cgroup, "0::/system.slice/app.service\n");
+
+	ev.instance = 9;                /* a text not of this id: read, not kept */
+	ev.cgroup_id = sb.st_ino + 1;
+	proc_table__on_event(t, &ev);
+	cr_assert_str_eq(proc_table__get(t, 9)->cgroup, "0::/other.slice\n");
+	write_file("4242", "cgroup", "1:name=systemd:/\n0::/\n");
+	ev.instance = 10;
+	proc_table__on_event(t, &ev);
+	cr_assert_str_eq(proc_table__get(t, 10)->cgroup, "1:name=systemd:/\n0::/\n");
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.cgroup_texts_cached, 1);
+	proc_table__free(t);
+}
+
 /* A process with 60 000 executable mappings of one file (plus as many
  * non-executable ones): kiln keeps PROC_MAPS_PER_PROCESS, counts the rest,
  * and never reads it again; the table's bound caps the total. */

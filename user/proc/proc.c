@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/hashmap.h"
+#include "core/lru.h"
 #include "proc/mmap_log.h"
 #include "proc/proc.h"
 #include "core/elf.h"
@@ -43,8 +44,20 @@ struct proc_table {
 	uint64_t drains;
 	bool maps_query;                 /* PROCMAP_QUERY works (Linux 6.11) */
 	struct mmap_log *log;            /* side-band mappings, NULL: none */
+	/* cgroup v2's mount (proc_table__cache_cgroups), NULL: texts not
+	 * cached; the texts by cgroup id, least recently used at the tail */
+	char *cgroup2_root;
+	struct hashmap cgroup_texts;
+	struct lru cgroup_lru;
 	struct proc_stats stats;
 	struct proc_observer obs;
+};
+
+/* A /proc/PID/cgroup text of cgroup v2 alone ("0::/path\n"), by id. */
+struct cgroup_text {
+	uint64_t id;
+	struct lru_node node;
+	char text[];
 };
 
 static void notify_mapped(struct proc_table *t, struct proc_snapshot *s)
@@ -829,6 +842,70 @@ static void read_comm(struct proc_table *t, struct proc_snapshot *s)
 	free(text);
 }
 
+/* Keeps text, pid's cgroup file, as the text of every process of cgroup
+ * id: only a v2-only host's one line, and only when the directory it
+ * names is that id's (the id is the cgroup's inode): the leader of a
+ * process whose sampled thread sits in another cgroup (v2's threaded
+ * mode) gives no text to the thread's id. */
+static void cache_cgroup(struct proc_table *t, uint64_t id, const char *text)
+{
+	size_t len = strlen(text);
+	struct cgroup_text *c;
+	char dir[PROC_CGROUP_TEXT_MAX + 256];
+	struct stat st;
+
+	if (len < 5 || len > PROC_CGROUP_TEXT_MAX || strncmp(text, "0::/", 4) ||
+	    strchr(text, '\n') != text + len - 1)
+		return;
+	snprintf(dir, sizeof(dir), "%s%.*s", t->cgroup2_root, (int)(len - 4), text + 3);
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || (uint64_t)st.st_ino != id)
+		return;
+	if (t->cgroup_texts.len >= PROC_CGROUP_TEXTS) {
+		struct cgroup_text *old = LRU_ENTRY(t->cgroup_lru.tail, struct cgroup_text, node);
+
+		lru__unlink(&t->cgroup_lru, &old->node);
+		hashmap__del_u64(&t->cgroup_texts, old->id);
+		free(old);
+		t->stats.cgroup_texts_evicted++;
+	}
+	c = malloc(sizeof(*c) + len + 1);
+	if (!c)
+		return;
+	c->id = id;
+	memcpy(c->text, text, len + 1);
+	if (hashmap__put_u64(&t->cgroup_texts, id, c)) {
+		free(c);
+		return;
+	}
+	lru__push(&t->cgroup_lru, &c->node);
+}
+
+/* pid's /proc/PID/cgroup (NULL: unreadable); from the cache when its
+ * cgroup's id was read before. */
+static char *read_cgroup(struct proc_table *t, pid_t pid, uint64_t id)
+{
+	struct cgroup_text *c = t->cgroup2_root && id ? hashmap__get_u64(&t->cgroup_texts, id) :
+							 NULL;
+	char path[128], *text;
+
+	if (c) {
+		lru__touch(&t->cgroup_lru, &c->node);
+		t->stats.cgroup_texts_cached++;
+		return strdup(c->text);
+	}
+	snprintf(path, sizeof(path), "%s/%d/cgroup", t->proc_root, pid);
+	text = read_file(path, CGROUP_MAX_BYTES, NULL);
+	if (text && t->cgroup2_root && id && !hashmap__get_u64(&t->cgroup_texts, id))
+		cache_cgroup(t, id, text);
+	return text;
+}
+
+void proc_table__cache_cgroups(struct proc_table *t, const char *cgroup2_root)
+{
+	free(t->cgroup2_root);
+	t->cgroup2_root = cgroup2_root ? strdup(cgroup2_root) : NULL;
+}
+
 /* A forked process gone before its cgroup was read was in its parent's
  * when both have the same cgroup (v2) id. */
 static void inherit_cgroup(struct proc_table *t, struct proc_snapshot *s, pid_t ppid)
@@ -842,7 +919,6 @@ static void inherit_cgroup(struct proc_table *t, struct proc_snapshot *s, pid_t 
 static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 {
 	struct proc_snapshot *s;
-	char path[128];
 	bool gone = false;
 	int err;
 
@@ -906,8 +982,7 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 		s->ended = true;
 		s->ended_drain = t->drains;
 	} else if (err == 0) {
-		snprintf(path, sizeof(path), "%s/%d/cgroup", t->proc_root, s->pid);
-		s->cgroup = read_file(path, CGROUP_MAX_BYTES, NULL);
+		s->cgroup = read_cgroup(t, s->pid, s->cgroup_id);
 		if (!s->cgroup && s->forked)
 			inherit_cgroup(t, s, (pid_t)ev->ppid);
 		if (!s->forked)
@@ -1157,6 +1232,14 @@ void proc_table__free(struct proc_table *t)
 	hashmap__clear(&t->live);
 	mmap_log__free(t->log);
 	hashmap__clear(&t->binaries);
+	while (t->cgroup_lru.tail) {
+		struct cgroup_text *c = LRU_ENTRY(t->cgroup_lru.tail, struct cgroup_text, node);
+
+		lru__unlink(&t->cgroup_lru, &c->node);
+		free(c);
+	}
+	hashmap__clear(&t->cgroup_texts);
+	free(t->cgroup2_root);
 	free(t->young);
 	free(t->proc_root);
 	free(t);

@@ -89,6 +89,9 @@ struct proc_stats {
 	 * mapping since their exec logged: /proc/PID/maps not read), and
 	 * re-reads answered by it: mappings logged since, or none. */
 	uint64_t logged_live, logged_refreshes, logged_unchanged;
+	/* cgroup texts taken from the cache by cgroup id (cgroup v2 only),
+	 * and dropped from it to stay within PROC_CGROUP_TEXTS */
+	uint64_t cgroup_texts_cached, cgroup_texts_evicted;
 	struct mmap_log_stats log;
 	/* Executable mappings not kept: beyond PROC_MAPS_PER_PROCESS in one
 	 * process, or beyond the table's max_mappings; and the re-reads of
@@ -106,6 +109,10 @@ struct proc_stats {
 #define PROC_MAPS_PER_PROCESS 4096
 /* The side-band log holds at most max_mappings / PROC_LOG_SHARE. */
 #define PROC_LOG_SHARE 8
+/* cgroup texts cached by cgroup id (proc_table__cache_cgroups), each at
+ * most PROC_CGROUP_TEXT_MAX bytes: under 1 MiB. */
+#define PROC_CGROUP_TEXTS 1024
+#define PROC_CGROUP_TEXT_MAX 1024
 
 struct proc_table;
 
@@ -123,6 +130,11 @@ struct proc_observer {
 	void *ctx;
 };
 void proc_table__observe(struct proc_table *t, const struct proc_observer *o);
+/* On a host of cgroup v2 alone (mounted at cgroup2_root), a process's
+ * cgroup file is one line its cgroup's id determines: read once per id
+ * (at most PROC_CGROUP_TEXTS, least recently used dropped first), not
+ * once per process. NULL: every process's is read. */
+void proc_table__cache_cgroups(struct proc_table *t, const char *cgroup2_root);
 /* Applies one lifecycle event from the sampler. */
 void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev);
 /* The snapshot of instance, or NULL. */
