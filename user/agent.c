@@ -561,7 +561,6 @@ int agent_main(int argc, char **argv)
 	log_level = level;
 	log_set_format(strcmp(a->o.log_format, "json") ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON);
 	log_route_libbpf();
-	curl_handle__global_init();
 	a->snap.start_mono_ns = monotonic_ns();
 	status = run(a);
 out:

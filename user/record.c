@@ -28,7 +28,6 @@
 #include "core/parse.h"
 #include "core/preflight.h"
 #include "agent_export.h"
-#include "core/curl_handle.h"
 #include "core/url.h"
 #include "pipeline.h"
 #include "server_opts.h"
@@ -188,7 +187,6 @@ static int check_args(struct record *r)
 					     o->allow_insecure_credentials);
 		if (!r->server)
 			return 2;
-		curl_handle__global_init();
 		/* Checks the credentials' files now, before the run. */
 		r->sender = sender__new(&sender_pyroscope, &o->http, o->queue_max_bytes);
 		if (!r->sender)

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "core/config.h"
-#include "core/curl_handle.h"
 #include "core/url.h"
 #include "export/http_client.h"
 #include "export/pyroscope.h"
@@ -657,7 +656,6 @@ static int query_sides(struct view_opts *o, const char *const *sels, struct prof
 	server = server_opts__url("diff", o->server, &o->http, o->allow_insecure_credentials);
 	if (!server)
 		return 2;
-	curl_handle__global_init();
 	hc = http_client__new(&o->http);
 	if (hc && !setup_filters(c, "--match", NULL, 0, &c->sel) &&
 	    !query_input(o, hc, server, sels[0], base))

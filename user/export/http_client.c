@@ -148,7 +148,7 @@ struct http_client *http_client__new(const struct http_client_opts *o)
 	if (!c)
 		return NULL;
 	c->o = *o;
-	c->curl = curl_easy_init();
+	c->curl = curl_handle__global_init() == CURLE_OK ? curl_easy_init() : NULL;
 	if (!c->curl) {
 		pr_error("cannot initialize libcurl");
 		goto fail;
