@@ -52,7 +52,7 @@
 	CONFIG_ROW_U64(T, pipe.sampler.unwind_processes, "unwind-processes", 0, "N", "4096", 64, 1 << 20, \
 		       "processes whose stacks are walked with unwind tables at once (~4 KiB of BPF memory each; others: frame pointers)"), \
 	CONFIG_ROW_BOOL(T, pipe.sampler.no_bpf_loop, "no-bpf-loop", 0, \
-			"walk stacks with the unrolled walker that kernels before 5.17 (no bpf_loop) load, whatever the kernel (tests; about 0.25 s more CPU at start)"), \
+			"load the unrolled BPF programs that kernels before 5.17 (no bpf_loop) load, whatever the kernel (tests; about 0.2 s more CPU at start)"), \
 	CONFIG_ROW_BOOL(T, pipe.no_python, "no-python", 0, \
 			"no Python frames: CPython processes keep their native eval-loop frames and their memory is not read"), \
 	CONFIG_ROW_BOOL(T, pipe.no_ruby, "no-ruby", 0, \

@@ -614,7 +614,9 @@ def phase_row(work, seconds, phase, label, hz):
     except ValueError:
         progs = []
     if phase in ("kiln", "agent"):  # both sample with kiln's kiln_sample
-        bpf = bpf_figures(progs, lambda p: p.get("name") == "kiln_sample")
+        # (kiln_sample_loop where the kernel has bpf_loop, its name cut
+        # to the kernel's 15 characters)
+        bpf = bpf_figures(progs, lambda p: str(p.get("name", "")).startswith("kiln_sample"))
     else:
         bpf = bpf_figures(progs, lambda p: p.get("type") == "perf_event")
     if phase == "kiln":

@@ -73,8 +73,9 @@ struct sampler {
 	bool stacks_read;               /* the generation's stacks are all in read_stacks */
 	struct sampler_unwind_maps uw;
 	bool have_unwind;
-	/* the walkers loaded (KILN_PROG_*), or NULL */
+	/* the walkers loaded (KILN_PROG_*), or NULL; the sampling program */
 	struct bpf_program *walkers[KILN_PROG_COUNT];
+	struct bpf_program *sample;
 	struct kiln_sample_key *keys;
 	uint64_t *values;
 	uint64_t *percpu;
@@ -152,13 +153,14 @@ static void explain_load_error(int err)
 			 strerror(-err));
 }
 
-/* Which walkers to load: none without tables (kiln_sample then takes frame
- * pointers), the bpf_loop ones where the kernel has it (5.17: the verifier
- * checks one frame's step), else the unrolled ones. */
-static void choose_walker(struct sampler *s, const struct sampler_opts *opts)
+/* Which programs to load: the bpf_loop ones where the kernel has it (5.17:
+ * the verifier checks one frame's step, one frame's hashing), else the
+ * unrolled ones; no walkers without tables (the sampling program then
+ * takes frame pointers). */
+static void choose_programs(struct sampler *s, const struct sampler_opts *opts)
 {
 	struct sampler_bpf *k = s->skel;
-	bool loop = opts->unwind_rows && !opts->no_bpf_loop &&
+	bool loop = !opts->no_bpf_loop &&
 		    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
 	struct bpf_program *all[][2] = {
 		{ k->progs.kiln_walk, k->progs.kiln_walk_loop },
@@ -166,6 +168,9 @@ static void choose_walker(struct sampler *s, const struct sampler_opts *opts)
 		{ k->progs.kiln_rb, k->progs.kiln_rb_loop },
 	};
 
+	s->sample = loop ? k->progs.kiln_sample_loop : k->progs.kiln_sample;
+	bpf_program__set_autoload(k->progs.kiln_sample, !loop);
+	bpf_program__set_autoload(k->progs.kiln_sample_loop, loop);
 	for (unsigned i = 0; i < KILN_PROG_COUNT; i++) {
 		s->walkers[i] = opts->unwind_rows ? all[i][loop] : NULL;
 		bpf_program__set_autoload(all[i][0], s->walkers[i] == all[i][0]);
@@ -314,7 +319,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 				 roundup_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : 1u << 20));
 	if (!opts->filter)
 		bpf_program__set_autoload(s->skel->progs.kiln_fork, false);
-	choose_walker(s, opts);
+	choose_programs(s, opts);
 
 	*err = sampler_bpf__load(s->skel);
 	if (*err) {
@@ -412,7 +417,7 @@ int sampler__attach(struct sampler *s, event_fn on_event, sideband_fn on_sideban
 			return fd;
 		}
 		/* The link owns fd from here: destroying it closes fd. */
-		link = bpf_program__attach_perf_event(s->skel->progs.kiln_sample, fd);
+		link = bpf_program__attach_perf_event(s->sample, fd);
 		if (!link) {
 			err = -errno;
 			close(fd);
@@ -739,7 +744,7 @@ void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt)
 	__u32 len = sizeof(info);
 
 	*run_ns = *run_cnt = 0;
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.kiln_sample), &info, &len))
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->sample), &info, &len))
 		return;
 	*run_ns = info.run_time_ns;
 	*run_cnt = info.run_cnt;
