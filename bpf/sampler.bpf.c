@@ -422,10 +422,12 @@ static long hash_frame_cb(__u32 i, void *data)
 	return 0;
 }
 
-/* As the walkers' searches (find_map), the frames are mixed by a bpf_loop
- * callback where the kernel has it: the bounded loop made the verifier
- * check up to 127 frames for each stack hashed, three quarters of
- * kiln_sample's start-up CPU. */
+/* Where the kernel has bpf_loop the frames are mixed by a callback, which
+ * the verifier checks once: the bounded loop made it check up to 127
+ * frames for each stack hashed, three quarters of kiln_sample's start-up
+ * CPU. A call a frame costs little here: only kernel stacks and
+ * frame-pointer stacks are hashed so (a walked stack is hashed along its
+ * walk). */
 static __always_inline __u64 stack_hash(const struct kiln_stack *st, bool loop)
 {
 	struct stack_hashing sh = { st, STACK_HASH_SEED };
@@ -522,107 +524,58 @@ static __always_inline __u64 strip_pac(__u64 ra)
 }
 
 /* The executable mapping of pm holding pc, or NULL. */
-/* The binary searches of a frame step, over a process's mappings and a
- * file's rows, one halving at a time. The bpf_loop walker (loop: Linux
- * 5.17) runs the halvings as a callback, which the verifier checks once;
- * unrolled, it checks each halving along each path that reaches it, and
- * the halvings were most of kiln_walk_loop's start-up CPU (15 600
- * instructions processed, 9 100 as callbacks). */
-struct map_search {
-	const struct kiln_proc_maps *pm;
-	__u64 pc;
-	__u32 lo, n;
-};
-
-/* 1: done, maps[lo] is the last mapping starting at or below pc. */
-static __always_inline long map_halve(struct map_search *s)
-{
-	__u32 half, mid;
-
-	if (s->n <= 1)
-		return 1;
-	half = s->n / 2;
-	mid = s->lo + half;
-	if (s->pm->maps[mid & (KILN_PROC_MAPS_MAX - 1)].start <= s->pc) {
-		s->lo = mid;
-		s->n -= half;
-	} else {
-		s->n = half;
-	}
-	return 0;
-}
-
-static long map_halve_cb(__u32 i, void *s)
-{
-	return map_halve(s);
-}
-
 static __always_inline const struct kiln_exec_map *find_map(const struct kiln_proc_maps *pm,
-							    __u64 pc, bool loop)
+							    __u64 pc)
 {
-	struct map_search s = { pm, pc, 0, pm->n };
 	const struct kiln_exec_map *m;
+	__u32 lo = 0, n = pm->n;
 
-	if (s.n == 0 || s.n > KILN_PROC_MAPS_MAX)
+	if (n == 0 || n > KILN_PROC_MAPS_MAX)
 		return NULL;
-	if (loop)
-		bpf_loop(MAP_SEARCH_STEPS, map_halve_cb, &s, 0);
-	else
-		for (int i = 0; i < MAP_SEARCH_STEPS && !map_halve(&s); i++)
-			;
-	m = &pm->maps[s.lo & (KILN_PROC_MAPS_MAX - 1)];
+	for (int i = 0; i < MAP_SEARCH_STEPS; i++) {
+		__u32 half, mid;
+
+		if (n <= 1)
+			break;
+		half = n / 2;
+		mid = lo + half;
+		if (pm->maps[mid & (KILN_PROC_MAPS_MAX - 1)].start <= pc) {
+			lo = mid;
+			n -= half;
+		} else {
+			n = half;
+		}
+	}
+	m = &pm->maps[lo & (KILN_PROC_MAPS_MAX - 1)];
 	return pc >= m->start && pc < m->end ? m : NULL;
 }
 
-struct row_search {
-	__u32 lo, n, off, failed;
-};
-
-/* 1: done, row lo is the last starting at or below off (or failed). */
-static __always_inline long row_halve(struct row_search *s)
+/* The row of [first, first + nrows) that applies at off, or NULL. (As
+ * callbacks of bpf_loop, this search and find_map's cost the verifier
+ * half as much, but each halving then costs a call: ~350 ns more a frame
+ * walked, which an agent pays at every sample.) */
+static __always_inline const struct kiln_unwind_row *find_row(__u32 first, __u32 nrows, __u32 off)
 {
 	const struct kiln_unwind_row *r;
-	__u32 half, mid;
+	__u32 lo = first, n = nrows;
 
-	if (s->n <= 1)
-		return 1;
-	half = s->n / 2;
-	mid = s->lo + half;
-	r = bpf_map_lookup_elem(&unwind_rows, &mid);
-	if (!r) {
-		s->failed = 1;
-		return 1;
+	for (int i = 0; i < ROW_SEARCH_STEPS; i++) {
+		__u32 half, mid;
+
+		if (n <= 1)
+			break;
+		half = n / 2;
+		mid = lo + half;
+		r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!r)
+			return NULL;
+		if (r->pc_off <= off) {
+			lo = mid;
+			n -= half;
+		} else {
+			n = half;
+		}
 	}
-	if (r->pc_off <= s->off) {
-		s->lo = mid;
-		s->n -= half;
-	} else {
-		s->n = half;
-	}
-	return 0;
-}
-
-static long row_halve_cb(__u32 i, void *s)
-{
-	return row_halve(s);
-}
-
-/* The row of [first, first + nrows) that applies at off, or NULL. */
-static __always_inline const struct kiln_unwind_row *find_row(__u32 first, __u32 nrows, __u32 off,
-							      bool loop)
-{
-	struct row_search s = { first, nrows, off, 0 };
-	const struct kiln_unwind_row *r;
-	__u32 lo;
-
-	if (loop)
-		bpf_loop(ROW_SEARCH_STEPS, row_halve_cb, &s, 0);
-	else
-		for (int i = 0; i < ROW_SEARCH_STEPS && !row_halve(&s); i++)
-			;
-	if (s.failed)
-		return NULL;
-	lo = s.lo;
 	r = bpf_map_lookup_elem(&unwind_rows, &lo);
 	return r && r->pc_off <= off ? r : NULL;
 }
@@ -780,7 +733,7 @@ static __always_inline void report_miss(struct kiln_proc_maps *pm, struct walk *
  * processes) is handed to the language's walker first (it_pending), which
  * writes that call's interpreter frames in its place and comes back with
  * it_replaced set: the frame is then unwound without being recorded. */
-static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm, bool loop)
+static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 {
 	const struct kiln_exec_map *m;
 	const struct kiln_exe_table *t;
@@ -798,7 +751,7 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm, 
 		return WALK_ON;
 	}
 	w->it_replaced = 0;
-	m = find_map(pm, at, loop);
+	m = find_map(pm, at);
 	if (!m && !(pm->flags & KILN_PROC_INCOMPLETE)) {
 		report_miss(pm, w);
 		/* The sampled pc is a fact; a caller outside every mapping is
@@ -824,7 +777,7 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm, 
 		return fp_step(w, false);      /* not loaded (yet), or evicted */
 	if (at < m->bias || at - m->bias > 0xffffffffull)
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_ROW);
-	row = find_row(t->first_row, t->nrows, (__u32)(at - m->bias), loop);
+	row = find_row(t->first_row, t->nrows, (__u32)(at - m->bias));
 	if (!row)
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_ROW);
 	if (!(row->rule & KILN_UNWIND_CMD))
@@ -870,7 +823,7 @@ static long walk_loop_step(__u32 i, void *data)
 {
 	struct walk_loop *l = data;
 
-	if (walk_step(l->w, l->pm, true) == WALK_END) {
+	if (walk_step(l->w, l->pm) == WALK_END) {
 		l->end = 1;
 		return 1;
 	}
@@ -904,7 +857,7 @@ static __always_inline int walk_run(struct bpf_perf_event_data *ctx, bool loop)
 		end = l.end;
 	} else {
 		for (int i = 0; i < WALK_FRAMES && !end; i++)
-			end = walk_step(w, pm, false) == WALK_END;
+			end = walk_step(w, pm) == WALK_END;
 	}
 	/* one place that ends the walk: the verifier checks the stack's
 	 * hashing once, not once for every frame that may end it */

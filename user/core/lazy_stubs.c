@@ -80,15 +80,21 @@
 #define NAME_IF_LOADED(name, params, args) #name,
 #define NAME_BY_HAND(name) #name,
 
+/* Hidden: bound by kiln's own calls only. Exported, a stub would take the
+ * place of the real function inside every library that calls it too
+ * (libdebuginfod's calls into its own libcurl, for one), whenever a link
+ * exports the executable's symbols (the sanitizer builds do). */
+#define STUB __attribute__((visibility("hidden")))
+
 #define STUB_LOAD(lib, ret, name, params, args, fail)                                   \
-	ret name params                                                                 \
+	STUB ret name params                                                            \
 	{                                                                               \
 		if (!lazy_lib__load(&lib))                                              \
 			return fail;                                                    \
 		return ((ret(*) params)lib.fns[I_##name]) args;                         \
 	}
 #define STUB_IF_LOADED(lib, name, params, args)                                         \
-	void name params                                                                \
+	STUB void name params                                                           \
 	{                                                                               \
 		if (lazy_lib__loaded(&lib))                                             \
 			((void(*) params)lib.fns[I_##name]) args;                       \
@@ -124,7 +130,7 @@ DEBUGINFOD_FNS(DBGI_LOAD, DBGI_IF_LOADED, NO_STUB)
 /* libcurl reads the value with the type its option number's range says
  * (curl.h's CURLOPTTYPE_*): a long, a pointer (data or callback), a
  * curl_off_t, or a blob's pointer. */
-CURLcode curl_easy_setopt(CURL *h, CURLoption opt, ...)
+STUB CURLcode curl_easy_setopt(CURL *h, CURLoption opt, ...)
 {
 	CURLcode (*set)(CURL *, CURLoption, ...);
 	CURLcode rc;
@@ -145,7 +151,7 @@ CURLcode curl_easy_setopt(CURL *h, CURLoption opt, ...)
 }
 
 /* Every CURLINFO_* takes a pointer to where the answer goes. */
-CURLcode curl_easy_getinfo(CURL *h, CURLINFO info, ...)
+STUB CURLcode curl_easy_getinfo(CURL *h, CURLINFO info, ...)
 {
 	CURLcode (*get)(CURL *, CURLINFO, ...);
 	CURLcode rc;
@@ -160,9 +166,9 @@ CURLcode curl_easy_getinfo(CURL *h, CURLINFO info, ...)
 	return rc;
 }
 
-struct MHD_Daemon *MHD_start_daemon(unsigned int flags, uint16_t port,
-				    MHD_AcceptPolicyCallback apc, void *apc_cls,
-				    MHD_AccessHandlerCallback dh, void *dh_cls, ...)
+STUB struct MHD_Daemon *MHD_start_daemon(unsigned int flags, uint16_t port,
+					 MHD_AcceptPolicyCallback apc, void *apc_cls,
+					 MHD_AccessHandlerCallback dh, void *dh_cls, ...)
 {
 	struct MHD_Daemon *(*start)(unsigned int, uint16_t, MHD_AcceptPolicyCallback, void *,
 				    MHD_AccessHandlerCallback, void *, va_list);
