@@ -54,12 +54,12 @@ static void on_ended(void *ctx, const struct proc_snapshot *s)
 		unwinder__ended(p->uw, s);
 }
 
-/* Everything but the sampler; p->o set. 0 or -errno. */
 /* Where cgroup v2 is mounted on a host of v2 alone, and its magic
  * (linux/magic.h). */
 #define CGROUP2_MOUNT "/sys/fs/cgroup"
 #define CGROUP2_MAGIC 0x63677270
 
+/* Everything but the sampler; p->o set. 0 or -errno. */
 static int open_stages(struct pipeline *p, const char *proc_root)
 {
 	const struct pipeline_opts *opts = &p->o;

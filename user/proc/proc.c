@@ -895,7 +895,7 @@ static char *read_cgroup(struct proc_table *t, pid_t pid, uint64_t id)
 	}
 	snprintf(path, sizeof(path), "%s/%d/cgroup", t->proc_root, pid);
 	text = read_file(path, CGROUP_MAX_BYTES, NULL);
-	if (text && t->cgroup2_root && id && !hashmap__get_u64(&t->cgroup_texts, id))
+	if (text && t->cgroup2_root && id)
 		cache_cgroup(t, id, text);
 	return text;
 }
@@ -1059,7 +1059,6 @@ static int refresh_from_log(struct proc_table *t, struct proc_snapshot *s)
 	struct mmap_log_version v;
 	size_t n = t->log ? mmap_log__complete(t->log, (uint32_t)s->pid, UINT64_MAX, &logged, &v) :
 			    0;
-	uint64_t root;
 
 	if (!n || v.exec_ns != s->log_version.exec_ns)
 		return -ENOENT;
@@ -1069,10 +1068,8 @@ static int refresh_from_log(struct proc_table *t, struct proc_snapshot *s)
 		notify_mapped(t, s);
 		return 0;
 	}
-	root = root_id(t, s->pid);
-	if (!root || snapshot_set_logged(t, s, logged, n, root))
+	if (snapshot_from_live_log(t, s, UINT64_MAX))
 		return -ENOENT;
-	s->log_version = v;
 	t->stats.logged_refreshes++;
 	notify_mapped(t, s);
 	return 0;
@@ -1108,7 +1105,6 @@ int proc_table__refresh(struct proc_table *t, struct proc_snapshot *s)
 	notify_mapped(t, s);
 	return 0;
 }
-
 
 struct walk {
 	struct proc_snapshot **list;
