@@ -45,6 +45,9 @@ volatile __u32 gen = 0;
  * window is exact however late user space stops the perf events. 0: none. */
 volatile __u64 window_end_ns = 0;
 __u32 next_instance = 0;
+/* Tasks moved between cgroups (or cgroups renamed) since load: user space
+ * reads it, and each event carries it (struct kiln_event). */
+volatile __u64 cgroup_epoch = 0;
 
 /* max_entries of every sized map is set by user space before load. */
 struct {
@@ -109,6 +112,15 @@ struct {
 	__uint(max_entries, 1);
 } events SEC(".maps");
 
+#define STACK_HASH_SEED 0x9e3779b97f4a7c15ull
+
+static __always_inline __u64 hash_mix(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
 static __always_inline void count_outcome(__u32 g, __u32 outcome)
 {
 	__u32 idx = g * KILN_OUTCOME_COUNT + outcome;
@@ -143,6 +155,21 @@ static __always_inline __u32 fork_flags(struct task_struct *task)
 		       KILN_EVENT_F_FORKED : 0;
 }
 
+/* Hashed kernel addresses: the main thread's root (its dentry and mount)
+ * and css_set, which are what /proc/PID/root and /proc/PID/cgroup show.
+ * The epoch first: a migration moves the task, then counts. */
+static __always_inline void set_identity_keys(struct kiln_event *e, struct task_struct *task)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+	__u64 dentry, mnt;
+
+	e->cgroup_epoch = cgroup_epoch;
+	dentry = (__u64)BPF_CORE_READ(leader, fs, root.dentry);
+	mnt = (__u64)BPF_CORE_READ(leader, fs, root.mnt);
+	e->root_key = dentry ? hash_mix(hash_mix(STACK_HASH_SEED, dentry), mnt) : 0;
+	e->cgroup_key = hash_mix(STACK_HASH_SEED, (__u64)BPF_CORE_READ(leader, cgroups));
+}
+
 static __always_inline void send_event(__u32 type, struct task_struct *task,
 				       __u32 instance)
 {
@@ -163,6 +190,7 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
 	BPF_CORE_READ_STR_INTO(&e->leader_comm, task, group_leader, comm);
 	e->flags = type == KILN_EVENT_NEW ? fork_flags(task) : 0;
 	e->pad = 0;
+	set_identity_keys(e, task);
 	/* Only a new process is urgent (its /proc files must be read while it
 	 * lives); an exec's or exit's event waits for the next wakeup or
 	 * drain, which reads the ring in order: one wakeup a process, not 2-3.
@@ -387,15 +415,6 @@ static __always_inline void count_interp(__u32 lang, __u32 stat)
 
 	if (v)
 		*v += 1;
-}
-
-#define STACK_HASH_SEED 0x9e3779b97f4a7c15ull
-
-static __always_inline __u64 hash_mix(__u64 h, __u64 v)
-{
-	h ^= v;
-	h *= 0xff51afd7ed558ccdull;
-	return h ^ (h >> 29);
 }
 
 /* A stack's key: its frames from STACK_HASH_SEED on, then its flags; never
@@ -1596,4 +1615,45 @@ int BPF_PROG(kiln_exit, struct task_struct *p)
 	send_event(KILN_EVENT_EXIT, p, found->id);
 	bpf_map_delete_elem(&instances, &tgid);
 	return 0;
+}
+
+/* Every move of a task between cgroups, and every rename of one, ends what
+ * the cgroup keys of earlier events stood for. */
+static __always_inline int cgroups_changed(void)
+{
+	__sync_fetch_and_add(&cgroup_epoch, 1);
+	return 0;
+}
+
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(kiln_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	return cgroups_changed();
+}
+
+SEC("tp_btf/cgroup_transfer_tasks")
+int BPF_PROG(kiln_cgroup_transfer, struct cgroup *dst, const char *path,
+	     struct task_struct *task, bool threadgroup)
+{
+	return cgroups_changed();
+}
+
+SEC("tp_btf/cgroup_rename")
+int BPF_PROG(kiln_cgroup_rename, struct cgroup *cgrp, const char *path)
+{
+	return cgroups_changed();
+}
+
+/* A v1 hierarchy mounted or gone: a line more or less in every text. */
+SEC("tp_btf/cgroup_setup_root")
+int BPF_PROG(kiln_cgroup_setup_root, struct cgroup_root *root)
+{
+	return cgroups_changed();
+}
+
+SEC("tp_btf/cgroup_destroy_root")
+int BPF_PROG(kiln_cgroup_destroy_root, struct cgroup_root *root)
+{
+	return cgroups_changed();
 }

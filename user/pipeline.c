@@ -81,6 +81,8 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	/* cgroup v2 alone: a cgroup's file is the same for all its processes */
 	if (p->sampler && statfs(CGROUP2_MOUNT, &fs) == 0 && fs.f_type == CGROUP2_MAGIC)
 		proc_table__cache_cgroups(p->procs, CGROUP2_MOUNT);
+	if (p->sampler)
+		proc_table__use_cgroup_epoch(p->procs, sampler__cgroup_epoch(p->sampler));
 	symbolizer__use_debuginfod(p->sym, &opts->debuginfod);
 	deferred__init(&p->held, PIPELINE_WAIT_BYTES);
 	proc_table__observe(p->procs, &(struct proc_observer){ on_mapped, on_ended, p });

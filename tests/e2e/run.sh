@@ -439,6 +439,38 @@ test_footprint() {
 	fi
 }
 
+# A new process takes its parent's cgroup text only while both are in one
+# set of cgroups: a shell sampled first (its snapshot read), then children
+# (theirs passed on, /proc/PID/cgroup unread), then the shell moves itself
+# into a new cgroup v2 named as a container (64 hex digits), and its children from then
+# on carry that container's id, not the text the shell had.
+test_cgroup_moved() {
+	local v2 id cg out=$TMP/moved.pb.gz new old inherited
+	for v2 in /sys/fs/cgroup/unified /sys/fs/cgroup ""; do
+		[ -n "$v2" ] && [ "$(stat -f -c %T "$v2" 2>/dev/null)" = cgroup2fs ] && break
+	done
+	[ -n "$v2" ] || { skip cgroup_moved "no cgroup v2 hierarchy mounted"; return; }
+	id=$(head -c 32 /dev/urandom | sha256sum | cut -c1-64)
+	cg=$v2/$id
+	mkdir "$cg" || { fail cgroup_moved "cannot create $cg"; return; }
+	"$KILN" record -o "$out" --stats "$TMP/moved.json" -- sh -c "
+		i=0; while [ \$i -lt 150000 ]; do i=\$((i+1)); done
+		for n in 1 2 3 4 5; do $WORKLOADS/cpu_ratio 0.1; done
+		echo \$\$ > $cg/cgroup.procs
+		for n in 1 2 3 4 5; do $WORKLOADS/cpu_ratio 0.1; done" 2>"$TMP/moved.err"
+	local rc=$?
+	rmdir "$cg" 2>/dev/null
+	[ $rc = 0 ] || { fail cgroup_moved "kiln record failed: $(tail -1 "$TMP/moved.err")"; return; }
+	new=$(awk -v id="container_id=${id:0:12}" '$3 == "samples" && index($0, id) { n += $2 } END { print n + 0 }' "$TMP/moved.err")
+	old=$(awk -v id="container_id=${id:0:12}" '$3 == "samples" && !index($0, id) && /cpu_ratio/ { n += $2 } END { print n + 0 }' "$TMP/moved.err")
+	inherited=$(python3 -c "import json; print(json.load(open('$TMP/moved.json'))['reads_inherited']['cgroup'])")
+	if [ "$new" -ge 20 ] && [ "$old" -ge 20 ] && [ "$inherited" -ge 1 ]; then
+		pass "children after their shell moved cgroup: $new samples in the new one, $old before; $inherited texts passed on"
+	else
+		fail cgroup_moved "samples in the new cgroup $new, before $old, texts passed on $inherited: $(grep samples "$TMP/moved.err" | tr '\n' '|')"
+	fi
+}
+
 test_html() {
 	local out=$TMP/ratio.html
 	"$KILN" record -q -d 2 -o "$out" -- "$WORKLOADS/cpu_ratio" 2 2>"$TMP/html.err" ||
@@ -449,7 +481,7 @@ test_html() {
 	pass "record -o FILE.html writes the flame graph page"
 }
 
-TESTS="test_cli test_footprint test_ratio test_kernel_frames test_short_lived test_gone_before_read test_pid_filter test_conservation
+TESTS="test_cli test_footprint test_ratio test_kernel_frames test_short_lived test_gone_before_read test_cgroup_moved test_pid_filter test_conservation
 	test_html test_unwind_nofp test_unwind_cache test_unwind_self test_jit_namespace test_jit_node test_jit_jdk"
 # all tests, or those named on the command line (e.g. test_jit_node)
 [ $# = 0 ] || TESTS="$*"

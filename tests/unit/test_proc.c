@@ -448,6 +448,120 @@ Test(proc_table, live_process_from_the_sideband_log, .init = fake_proc, .fini = 
 	proc_table__free(t);
 }
 
+/* A new process whose event carries its parent's keys takes the root and
+ * cgroup text of its parent's snapshot, /proc not read; the cgroup text
+ * only while no task moved between the parent's read and the child's
+ * event; its executable's identity comes from the side-band log. */
+static struct kiln_event keyed_event(uint32_t pid, uint32_t instance, uint64_t cgroup_key,
+				     uint64_t epoch)
+{
+	struct kiln_event ev = event(KILN_EVENT_NEW, pid, instance);
+
+	ev.root_key = 11;
+	ev.cgroup_key = cgroup_key;
+	ev.cgroup_epoch = epoch;
+	return ev;
+}
+
+static void child_process(const char *pid, uint32_t instance, uint64_t cgroup_key,
+			  uint64_t epoch, struct kiln_event *ev)
+{
+	char stat_text[128], dir[160];
+	struct stat sb;
+
+	snprintf(stat_text, sizeof(stat_text), "%s (child) R 4242 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 900 1 1\n",
+		 pid);
+	fake_process(pid, stat_text);
+	write_file(pid, "cgroup", "0::/its.own\n");
+	snprintf(dir, sizeof(dir), "%s/%s/root", root, pid);
+	cr_assert(mkdir(dir, 0755) == 0 || stat(dir, &sb) == 0);
+	*ev = keyed_event((uint32_t)atoi(pid), instance, cgroup_key, epoch);
+	ev->ppid = 4242;
+	ev->time_ns = 1000;
+}
+
+Test(proc_table, parent_root_and_cgroup_passed_on, .init = fake_proc, .fini = remove_proc)
+{
+	struct proc_table *t = proc_table__new(root, 16, 1 << 16);
+	volatile uint64_t epoch = 5;
+	struct kiln_event ev;
+	struct proc_snapshot *s;
+	struct proc_stats st;
+	char dir[128];
+
+	snprintf(dir, sizeof(dir), "%s/4242/root", root);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	proc_table__use_cgroup_epoch(t, &epoch);
+	ev = keyed_event(4242, 7, 22, 5);
+	proc_table__on_event(t, &ev);
+	s = proc_table__get(t, 7);
+	cr_assert(s->cgroup_keyed);
+	cr_assert_neq(s->root_id, 0);
+
+	for (uint32_t pid = 4243; pid <= 4245; pid++) {
+		struct sideband_record r = { .type = SIDEBAND_EXEC, .pid = pid, .time_ns = 900 };
+
+		proc_table__on_sideband(t, &r);
+		r = (struct sideband_record){ .type = SIDEBAND_MMAP, .pid = pid, .time_ns = 901,
+					      .start = 0x400000, .end = 0x401000, .dev = 2049,
+					      .ino = 1234, .name = "/usr/bin/app" };
+		proc_table__on_sideband(t, &r);
+		r.start = 0x7f0000000000;       /* the dynamic loader, mapped second */
+		r.end = r.start + 0x1000;
+		r.ino = 99;
+		r.time_ns = 902;
+		proc_table__on_sideband(t, &r);
+	}
+	child_process("4243", 8, 22, 5, &ev);
+	proc_table__on_event(t, &ev);
+	s = proc_table__get(t, 8);
+	cr_assert(s->logged);
+	cr_assert_str_eq(s->cgroup, "0::/system.slice/app.service\n");
+	cr_assert_eq(s->root_id, proc_table__get(t, 7)->root_id);
+	cr_assert_eq(s->exe_dev, 2049);
+	cr_assert_eq(s->exe_ino, 1234);
+
+	child_process("4244", 9, 23, 5, &ev);   /* another set of cgroups */
+	proc_table__on_event(t, &ev);
+	cr_assert_str_eq(proc_table__get(t, 9)->cgroup, "0::/its.own\n");
+
+	epoch = 6;                              /* a task moved since the parent's read */
+	child_process("4245", 10, 22, 6, &ev);
+	proc_table__on_event(t, &ev);
+	s = proc_table__get(t, 10);
+	cr_assert_str_eq(s->cgroup, "0::/its.own\n");
+	cr_assert(s->cgroup_keyed);
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.roots_inherited, 3);
+	cr_assert_eq(st.cgroups_inherited, 1);
+	cr_assert_eq(st.exes_logged, 3);
+
+	/* gone before its event was read (its exit logged): from the log,
+	 * ended, though its root needed no read */
+	{
+		struct sideband_record r = { .type = SIDEBAND_EXIT, .pid = 4245, .time_ns = 950 };
+
+		proc_table__on_sideband(t, &r);
+	}
+	child_process("4245", 12, 22, 6, &ev);
+	proc_table__on_event(t, &(struct kiln_event){ .type = KILN_EVENT_EXIT, .pid = 4245,
+						     .instance = 10 });
+	proc_table__on_event(t, &ev);
+	s = proc_table__get(t, 12);
+	cr_assert(s->ended);
+	cr_assert_eq(s->nmaps, 2);
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.from_log, 1);
+
+	/* read while the epoch moved since the event: not passed on */
+	ev = keyed_event(4242, 11, 22, 5);
+	proc_table__on_event(t, &(struct kiln_event){ .type = KILN_EVENT_EXIT, .pid = 4242,
+						     .instance = 7 });
+	proc_table__on_event(t, &ev);
+	cr_assert_not(proc_table__get(t, 11)->cgroup_keyed);
+	proc_table__free(t);
+}
+
 /* On a host of cgroup v2 alone, processes of one cgroup share its text:
  * read for the first, then cached by the cgroup's id, which is the inode
  * of the directory the text names (a text naming another cgroup, or of

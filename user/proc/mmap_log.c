@@ -18,6 +18,7 @@ struct plog {
 	bool done; /* /proc was read: mappings no longer kept */
 	bool incomplete; /* a mapping since the exec was not kept */
 	uint64_t exec_ns; /* the exec's time, when since_exec */
+	uint64_t exe_dev, exe_ino; /* the first file mapped since, 0: none yet */
 	uint64_t lost_epoch; /* the log's at the exec */
 	uint64_t gen; /* changes with the mappings */
 	uint64_t exit_ns; /* 0 while it lives */
@@ -206,6 +207,10 @@ static void add_mapping(struct mmap_log *l, const struct sideband_record *r)
 		return;
 	}
 	p->gen++;
+	if (p->since_exec && !p->exe_ino && m.ino) {
+		p->exe_dev = m.dev;
+		p->exe_ino = m.ino;
+	}
 	for (at = p->n; at > 0 && p->maps[at - 1].start > m.start; at--)
 		;
 	memmove(&p->maps[at + 1], &p->maps[at], (p->n - at) * sizeof(m));
@@ -235,6 +240,7 @@ void mmap_log__record(struct mmap_log *l, const struct sideband_record *r)
 		p->done = false;
 		p->incomplete = false;
 		p->exec_ns = r->time_ns;
+		p->exe_dev = p->exe_ino = 0;
 		p->lost_epoch = l->lost_epoch;
 		p->gen++;
 		p->exit_ns = 0;
@@ -265,6 +271,9 @@ size_t mmap_log__complete(const struct mmap_log *l, uint32_t pid, uint64_t at_ns
 	*maps = p->maps;
 	v->exec_ns = p->exec_ns;
 	v->gen = p->gen;
+	v->exe_dev = p->exe_dev;
+	v->exe_ino = p->exe_ino;
+	v->exited = p->exit_ns != 0;
 	return p->n;
 }
 

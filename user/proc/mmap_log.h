@@ -9,6 +9,7 @@
 #ifndef KILN_PROC_MMAP_LOG_H
 #define KILN_PROC_MMAP_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,9 +47,13 @@ void mmap_log__record(struct mmap_log *l, const struct sideband_record *r);
 size_t mmap_log__get(const struct mmap_log *l, uint32_t pid, const struct logged_mapping **maps,
 		     int *since_exec);
 /* Which program's log (its exec's time) and which state of it (gen
- * changes with every mapping logged). */
+ * changes with every mapping logged); the program's file, the first file
+ * execve mapped (its text comes before the dynamic loader's); whether its
+ * exit was logged. */
 struct mmap_log_version {
 	uint64_t exec_ns, gen;
+	uint64_t exe_dev, exe_ino;
+	bool exited;
 };
 /* pid's mappings when the log holds every executable mapping of the
  * program that ran at at_ns: its exec was logged, at or before at_ns, and

@@ -47,6 +47,7 @@ struct proc_table {
 	/* cgroup v2's mount (proc_table__cache_cgroups), NULL: texts not
 	 * cached; the texts by cgroup id, least recently used at the tail */
 	char *cgroup2_root;
+	const volatile uint64_t *cgroup_epoch; /* the sampler's, NULL: none */
 	struct hashmap cgroup_texts;
 	struct lru cgroup_lru;
 	struct proc_stats stats;
@@ -653,6 +654,8 @@ static int snapshot_read_maps_of(struct proc_table *t, struct proc_snapshot *s, 
 	}
 	if (n < 0)
 		return n;
+	if (pid == s->pid)
+		s->root_id = root;
 	if (n == 0) {
 		/* An exited process (or a kernel thread) has no mappings. */
 		free(maps);
@@ -786,12 +789,34 @@ static int snapshot_from_log(struct proc_table *t, struct proc_snapshot *s)
 	return 0;
 }
 
+/* The program's file is the first one execve mapped; taken only when it
+ * is also the lowest-addressed of the files mapped since, which the
+ * dynamic loader (mapped second) is not: records read out of order leave
+ * it to /proc/PID/exe. */
+static void exe_from_log(struct proc_table *t, struct proc_snapshot *s,
+			 const struct logged_mapping *logged, size_t n,
+			 const struct mmap_log_version *v)
+{
+	size_t i = 0;
+
+	while (i < n && !logged[i].ino)
+		i++;
+	if (i == n || !v->exe_ino || logged[i].dev != v->exe_dev || logged[i].ino != v->exe_ino)
+		return;
+	s->exe_dev = v->exe_dev;
+	s->exe_ino = v->exe_ino;
+	s->exe_logged = true;
+	t->stats.exes_logged++;
+}
+
 /* The mappings of a live process whose every executable mapping since its
  * exec, an exec at or before at_ns (its first sample), the side-band
  * logged: perf's way, /proc/PID/maps not read. The log is read after the
  * sampler's events, which follow the records of what the process did
  * before them; a later exec's log is refused by its time. 0, or -ENOENT
- * (no whole log: read /proc), -ESRCH (gone), -E2BIG, -ENOMEM. */
+ * (no whole log: read /proc), -ESRCH (gone: its exit logged, or its root
+ * unreadable; a root passed on from the parent is not read), -E2BIG,
+ * -ENOMEM. */
 static int snapshot_from_live_log(struct proc_table *t, struct proc_snapshot *s, uint64_t at_ns)
 {
 	const struct logged_mapping *logged;
@@ -802,14 +827,18 @@ static int snapshot_from_live_log(struct proc_table *t, struct proc_snapshot *s,
 
 	if (!n)
 		return -ENOENT;
-	root = root_id(t, s->pid);
+	if (v.exited)
+		return -ESRCH;
+	root = s->root_id ? s->root_id : root_id(t, s->pid);
 	if (!root)
 		return -ESRCH;
 	err = snapshot_set_logged(t, s, logged, n, root);
 	if (err)
 		return err;
+	s->root_id = root;
 	s->logged = true;
 	s->log_version = v;
+	exe_from_log(t, s, logged, n, &v);
 	return 0;
 }
 
@@ -906,6 +935,11 @@ void proc_table__cache_cgroups(struct proc_table *t, const char *cgroup2_root)
 	t->cgroup2_root = cgroup2_root ? strdup(cgroup2_root) : NULL;
 }
 
+void proc_table__use_cgroup_epoch(struct proc_table *t, const volatile uint64_t *epoch)
+{
+	t->cgroup_epoch = epoch;
+}
+
 /* A forked process gone before its cgroup was read was in its parent's
  * when both have the same cgroup (v2) id. */
 static void inherit_cgroup(struct proc_table *t, struct proc_snapshot *s, pid_t ppid)
@@ -914,6 +948,37 @@ static void inherit_cgroup(struct proc_table *t, struct proc_snapshot *s, pid_t 
 
 	if (parent && parent->cgroup && parent->cgroup_id == s->cgroup_id)
 		s->cgroup = strdup(parent->cgroup);
+}
+
+/* What s, new, need not read from /proc because its parent's snapshot
+ * has it: the root's id when both roots are one (the keys are of kernel
+ * objects both live processes hold), the cgroup text when both are in one
+ * set of cgroups and no task moved between the parent's read and s's
+ * event (the epochs, which only grow, are equal). */
+static void inherit_from_parent(struct proc_table *t, struct proc_snapshot *s, pid_t ppid)
+{
+	const struct proc_snapshot *parent =
+		ppid > 0 ? hashmap__get_u64(&t->live, (uint64_t)ppid) : NULL;
+
+	if (!parent)
+		return;
+	if (s->root_key && parent->root_id && parent->root_key == s->root_key) {
+		s->root_id = parent->root_id;
+		t->stats.roots_inherited++;
+	}
+	if (parent->cgroup && parent->cgroup_keyed && parent->cgroup_key == s->cgroup_key &&
+	    parent->cgroup_epoch == s->cgroup_epoch) {
+		s->cgroup = strdup(parent->cgroup);
+		s->cgroup_keyed = s->cgroup != NULL;
+		t->stats.cgroups_inherited += s->cgroup_keyed;
+	}
+}
+
+/* s's cgroup text, read; keyed when no task moved since its event. */
+static void snapshot_read_cgroup(struct proc_table *t, struct proc_snapshot *s)
+{
+	s->cgroup = read_cgroup(t, s->pid, s->cgroup_id);
+	s->cgroup_keyed = s->cgroup && t->cgroup_epoch && *t->cgroup_epoch == s->cgroup_epoch;
 }
 
 static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
@@ -937,6 +1002,9 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 	s->instance = ev->instance;
 	s->pid = (pid_t)ev->pid;
 	s->cgroup_id = ev->cgroup_id;
+	s->root_key = ev->root_key;
+	s->cgroup_key = ev->cgroup_key;
+	s->cgroup_epoch = ev->cgroup_epoch;
 	memcpy(s->comm, ev->comm, sizeof(s->comm));
 	s->comm[sizeof(s->comm) - 1] = '\0';
 	memcpy(s->sampled_comm, s->comm, sizeof(s->comm));
@@ -955,6 +1023,7 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 		err = read_starttime(t, s->pid, &s->starttime);
 	}
 	if (err == 0) {
+		inherit_from_parent(t, s, (pid_t)ev->ppid);
 		err = -ENOENT;
 		if (ev->flags & KILN_EVENT_F_FORKED)
 			err = snapshot_of_parent(t, s, (pid_t)ev->ppid);
@@ -962,7 +1031,7 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 			err = snapshot_from_live_log(t, s, ev->time_ns);
 			t->stats.logged_live += err == 0;
 		}
-		if (err) {
+		if (err && err != -ESRCH) {
 			err = snapshot_read_maps(t, s);
 			if (err == 0 && t->log)
 				mmap_log__done(t->log, (uint32_t)s->pid);
@@ -982,10 +1051,11 @@ static void snapshot_take(struct proc_table *t, const struct kiln_event *ev)
 		s->ended = true;
 		s->ended_drain = t->drains;
 	} else if (err == 0) {
-		s->cgroup = read_cgroup(t, s->pid, s->cgroup_id);
+		if (!s->cgroup)
+			snapshot_read_cgroup(t, s);
 		if (!s->cgroup && s->forked)
 			inherit_cgroup(t, s, (pid_t)ev->ppid);
-		if (!s->forked)
+		if (!s->forked && !s->exe_logged)
 			read_exe_identity(t, s->pid, &s->exe_dev, &s->exe_ino);
 		if (!ev->leader_comm[0])
 			read_comm(t, s);
@@ -1086,6 +1156,12 @@ int proc_table__refresh(struct proc_table *t, struct proc_snapshot *s)
 			return 0;
 		s->logged = false;      /* /proc from now on */
 	}
+	/* An identity from the log is the mapped file's device, which stat
+	 * may report otherwise (btrfs, overlayfs): stat's from now on. An
+	 * exec since would have ended s (KILN_EVENT_EXEC), a new process
+	 * under its pid changed its start time. */
+	if (s->exe_logged && read_exe_identity(t, s->pid, &s->exe_dev, &s->exe_ino) == 0)
+		s->exe_logged = false;
 	/* Re-reading would cost as much as the first read, for mappings the
 	 * caps would drop again. */
 	if (s->capped) {

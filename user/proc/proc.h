@@ -53,8 +53,16 @@ struct proc_snapshot {
 	char sampled_comm[KILN_COMM_LEN]; /* the sampled thread's, from BPF */
 	uint64_t cgroup_id;
 	char *cgroup;           /* /proc/PID/cgroup text, NULL when unreadable */
+	/* The event's keys (struct kiln_event); cgroup_keyed: the text is the
+	 * one of cgroup_key's cgroups at cgroup_epoch (nothing moved between
+	 * the event and the read). root_id: of the root its files were
+	 * opened in, 0 before they were. */
+	uint64_t root_key, root_id, cgroup_key, cgroup_epoch;
+	bool cgroup_keyed;
 	uint64_t starttime;     /* /proc/PID/stat field 22, for pid reuse checks */
 	uint64_t exe_dev, exe_ino;
+	bool exe_logged;        /* exe_* from the side-band log: the mapped
+				 * file's device, which stat may not report */
 	struct proc_mapping *maps; /* executable mappings, sorted by start */
 	size_t nmaps;
 	uint64_t taken_ns;      /* CLOCK_MONOTONIC of the last maps read */
@@ -92,6 +100,10 @@ struct proc_stats {
 	/* cgroup texts taken from the cache by cgroup id (cgroup v2 only),
 	 * and dropped from it to stay within PROC_CGROUP_TEXTS */
 	uint64_t cgroup_texts_cached, cgroup_texts_evicted;
+	/* What a new process's /proc files were not read for: its root and
+	 * cgroup text were its parent's (same keys, nothing moved since), its
+	 * executable's identity came from the side-band log. */
+	uint64_t roots_inherited, cgroups_inherited, exes_logged;
 	struct mmap_log_stats log;
 	/* Executable mappings not kept: beyond PROC_MAPS_PER_PROCESS in one
 	 * process, or beyond the table's max_mappings; and the re-reads of
@@ -135,6 +147,11 @@ void proc_table__observe(struct proc_table *t, const struct proc_observer *o);
  * (at most PROC_CGROUP_TEXTS, least recently used dropped first), not
  * once per process. NULL: every process's is read. */
 void proc_table__cache_cgroups(struct proc_table *t, const char *cgroup2_root);
+/* The sampler's count of cgroup migrations (kiln_event's cgroup_epoch):
+ * with it a process takes its parent's cgroup text when the events say
+ * both are in one set of cgroups and nothing moved since the parent's was
+ * read. NULL: every process's own is read. */
+void proc_table__use_cgroup_epoch(struct proc_table *t, const volatile uint64_t *epoch);
 /* Applies one lifecycle event from the sampler. */
 void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev);
 /* The snapshot of instance, or NULL. */

@@ -738,6 +738,11 @@ bool sampler__sideband_stats(const struct sampler *s, struct sideband_stats *out
 	return true;
 }
 
+const volatile uint64_t *sampler__cgroup_epoch(const struct sampler *s)
+{
+	return (const volatile uint64_t *)&s->skel->bss->cgroup_epoch;
+}
+
 void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt)
 {
 	struct bpf_prog_info info = {};

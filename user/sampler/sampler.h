@@ -111,6 +111,8 @@ void sampler__interp_stats(struct sampler *s, enum kiln_interp_lang lang,
 /* The walker's maps; false when opts->unwind_rows was 0 (no walks). */
 bool sampler__unwind_maps(struct sampler *s, struct sampler_unwind_maps *out);
 unsigned sampler__cpus(const struct sampler *s);
+/* The count of cgroup migrations the BPF side keeps (events carry it). */
+const volatile uint64_t *sampler__cgroup_epoch(const struct sampler *s);
 /* The side-band records' counters and ring bytes; false when off. */
 bool sampler__sideband_stats(const struct sampler *s, struct sideband_stats *out, uint64_t *bytes);
 /* BPF program run time and count from kernel.bpf_stats_enabled (0 when
