@@ -67,7 +67,8 @@ Test(folded, names_sanitized_and_merged)
 	static const char *const semi[] = { "app", "f;g" },
 		*const colon[] = { "app", "f:g" },
 		*const ctl[] = { "app", "a\nb\tc\rd" },
-		*const kern[] = { "app", "x;y" };
+		*const kern[] = { "app", "x;y" },
+		*const bytes[] = { "app", "caf\xc3\xa9\xef\xbf" }; /* é, then a cut sequence */
 	struct profile *p = profile__new();
 	char *text;
 
@@ -76,9 +77,11 @@ Test(folded, names_sanitized_and_merged)
 	fo_add(p, 2, 2, ku, colon, 0x2000);
 	fo_add(p, 3, 2, ku, ctl, 0x3000);
 	fo_add(p, 4, 2, kk, kern, 0x4000);
+	fo_add(p, 5, 2, ku, bytes, 0x5000);
 	text = folded_text(p);
 	cr_assert_str_eq(text,
 			 "app;a b c d 3\n"
+			 "app;caf\xc3\xa9?? 5\n"
 			 "app;f:g 3\n"
 			 "app;x:y_[k] 4\n");
 	free(text);

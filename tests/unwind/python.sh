@@ -212,7 +212,8 @@ test_unrolled() {
 # under pyenv's 3.11, whose libpython the dynamic linker maps after the
 # first sample may come: none is refused for what its memory held then
 # (its data not mapped yet, the interpreter half built); each is tried
-# again until it is ready.
+# again until it is ready, kiln waking for the re-read while one waits
+# (at least 25 of the 30 found; 9-19 before it did).
 test_early() {
 	local py n refused
 	py=$(ls -d "$PYENV"/3.11.*/bin/python3.11 2>/dev/null | tail -1)
@@ -227,7 +228,7 @@ test_early() {
 	n=$(stats_json "$TMP/early.json" python detected)
 	refused=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["python"]
 print(sum(v for k, v in d.items() if k.startswith("refused.")))' "$TMP/early.json")
-	if [ "$refused" = 0 ] && [ "$n" -ge 10 ]; then
+	if [ "$refused" = 0 ] && [ "$n" -ge 25 ]; then
 		pass "early: 30 processes of 0.1 s sampled from their start: $n detected, none refused"
 	else
 		fail early "$n detected, $refused refused: $(grep -m1 'no python frames' "$TMP/early.err")"

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "profile/array.h"
 #include "profile/profile_priv.h"
 
@@ -41,18 +42,26 @@ static void folder_release(struct folder *fo)
 
 /* A location's frame text: the name with ';' (the separator) turned into
  * ':' and control characters (line breaks, tabs) into spaces, so every
- * line stays parseable; kernel frames get FlameGraph's "_[k]". */
+ * line stays parseable, and bytes not valid UTF-8 (a process names its
+ * files and symbols as it likes) into '?', as pprof's; kernel frames get
+ * FlameGraph's "_[k]". */
 static int frame_text(struct folder *fo, const struct profile *p,
 		      const struct location *l, uint32_t *id)
 {
 	const char *name = strtab__get(&p->strings, l->name);
-	size_t i, n = strlen(name);
+	char *fixed = utf8__valid(name) ? NULL : utf8__sanitized(name);
+	size_t i, n;
 	int err;
 
+	if (fixed)
+		name = fixed;
+	n = strlen(name);
 	err = array_reserve(fo->scratch, fo->scratch_cap,
 			    n + sizeof(KERNEL_SUFFIX));
-	if (err)
+	if (err) {
+		free(fixed);
 		return err;
+	}
 	for (i = 0; i < n; i++) {
 		unsigned char c = name[i];
 
@@ -63,6 +72,7 @@ static int frame_text(struct folder *fo, const struct profile *p,
 		fo->scratch[i] = c;
 	}
 	fo->scratch[n] = '\0';
+	free(fixed);
 	if (l->kind == FRAME_KERNEL)
 		strcat(fo->scratch, KERNEL_SUFFIX);
 	return strtab__intern(&fo->texts, fo->scratch, id);

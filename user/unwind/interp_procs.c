@@ -27,6 +27,7 @@ struct interp_procs {
 	int fd;
 	uint32_t max, used;
 	struct hashmap procs; /* instance -> struct interp_proc */
+	size_t npending; /* of those, INTERP_PENDING: tried, not ready yet */
 	struct hashmap logged; /* binary key hash -> 1 */
 	size_t nlogged;
 	struct interp_stats st;
@@ -159,7 +160,15 @@ static struct interp_proc *pending(struct interp_procs *p, const struct proc_sna
 	e->instance = s->instance;
 	e->pid = s->pid;
 	e->facts = e + 1;
+	p->npending++;
 	return e;
+}
+
+/* e, pending, is settled: its facts in the map, or refused. */
+static void settle(struct interp_procs *p, struct interp_proc *e, int state)
+{
+	e->state = state;
+	p->npending--;
 }
 
 static void refuse(struct interp_procs *p, struct interp_proc *e, unsigned why,
@@ -167,7 +176,7 @@ static void refuse(struct interp_procs *p, struct interp_proc *e, unsigned why,
 {
 	uint64_t h = hash__str(bin ? bin->key : "?");
 
-	e->state = INTERP_REFUSED;
+	settle(p, e, INTERP_REFUSED);
 	if (why >= p->kind->nrefusals)
 		return;
 	p->st.refused[why]++;
@@ -188,7 +197,7 @@ static bool retry(struct interp_procs *p, struct interp_proc *e, int not_ready,
 	if (not_ready >= 0)
 		refuse(p, e, (unsigned)not_ready, bin);
 	else
-		e->state = INTERP_REFUSED;
+		settle(p, e, INTERP_REFUSED);
 	return false;
 }
 
@@ -202,7 +211,7 @@ static int accept(struct interp_procs *p, struct interp_proc *e, const struct bi
 		return -ENOSPC;
 	}
 	p->used++;
-	e->state = INTERP_OK;
+	settle(p, e, INTERP_OK);
 	p->st.detected++;
 	p->st.processes++;
 	return 0;
@@ -259,6 +268,8 @@ void interp_procs__ended(struct interp_procs *p, const struct proc_snapshot *s)
 
 	if (!e)
 		return;
+	if (e->state == INTERP_PENDING)
+		p->npending--;
 	if (e->state == INTERP_OK) {
 		uint8_t cur[256];
 		uint32_t inst;
@@ -272,6 +283,11 @@ void interp_procs__ended(struct interp_procs *p, const struct proc_snapshot *s)
 		p->st.processes--;
 	}
 	free(e);
+}
+
+bool interp_procs__pending(const struct interp_procs *p)
+{
+	return p && p->npending;
 }
 
 const void *interp_procs__get(const struct interp_procs *p, uint32_t instance)

@@ -72,6 +72,9 @@ struct interp_procs *interp_procs__new(const struct interp_kind *kind, int map_f
  * at its next re-reads (at most INTERP_ATTEMPTS_MAX tries). */
 void interp_procs__mapped(struct interp_procs *p, const struct proc_snapshot *s);
 void interp_procs__ended(struct interp_procs *p, const struct proc_snapshot *s);
+/* Whether a process was tried and is to be tried again (its interpreter
+ * not ready yet): its re-reads are due within tens of milliseconds. */
+bool interp_procs__pending(const struct interp_procs *p);
 /* The facts of instance, or NULL (not this language, refused, or not yet). */
 const void *interp_procs__get(const struct interp_procs *p, uint32_t instance);
 void interp_procs__stats(const struct interp_procs *p, struct interp_stats *out);

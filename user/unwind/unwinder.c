@@ -48,6 +48,10 @@ const char *const unwinder_fallback_names[UNWINDER_FB_COUNT] = {
 #define MISS_REFRESH_NS 1000000000ull   /* a process's mappings re-read at most this often */
 #define QUEUE_MAX 65536u                /* snapshots waiting for their tables */
 #define JOB_POLL_MS 10                  /* the loop's wake-ups while tables are built */
+/* ... and while an interpreter is to be tried again: a process's first
+ * re-read is due 50 ms after its first read, and a short one (python -c)
+ * may be gone by the wake-up after that */
+#define INTERP_POLL_MS 20
 
 /* A file gets its slot when first mapped: its processes' entries are
  * written at once and name the slot, whose nrows stays 0 (frame pointers)
@@ -859,6 +863,9 @@ int unwinder__poll_ms(const struct unwinder *u, int timeout_ms)
 	/* Tables are being built: load each soon after it is done. */
 	if (u->jobs)
 		return timeout_ms < JOB_POLL_MS ? timeout_ms : JOB_POLL_MS;
+	for (int i = 0; i < KILN_LANG_COUNT; i++)
+		if (interp_procs__pending(u->interp[i]))
+			return timeout_ms < INTERP_POLL_MS ? timeout_ms : INTERP_POLL_MS;
 	return timeout_ms;
 }
 
