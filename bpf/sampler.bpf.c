@@ -14,7 +14,8 @@
  * Stacks are stored by a 64-bit hash of their frames, so two stacks never
  * share a slot; only a full map drops one.
  *
- * Two generations of counts and stack maps: user space flips `gen`, waits
+ * Two generations of counts and stack maps: user space counts `gen` up
+ * (its bit 0 selects the maps), waits
  * for in-flight programs (an RCU grace period), then drains and clears the
  * old generation while this program fills the other. Every invocation ends
  * in exactly one outcome counter of its generation. */
@@ -39,7 +40,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile bool include_idle = false;
 const volatile bool filter_enabled = false;
 
-/* Generation selected by user space (bit 0), and the instance counter. */
+/* Generation selected by user space (bit 0: which maps; user space counts
+ * it up at every drain), and the instance counter. */
 volatile __u32 gen = 0;
 /* record -d: samples after this bpf_ktime_get_ns() are not counted, so the
  * window is exact however late user space stops the perf events. 0: none. */
@@ -277,6 +279,8 @@ enum { IT_NOT_HANDED = 0, IT_REPLACED = 1, IT_KEPT = 2 };
 #define IT_OFF_MASK 0x7f
 #define IT_SCRATCH (IT_OFF_MASK + 1 + 8)
 
+#define RECENT_STACKS 64
+
 /* Per-CPU state of one sample while its user stack is walked. */
 struct walk {
 	struct kiln_sample_key key;
@@ -302,6 +306,11 @@ struct walk {
 	__u32 it_state, it_emitted, it_instance, it_call_start, it_lang;
 	__u8 it_replaced, it_leftover, it_pending, it_pad;
 	__u8 scratch[IT_SCRATCH];
+	/* Hashes of stacks this CPU stored in generation recent_gen (by the
+	 * hash's low bits; 0: none; a hash is never 0). */
+	__u32 recent_gen;
+	__u32 recent_pad;
+	__u64 recent[RECENT_STACKS];
 	struct kiln_stack stack;
 };
 
@@ -463,24 +472,32 @@ static __always_inline __u64 stack_hash(const struct kiln_stack *st, bool loop)
 }
 
 /* Stores st under its hash in the generation's stack map; *id: the hash,
- * 0 for an empty stack. -1 when the map is full. */
-static __always_inline int store_hashed(void *stacks, const struct kiln_stack *st, __u64 hash,
-					__u64 *id)
+ * 0 for an empty stack. -1 when the map is full. A stack this CPU stored
+ * in this generation already (w->recent) is not offered again: a hot
+ * loop's few stacks cost no map update (its bucket lock and cold lines). */
+static __always_inline int store_hashed(struct walk *w, void *stacks, const struct kiln_stack *st,
+					__u64 hash, __u64 *id)
 {
+	__u64 *recent = &w->recent[hash & (RECENT_STACKS - 1)];
 	long err;
 
 	*id = 0;
 	if (st->len == 0)
 		return 0;
 	*id = hash;
+	if (*recent == hash)
+		return 0;
 	err = bpf_map_update_elem(stacks, id, st, BPF_NOEXIST);
-	return err && err != -EEXIST ? -1 : 0;
+	if (err && err != -EEXIST)
+		return -1;
+	*recent = hash;
+	return 0;
 }
 
-static __always_inline int store_stack(void *stacks, const struct kiln_stack *st, __u64 *id,
-				       bool loop)
+static __always_inline int store_stack(struct walk *w, void *stacks, const struct kiln_stack *st,
+				       __u64 *id, bool loop)
 {
-	return store_hashed(stacks, st, stack_hash(st, loop), id);
+	return store_hashed(w, stacks, st, stack_hash(st, loop), id);
 }
 
 /* Counts the sample under w->key (stacks set). */
@@ -518,7 +535,8 @@ static __always_inline void finish_walk(struct walk *w)
 		count_unwind(KILN_UW_ROOT);
 	if (w->stack.flags & KILN_STACK_TRUNCATED)
 		count_unwind(KILN_UW_TRUNCATED);
-	if (store_hashed(stacks, &w->stack, hash_final(w->hash, w->stack.flags), &w->key.ustack)) {
+	if (store_hashed(w, stacks, &w->stack, hash_final(w->hash, w->stack.flags),
+			 &w->key.ustack)) {
 		count_outcome(w->gen, KILN_DROP_STACK_FULL);
 		return;
 	}
@@ -1337,9 +1355,11 @@ int kiln_rb_loop(struct bpf_perf_event_data *ctx)
 
 /* Sets up the walk's interpreter for tgid (instance), if it runs one
  * user space checked: its eval loop's range and language. */
+/* instance 0: no interpreter facts to look for (the process maps no
+ * interpreter, or is walked with its parent's mappings). */
 static __always_inline void interp_setup(struct walk *w, __u32 tgid, __u32 instance)
 {
-	struct kiln_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct kiln_py_proc *py;
 	struct kiln_rb_proc *rb;
 
 	w->it_frame = 0;
@@ -1351,6 +1371,9 @@ static __always_inline void interp_setup(struct walk *w, __u32 tgid, __u32 insta
 	w->it_leftover = 0;
 	w->it_pending = 0;
 	w->it_eval_len = 0;
+	if (!instance)
+		return;
+	py = bpf_map_lookup_elem(&py_procs, &tgid);
 	if (py && py->instance == instance) {
 		w->it_lang = KILN_LANG_PY;
 		w->it_eval_start = py->eval_start;
@@ -1369,14 +1392,16 @@ static __always_inline void interp_setup(struct walk *w, __u32 tgid, __u32 insta
 
 /* The instance pid's mappings are loaded for, when it is the image pid
  * runs now (not one before an exec, or a process that had the pid before);
- * 0 when not. */
-static __always_inline __u32 loaded_instance(__u32 pid)
+ * 0 when not. *flags: the entry's KILN_PROC_*. */
+static __always_inline __u32 loaded_instance(__u32 pid, __u32 *flags)
 {
 	struct kiln_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &pid);
 	struct instance *inst;
 
+	*flags = 0;
 	if (!pm)
 		return 0;
+	*flags = pm->flags;
 	inst = bpf_map_lookup_elem(&instances, &pid);
 	return inst && inst->id == pm->instance ? pm->instance : 0;
 }
@@ -1388,16 +1413,16 @@ static __always_inline __u32 loaded_instance(__u32 pid)
  * sample). 0: not walked. The interpreter walkers read only a process's
  * own facts. */
 static __always_inline __u32 tables_instance(__u32 tgid, struct task_struct *task,
-					     __u32 *maps_pid)
+					     __u32 *maps_pid, __u32 *flags)
 {
-	__u32 own = loaded_instance(tgid), parent;
+	__u32 own = loaded_instance(tgid, flags), parent;
 
 	*maps_pid = tgid;
 	if (own || !fork_flags(task))
 		return own;
 	parent = BPF_CORE_READ(task, group_leader, real_parent, tgid);
 	*maps_pid = parent;
-	return loaded_instance(parent);
+	return loaded_instance(parent, flags);
 }
 
 /* Word indices in the user register set (x86-64 struct pt_regs, arm64
@@ -1487,7 +1512,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	__u32 g = gen & 1, zero = 0;
+	__u32 generation = gen, g = generation & 1, zero = 0;
 	struct task_struct *task = bpf_get_current_task_btf();
 	void *stacks = g ? (void *)&stacks1 : (void *)&stacks0;
 	struct walk *w;
@@ -1509,12 +1534,16 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 		return 0;
 	__builtin_memset(&w->key, 0, sizeof(w->key));
 	w->gen = g;
+	if (w->recent_gen != generation) {
+		__builtin_memset(w->recent, 0, sizeof(w->recent));
+		w->recent_gen = generation;
+	}
 	w->key.pid = tgid;
 	w->key.cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(&w->key.comm, sizeof(w->key.comm));
 
 	get_stack(ctx, w, false);
-	if (store_stack(stacks, &w->stack, &w->key.kstack, loop)) {
+	if (store_stack(w, stacks, &w->stack, &w->key.kstack, loop)) {
 		count_outcome(g, KILN_DROP_STACK_FULL);
 		return 0;
 	}
@@ -1524,13 +1553,14 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 	} else if (user_regs_stale(task, tgid)) {
 		count_event(KILN_EV_EXEC_USER_SKIPPED);
 	} else {
-		__u32 tabled = tables_instance(tgid, task, &w->maps_pid);
+		__u32 flags, tabled = tables_instance(tgid, task, &w->maps_pid, &flags);
 
 		if (tabled && user_regs(ctx, task, w) == 0) {
 			count_unwind(KILN_UW_WALKS);
 			w->tail_calls = 0;
 			w->pc_is_ra = 0;
-			interp_setup(w, tgid, w->maps_pid == tgid ? tabled : 0);
+			interp_setup(w, tgid, w->maps_pid == tgid && (flags & KILN_PROC_INTERP) ?
+						      tabled : 0);
 			w->stack.len = 0;
 			w->stack.flags = KILN_STACK_TABLES;
 			w->hash = STACK_HASH_SEED;
@@ -1539,7 +1569,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 		}
 		count_unwind(KILN_UW_NO_PROC);
 		get_stack(ctx, w, true);
-		if (store_stack(stacks, &w->stack, &w->key.ustack, loop)) {
+		if (store_stack(w, stacks, &w->stack, &w->key.ustack, loop)) {
 			count_outcome(g, KILN_DROP_STACK_FULL);
 			return 0;
 		}

@@ -120,6 +120,10 @@ struct kiln_proc_maps {
 /* Set by the walker when it met a pc in no mapping and told user space
  * (KILN_EVENT_MAPS); user space clears it by rewriting the entry. */
 #define KILN_PROC_MISS_SENT     0x2u
+/* It maps a file named as an interpreter kiln walks (Python, Ruby): only
+ * then does the walker look for its interpreter facts (py_procs,
+ * rb_procs), two lookups every other sample is spared. */
+#define KILN_PROC_INTERP        0x4u
 
 /* Walker counters (BPF map unwind_stats, per CPU). */
 enum kiln_unwind_stat {

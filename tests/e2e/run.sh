@@ -153,6 +153,9 @@ if d["profiled"] + losses != d["drained"]:
 if written != d["profiled"]:
     problems.append("the pprof holds %d samples, %d were profiled" % (written, d["profiled"]))
 if d["drained"] < 500: problems.append("too few samples: %d" % d["drained"])
+# every count's stacks were stored (the programs skip stacks they stored in
+# that generation already): none missing at the drain
+if d["stacks_missing"]: problems.append("%d counts without their stack" % d["stacks_missing"])
 print("; ".join(problems) if problems else
       "%d invocations == outcomes, %d sampled == drained == %d profiled + %d lost == %d in the pprof"
       % (total, d["drained"], d["profiled"], losses, written))

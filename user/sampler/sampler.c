@@ -667,7 +667,9 @@ int sampler__drain(struct sampler *s, sample_fn fn, void *ctx, struct drain_stat
 	int err;
 
 	memset(st, 0, sizeof(*st));
-	__atomic_store_n(&s->skel->bss->gen, old ^ 1, __ATOMIC_SEQ_CST);
+	/* counted up, not toggled: the programs' note of the stacks stored
+	 * in a generation (walk.recent) must not outlive it */
+	__atomic_store_n(&s->skel->bss->gen, s->skel->bss->gen + 1, __ATOMIC_SEQ_CST);
 	wait_for_programs();
 	/* Every process announced by a sample of the old generation is now in
 	 * the ring buffer: hand those events over before the samples. */

@@ -217,24 +217,37 @@ static int accept(struct interp_procs *p, struct interp_proc *e, const struct bi
 	return 0;
 }
 
+/* The index of s's first mapping of an open file named as k's
+ * interpreter, s->nmaps when none. */
+static size_t first_named(const struct interp_kind *k, const struct proc_snapshot *s)
+{
+	size_t i = 0;
+
+	while (i < s->nmaps && !(s->maps[i].bin && s->maps[i].bin->fd >= 0 &&
+				 interp__named(s->maps[i].name, k->prefixes)))
+		i++;
+	return i;
+}
+
+bool interp_procs__candidate(const struct interp_procs *p, const struct proc_snapshot *s)
+{
+	return p && first_named(p->kind, s) < s->nmaps;
+}
+
 void interp_procs__mapped(struct interp_procs *p, const struct proc_snapshot *s)
 {
 	const struct interp_kind *k = p ? p->kind : NULL;
 	uint64_t binary[INTERP_BINARY_MAX / 8];
 	const struct proc_mapping *m = NULL;
 	struct interp_proc *e;
-	size_t i = 0;
+	size_t i = k ? first_named(k, s) : 0;
 	int r;
 
-	for (; k && i < s->nmaps && !m; i++)
-		if (s->maps[i].bin && s->maps[i].bin->fd >= 0 &&
-		    interp__named(s->maps[i].name, k->prefixes))
-			m = &s->maps[i];
-	if (!m || !(e = pending(p, s)))
+	if (!k || i == s->nmaps || !(e = pending(p, s)))
 		return;
 	/* The first such file with the interpreter in it: an executable
 	 * linked with the interpreter's library has none of its own. */
-	for (i--, m = NULL; !m && i < s->nmaps; i++) {
+	for (; !m && i < s->nmaps; i++) {
 		const struct proc_mapping *o = &s->maps[i];
 
 		if (!o->bin || o->bin->fd < 0 || !interp__named(o->name, k->prefixes))

@@ -722,6 +722,9 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 		}
 		u->pm.n++;
 	}
+	for (int i = 0; i < KILN_LANG_COUNT; i++)
+		if (interp_procs__candidate(u->interp[i], s))
+			u->pm.flags |= KILN_PROC_INTERP;
 	if (bpf_map_update_elem(u->m.proc_maps_fd, &key, &u->pm, BPF_ANY)) {
 		for (size_t i = 0; i < nexes; i++)
 			exes[i]->refs--;
