@@ -261,7 +261,7 @@ static __always_inline bool user_regs_stale(struct task_struct *task, __u32 tgid
 /* Tail calls a walk may make (the kernel allows 33); WALK_FRAMES x (1 +
  * WALK_TAIL_CALLS) must cover KILN_MAX_STACK_DEPTH. */
 #define WALK_TAIL_CALLS 28
-#define ROW_SEARCH_STEPS 23     /* 2^23 rows: more than unwind_rows may hold */
+#define ROW_SEARCH_STEPS 13     /* 2^13 > KILN_ROW_PAGE_ROWS, the rows of a page */
 #define MAP_SEARCH_STEPS 8      /* 2^8 > KILN_PROC_MAPS_MAX */
 #define FP_MAX_SPAN (8u << 20)  /* a sane frame pointer lies within 8 MiB above sp */
 /* The kernel stack of a task, where its user registers are saved on entry;
@@ -587,14 +587,41 @@ static __always_inline const struct kiln_exec_map *find_map(const struct kiln_pr
 	return pc >= m->start && pc < m->end ? m : NULL;
 }
 
-/* The row of [first, first + nrows) that applies at off, or NULL. (As
- * callbacks of bpf_loop, this search and find_map's cost the verifier
- * half as much, but each halving then costs a call: ~350 ns more a frame
- * walked, which an agent pays at every sample.) */
-static __always_inline const struct kiln_unwind_row *find_row(__u32 first, __u32 nrows, __u32 off)
+/* The row of table t that applies at off, or NULL: searched among the
+ * rows of off's page (its page index gives their range), a few cache
+ * lines, not the whole table's. (As callbacks of bpf_loop, this search
+ * and find_map's cost the verifier half as much, but each halving then
+ * costs a call: ~350 ns more a frame walked, which an agent pays at every
+ * sample.) */
+static __always_inline const struct kiln_unwind_row *find_row(const struct kiln_exe_table *t,
+							      __u32 off)
 {
 	const struct kiln_unwind_row *r;
-	__u32 lo = first, n = nrows;
+	__u32 first = t->first_row, nrows = t->nrows, npages = t->npages;
+	__u32 page = off >> KILN_ROW_PAGE_SHIFT, idx, lo, hi, n;
+
+	if (page >= npages) {
+		lo = nrows - 1;         /* past the last page: the last row */
+		hi = lo;
+	} else {
+		idx = first + nrows + page;
+		r = bpf_map_lookup_elem(&unwind_rows, &idx);
+		if (!r)
+			return NULL;
+		lo = r->pc_off;
+		hi = nrows - 1;
+		if (page + 1 < npages) {
+			idx++;
+			r = bpf_map_lookup_elem(&unwind_rows, &idx);
+			if (!r)
+				return NULL;
+			hi = r->pc_off;
+		}
+	}
+	if (hi >= nrows || lo > hi || hi - lo >= KILN_ROW_PAGE_ROWS)
+		return NULL;
+	n = hi - lo + 1;
+	lo += first;
 
 	for (int i = 0; i < ROW_SEARCH_STEPS; i++) {
 		__u32 half, mid;
@@ -814,7 +841,7 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 		return fp_step(w, false);      /* not loaded (yet), or evicted */
 	if (at < m->bias || at - m->bias > 0xffffffffull)
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_ROW);
-	row = find_row(t->first_row, t->nrows, (__u32)(at - m->bias));
+	row = find_row(t, (__u32)(at - m->bias));
 	if (!row)
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_ROW);
 	if (!(row->rule & KILN_UNWIND_CMD))

@@ -94,11 +94,21 @@ enum { KILN_PROG_WALK = 0, KILN_PROG_PY = 1, KILN_PROG_RB = 2, KILN_PROG_COUNT =
 #define KILN_PROC_MAPS_MAX      128u    /* executable mappings per process */
 #define KILN_NO_TABLE           0xffffffffu
 
-/* Rows [first_row, first_row + nrows) of unwind_rows; nrows 0: unloaded. */
+/* Rows [first_row, first_row + nrows) of unwind_rows; nrows 0: unloaded.
+ * The table's page index follows its rows: npages entries, the pc_off of
+ * unwind_rows[first_row + nrows + p] holding the index (from first_row)
+ * of the row that applies at offset p << KILN_ROW_PAGE_SHIFT (0 when none
+ * does), so a lookup searches only the rows of one page: at most
+ * KILN_ROW_PAGE_ROWS, rows' offsets being distinct. Past the last page the
+ * last row applies. */
 struct kiln_exe_table {
 	__u32 first_row;
 	__u32 nrows;
+	__u32 npages;
+	__u32 pad;
 };
+#define KILN_ROW_PAGE_SHIFT     12u
+#define KILN_ROW_PAGE_ROWS      ((1u << KILN_ROW_PAGE_SHIFT) + 1)
 
 struct kiln_exec_map {
 	__u64 start, end;       /* [start, end) */

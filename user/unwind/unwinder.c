@@ -68,7 +68,7 @@ struct exe {
 	char key[96];
 	enum exe_state state;
 	enum unwinder_fallback why;     /* EXE_NO_TABLE: why */
-	uint32_t slot, first, nrows;
+	uint32_t slot, first, nrows;    /* nrows: of unwind_rows, the page index included */
 	unsigned refs;                  /* live processes mapping it */
 	uint64_t last_used;             /* monotonic ns */
 	struct unwind_table_info info;  /* segments, for each mapping's bias */
@@ -346,8 +346,8 @@ static int rule_intern(struct unwinder *u, const struct kiln_unwind_rule *r)
 	return (int)u->nrules++;
 }
 
-/* Writes rows (rule indices through map) at first in unwind_rows, through
- * a mapping of just their pages, gone again after. */
+/* Writes rows (rule indices through map, none without one) at first in
+ * unwind_rows, through a mapping of just their pages, gone again after. */
 static int rows_write(struct unwinder *u, uint32_t first, const struct kiln_unwind_row *rows,
 		      size_t nrows, const uint16_t *map)
 {
@@ -365,53 +365,91 @@ static int rows_write(struct unwinder *u, uint32_t first, const struct kiln_unwi
 	dst = (struct kiln_unwind_row *)(mem + (size_t)first * row - start);
 	for (size_t i = 0; i < nrows; i++) {
 		dst[i] = rows[i];
-		if (!(dst[i].rule & KILN_UNWIND_CMD))
+		if (map && !(dst[i].rule & KILN_UNWIND_CMD))
 			dst[i].rule = map[dst[i].rule];
 	}
 	munmap(mem, len);
 	return 0;
 }
 
-/* Copies table t into the maps as e. */
+/* The page index of rows (struct kiln_exe_table), *npages entries, malloc'd;
+ * NULL when out of memory or the rows are not in increasing order. */
+static struct kiln_unwind_row *page_index(const struct kiln_unwind_row *rows, size_t nrows,
+					  size_t *npages)
+{
+	size_t n = ((size_t)rows[nrows - 1].pc_off >> KILN_ROW_PAGE_SHIFT) + 1, r = 0;
+	struct kiln_unwind_row *pages = calloc(n, sizeof(*pages));
+
+	for (size_t i = 1; pages && i < nrows; i++)
+		if (rows[i].pc_off <= rows[i - 1].pc_off) {
+			free(pages);
+			return NULL;
+		}
+	for (size_t p = 0; pages && p < n; p++) {
+		uint64_t at = (uint64_t)p << KILN_ROW_PAGE_SHIFT;
+
+		while (r + 1 < nrows && rows[r + 1].pc_off <= at)
+			r++;
+		pages[p].pc_off = (uint32_t)r;
+	}
+	*npages = n;
+	return pages;
+}
+
+/* Copies table t into the maps as e: its rows, then their page index. */
 static enum unwinder_fallback exe_load(struct unwinder *u, struct exe *e,
 				       const struct unwind_table *t)
 {
-	size_t nrows, nrules;
+	size_t nrows, nrules, npages = 0;
 	const struct kiln_unwind_row *rows = unwind_table__rows(t, &nrows);
 	const struct kiln_unwind_rule *rules = unwind_table__rules(t, &nrules);
+	struct kiln_unwind_row *pages;
 	uint16_t *map = NULL;
 	uint32_t first;
 
 	if (nrows == 0)
 		return UNWINDER_FB_NO_TABLE;
-	if (nrows > u->m.rows_cap)
+	pages = page_index(rows, nrows, &npages);
+	if (!pages)
+		return UNWINDER_FB_NO_TABLE;
+	if (nrows + npages > u->m.rows_cap) {
+		free(pages);
 		return UNWINDER_FB_NO_ROOM;
+	}
 	map = malloc((nrules ? nrules : 1) * sizeof(*map));
-	if (!map)
+	if (!map) {
+		free(pages);
 		return UNWINDER_FB_NO_ROOM;
+	}
 	for (size_t i = 0; i < nrules; i++) {
 		int g = rule_intern(u, &rules[i]);
 
 		if (g < 0) {
 			free(map);
+			free(pages);
 			return UNWINDER_FB_RULES_FULL;
 		}
 		map[i] = (uint16_t)g;
 	}
-	while ((first = rows_alloc(u, (uint32_t)nrows)) == UINT32_MAX)
+	e->nrows = (uint32_t)(nrows + npages);
+	while ((first = rows_alloc(u, e->nrows)) == UINT32_MAX)
 		if (!evict_one(u, e)) {
 			free(map);
+			free(pages);
 			return UNWINDER_FB_NO_ROOM;
 		}
-	if (rows_write(u, first, rows, nrows, map)) {
-		rows_release(u, first, (uint32_t)nrows);
+	if (rows_write(u, first, rows, nrows, map) ||
+	    rows_write(u, first + (uint32_t)nrows, pages, npages, NULL)) {
+		rows_release(u, first, e->nrows);
 		free(map);
+		free(pages);
 		return UNWINDER_FB_NO_ROOM;
 	}
 	free(map);
+	free(pages);
 	e->first = first;
-	e->nrows = (uint32_t)nrows;
 	u->m.tables[e->slot].first_row = first;
+	u->m.tables[e->slot].npages = (uint32_t)npages;
 	__atomic_store_n(&u->m.tables[e->slot].nrows, (uint32_t)nrows, __ATOMIC_RELEASE);
 	e->state = EXE_LOADED;
 	u->st.tables_loaded++;
@@ -595,7 +633,7 @@ static struct exe *exe_get(struct unwinder *u, const struct binary *bin,
 	snprintf(e->key, sizeof(e->key), "%s", key);
 	e->info = layout;
 	e->slot = u->free_slots[--u->nfree_slots];
-	u->m.tables[e->slot] = (struct kiln_exe_table){ 0, 0 };
+	u->m.tables[e->slot] = (struct kiln_exe_table){ 0 };
 	e->state = EXE_BUILDING;
 	if (job_start(u, e, bin)) {
 		e->state = EXE_NO_TABLE;
