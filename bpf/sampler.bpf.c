@@ -158,8 +158,10 @@ static __always_inline __u32 fork_flags(struct task_struct *task)
 }
 
 /* Hashed kernel addresses: the main thread's root (its dentry and mount)
- * and css_set, which are what /proc/PID/root and /proc/PID/cgroup show.
- * The epoch first: a migration moves the task, then counts. */
+ * and css_set, which are what /proc/PID/root and /proc/PID/cgroup show;
+ * for a new process's event only, the one user space snapshots (the exec
+ * and exit tracepoints are spared the reads). The epoch first: a
+ * migration moves the task, then counts. */
 static __always_inline void set_identity_keys(struct kiln_event *e, struct task_struct *task)
 {
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
@@ -192,7 +194,9 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
 	BPF_CORE_READ_STR_INTO(&e->leader_comm, task, group_leader, comm);
 	e->flags = type == KILN_EVENT_NEW ? fork_flags(task) : 0;
 	e->pad = 0;
-	set_identity_keys(e, task);
+	e->root_key = e->cgroup_key = e->cgroup_epoch = 0;
+	if (type == KILN_EVENT_NEW)
+		set_identity_keys(e, task);
 	/* Only a new process is urgent (its /proc files must be read while it
 	 * lives); an exec's or exit's event waits for the next wakeup or
 	 * drain, which reads the ring in order: one wakeup a process, not 2-3.
@@ -1381,9 +1385,9 @@ int kiln_rb_loop(struct bpf_perf_event_data *ctx)
 }
 
 /* Sets up the walk's interpreter for tgid (instance), if it runs one
- * user space checked: its eval loop's range and language. */
-/* instance 0: no interpreter facts to look for (the process maps no
- * interpreter, or is walked with its parent's mappings). */
+ * user space checked: its eval loop's range and language. instance 0: no
+ * facts to look for (the process maps no interpreter, or is walked with
+ * its parent's mappings). */
 static __always_inline void interp_setup(struct walk *w, __u32 tgid, __u32 instance)
 {
 	struct kiln_py_proc *py;

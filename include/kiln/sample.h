@@ -91,8 +91,9 @@ struct kiln_event {
 	char leader_comm[KILN_COMM_LEN]; /* the process's (its main thread's) */
 	__u32 flags;            /* KILN_EVENT_F_* */
 	__u32 pad;
-	/* Which root directory and which set of cgroups the process (its main
-	 * thread) is in, as opaque keys: equal keys of two live processes mean
+	/* KILN_EVENT_NEW (0 in the others): which root directory and which
+	 * set of cgroups the process (its main thread) is in, as opaque keys:
+	 * equal keys of two live processes mean
 	 * the same root, the same cgroups. cgroup_epoch counts the cgroup
 	 * migrations since kiln started (as of before the keys were read): a
 	 * key stands for the cgroups it stood for only while that is

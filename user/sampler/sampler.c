@@ -659,7 +659,7 @@ static void clear_stacks(int fd)
 
 int sampler__drain(struct sampler *s, sample_fn fn, void *ctx, struct drain_stats *st)
 {
-	uint32_t old = s->skel->bss->gen & 1;
+	uint32_t gen = s->skel->bss->gen, old = gen & 1;
 	struct bpf_map *counts = old ? s->skel->maps.counts1 : s->skel->maps.counts0;
 	struct bpf_map *stacks = old ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
 	int outcomes_fd = bpf_map__fd(s->skel->maps.outcomes);
@@ -669,7 +669,7 @@ int sampler__drain(struct sampler *s, sample_fn fn, void *ctx, struct drain_stat
 	memset(st, 0, sizeof(*st));
 	/* counted up, not toggled: the programs' note of the stacks stored
 	 * in a generation (walk.recent) must not outlive it */
-	__atomic_store_n(&s->skel->bss->gen, s->skel->bss->gen + 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->skel->bss->gen, gen + 1, __ATOMIC_SEQ_CST);
 	wait_for_programs();
 	/* Every process announced by a sample of the old generation is now in
 	 * the ring buffer: hand those events over before the samples. */

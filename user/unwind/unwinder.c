@@ -403,58 +403,51 @@ static enum unwinder_fallback exe_load(struct unwinder *u, struct exe *e,
 	size_t nrows, nrules, npages = 0;
 	const struct kiln_unwind_row *rows = unwind_table__rows(t, &nrows);
 	const struct kiln_unwind_rule *rules = unwind_table__rules(t, &nrules);
+	enum unwinder_fallback why = UNWINDER_FB_NO_ROOM;
 	struct kiln_unwind_row *pages;
 	uint16_t *map = NULL;
-	uint32_t first;
+	uint32_t first, len;
 
 	if (nrows == 0)
 		return UNWINDER_FB_NO_TABLE;
 	pages = page_index(rows, nrows, &npages);
 	if (!pages)
 		return UNWINDER_FB_NO_TABLE;
-	if (nrows + npages > u->m.rows_cap) {
-		free(pages);
-		return UNWINDER_FB_NO_ROOM;
-	}
-	map = malloc((nrules ? nrules : 1) * sizeof(*map));
-	if (!map) {
-		free(pages);
-		return UNWINDER_FB_NO_ROOM;
-	}
+	len = (uint32_t)(nrows + npages);
+	if (nrows + npages <= u->m.rows_cap)
+		map = malloc((nrules ? nrules : 1) * sizeof(*map));
+	if (!map)
+		goto out;
 	for (size_t i = 0; i < nrules; i++) {
 		int g = rule_intern(u, &rules[i]);
 
 		if (g < 0) {
-			free(map);
-			free(pages);
-			return UNWINDER_FB_RULES_FULL;
+			why = UNWINDER_FB_RULES_FULL;
+			goto out;
 		}
 		map[i] = (uint16_t)g;
 	}
-	e->nrows = (uint32_t)(nrows + npages);
-	while ((first = rows_alloc(u, e->nrows)) == UINT32_MAX)
-		if (!evict_one(u, e)) {
-			free(map);
-			free(pages);
-			return UNWINDER_FB_NO_ROOM;
-		}
+	while ((first = rows_alloc(u, len)) == UINT32_MAX)
+		if (!evict_one(u, e))
+			goto out;
 	if (rows_write(u, first, rows, nrows, map) ||
 	    rows_write(u, first + (uint32_t)nrows, pages, npages, NULL)) {
-		rows_release(u, first, e->nrows);
-		free(map);
-		free(pages);
-		return UNWINDER_FB_NO_ROOM;
+		rows_release(u, first, len);
+		goto out;
 	}
-	free(map);
-	free(pages);
 	e->first = first;
+	e->nrows = len;
 	u->m.tables[e->slot].first_row = first;
 	u->m.tables[e->slot].npages = (uint32_t)npages;
 	__atomic_store_n(&u->m.tables[e->slot].nrows, (uint32_t)nrows, __ATOMIC_RELEASE);
 	e->state = EXE_LOADED;
 	u->st.tables_loaded++;
 	u->st.loads++;
-	return 0;
+	why = 0;
+out:
+	free(map);
+	free(pages);
+	return why;
 }
 
 /* The vDSO is one image per kernel: kiln's own is every process's. Its
