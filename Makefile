@@ -102,7 +102,8 @@ TEST_DEPS  := libcriterion-dev golang-go python3 python3-seccomp binutils g++ xz
 	golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev yamllint python3-yaml \
 	python3-jsonschema systemd libc6-dbg
 # libllvm14, libclang-cpp14, clang-14, chromium, ruby3.1: the largest binaries
-# whose unwind tables make bench-unwind builds (tests/bench/unwind_cost.py).
+# whose unwind tables make bench-unwind builds (tests/bench/unwind_cost.py);
+# ruby3.1 also runs in make bench's load.
 BENCH_DEPS := linux-perf bpftrace time libllvm14 libclang-cpp14 clang-14 llvm-14 ruby3.1 \
 	chromium
 # make ARCH=arm64 on another host: the cross compiler and the :arm64 libraries.

@@ -497,6 +497,8 @@ static void summary(struct record *r, double seconds, struct kiln_stats *sp)
 		pct(ss->kernel_resolved, ss->kernel_frames), pct(ss->user_resolved, ss->user_frames),
 		ss->user_stacks_cut, s.events[KILN_EV_EXEC_USER_SKIPPED]);
 	summary_unwind(&s);
+	fprintf(stderr, "kiln: memory: peak RSS %.1f MB; in the kernel, BPF maps %.1f MB and side-band rings %.1f MB\n",
+		s.max_rss_kb * 1024 / 1e6, s.bpf_maps_bytes / 1e6, s.sideband_bytes / 1e6);
 	/* The rest of the registry's summary counters, when not zero. */
 	stats__summary(&s, stderr);
 	summary_labels(r);

@@ -716,6 +716,8 @@ static const struct counter stats_rows[] = {
 	      "time the BPF programs ran (kernel run-time stats)", .shown = bpf_stats_on),
 	COUNTER("kiln_bpf_runs_total", "bpf_run_cnt", bpf_run_cnt, "runs",
 		"BPF program invocations", .shown = bpf_stats_on),
+	GAUGE("kiln_bpf_maps_bytes", "bpf_maps_bytes", bpf_maps_bytes, "bytes",
+	      "kernel memory of the BPF maps (their fdinfo memlock; the side-band rings apart)"),
 	/* record's own cost (JSON only) */
 	ROW(NULL, METRICS_GAUGE, NULL, NULL, "max_rss_kb", max_rss_kb, "KiB", "peak RSS"),
 	ROW(NULL, METRICS_GAUGE, NULL, NULL, "cpu_user_ms", cpu_user_ms, "ms", "user CPU time"),
@@ -739,6 +741,7 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	sampler__event_stats(smp, s->events);
 	sampler__prog_stats(smp, &s->bpf_run_ns, &s->bpf_run_cnt);
 	sampler__sideband_stats(smp, &s->sideband, &s->sideband_bytes);
+	s->bpf_maps_bytes = sampler__maps_bytes(smp);
 	safe_open__stats(&s->opens);
 	elf__refusal_stats(s->elf_refused);
 	unwind_table__stats(&s->unwind);

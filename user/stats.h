@@ -36,6 +36,7 @@ struct kiln_stats {
 	uint64_t bpf_run_ns, bpf_run_cnt;
 	struct sideband_stats sideband; /* zero when the side-band is off */
 	uint64_t sideband_bytes;
+	uint64_t bpf_maps_bytes;        /* kernel memory of the BPF maps */
 	bool bpf_stats_on;              /* the run-time counters are being kept */
 	/* Hostile-input refusals, process-wide (core/safe_open, core/elf). */
 	struct safe_open_stats opens;

@@ -24,7 +24,8 @@
       T1 seconds after its start, its CPU time (the schedstat run time of
       its threads, ns, when the same threads lived at both readings; else
       /proc/PID/stat's user + system ticks), the run time of the BPF
-      programs it holds (their fdinfo; BPF stats must be on) and the
+      programs it holds (their fdinfo; BPF stats must be on), the kernel
+      memory of the BPF maps it holds (their fdinfo memlock) and the
       CLOCK_MONOTONIC time. Writes {"t0": {...}, "t1": {...}}.
   analyze.py report WORKDIR SECONDS OUT.json
       Reads every phase directory of every round of WORKDIR, prints the
@@ -61,12 +62,17 @@ PHASES = [  # (directory, row label)
     ("baseline", "baseline"),
     ("kiln", "kiln record"),
     ("agent", "kiln agent (files)"),
+    ("agent_fp", "kiln agent, frame pointers only"),
+    ("agent_interp", "kiln agent, python3 + ruby running"),
     ("perf", "perf record (+script)"),
     ("perf_dwarf", "perf --call-graph dwarf (+script)"),
     ("bpftrace", "bpftrace"),
 ]
 EXTRA_BASELINES = ["baseline2"]
 PERF_PHASES = ("perf", "perf_dwarf")
+AGENT_PHASES = ("agent", "agent_fp", "agent_interp")
+# phases under more load than the baseline's: no throughput against it
+MORE_LOAD_PHASES = ("agent_interp",)
 TRUTH = 75.0  # cpu_ratio: hot_three gets 3 rounds in 4, hot_one 1 in 4
 
 
@@ -241,7 +247,7 @@ def cpu_reading(pid):
         ss = read(f"/proc/{pid}/task/{tid}/schedstat")
         if ss:
             threads[tid] = int(ss.split()[0])
-    bpf_ns = 0
+    bpf_ns = maps_bytes = 0
     try:
         fds = os.listdir(f"/proc/{pid}/fdinfo")
     except OSError:
@@ -251,8 +257,11 @@ def cpu_reading(pid):
         m = re.search(r"^run_time_ns:\s+(\d+)$", info, re.M)
         if m and re.search(r"^prog_type:", info, re.M):
             bpf_ns += int(m.group(1))
+        m = re.search(r"^memlock:\s+(\d+)$", info, re.M)
+        if m and re.search(r"^map_type:", info, re.M):
+            maps_bytes += int(m.group(1))
     return {"ticks": int(f[11]) + int(f[12]), "threads": threads,
-            "bpf_ns": bpf_ns, "mono_ns": time.monotonic_ns()}
+            "bpf_ns": bpf_ns, "maps_bytes": maps_bytes, "mono_ns": time.monotonic_ns()}
 
 
 def cmd_steady(stamp, out, t0, t1):
@@ -295,6 +304,7 @@ def steady_rate(d):
         cpu, how = (b["ticks"] - a["ticks"]) / st["clk_tck"], "ticks"
     bpf = (b["bpf_ns"] - a["bpf_ns"]) / 1e9
     return {"window_s": round(secs, 2), "how": how,
+            "bpf_maps_mb": round(b.get("maps_bytes", 0) / 1e6, 1),
             "cpu_s_per_s": round(cpu / secs, 5),
             "cpu_incl_bpf_s_per_s": round((cpu + bpf) / secs, 5)}
 
@@ -613,7 +623,7 @@ def phase_row(work, seconds, phase, label, hz):
         progs = json.loads(read(os.path.join(d, "bpf.json")) or "[]")
     except ValueError:
         progs = []
-    if phase in ("kiln", "agent"):  # both sample with kiln's kiln_sample
+    if phase == "kiln" or phase in AGENT_PHASES:  # all sample with kiln's kiln_sample
         # (kiln_sample_loop where the kernel has bpf_loop, its name cut
         # to the kernel's 15 characters)
         bpf = bpf_figures(progs, lambda p: str(p.get("name", "")).startswith("kiln_sample"))
@@ -625,7 +635,7 @@ def phase_row(work, seconds, phase, label, hz):
             row["kiln_stats"] = json.loads(read(os.path.join(d, "kiln.json")))
         except (TypeError, ValueError):
             row["kiln_stats"] = None
-    elif phase == "agent":
+    elif phase in AGENT_PHASES:
         files = sorted(glob.glob(os.path.join(d, "profiles", "*.pb.gz")))
         row["profile_files"] = len(files)
         stacks, note = stacks_pprof(files, d)
@@ -651,6 +661,7 @@ def steady_figures(row, d, script_per_s=0.0):
     row["steady_ms_per_s"] = round(1000 * (st["cpu_s_per_s"] + script_per_s), 3)
     if row["phase"] not in PERF_PHASES:
         row["steady_incl_bpf_ms_per_s"] = round(1000 * st["cpu_incl_bpf_s_per_s"], 3)
+        row["bpf_maps_mb"] = st["bpf_maps_mb"]
 
 
 def fmt(v, nd=2):
@@ -701,6 +712,19 @@ def judge(by, baselines, ratios):
         lambda x: x >= 95.0,
         f"{fmt(v, 1)} % of {sl.get('samples', 0)} samples, coverage "
         f"{fmt(sl.get('coverage_pct'), 1)} % of the expected")
+    v = k.get("peak_rss_mb")
+    add("kiln record peak RSS <= 20 MB", v, lambda x: x <= 20.0,
+        f"{fmt(v, 1)} MB (BPF maps {fmt(k.get('bpf_maps_mb'), 1)} MB besides)")
+    for phase, what in (("agent", "the agent"),
+                        ("agent_interp", "the agent with python3 and ruby running")):
+        a = by.get(phase) or {}
+        v = a.get("steady_incl_bpf_ms_per_s")
+        v = v and round(v / 10, 3)
+        add(f"{what}: CPU (incl. its BPF time) in steady state <= 0.5 % of one core",
+            v, lambda x: x <= 0.5, f"{fmt(v, 3)} %")
+        v = a.get("peak_rss_mb")
+        add(f"{what}: peak RSS <= 30 MB plus its BPF maps", v, lambda x: x <= 30.0,
+            f"{fmt(v, 1)} MB plus {fmt(a.get('bpf_maps_mb'), 1)} MB of BPF maps")
     out.append({"target": "drain time linear in unique stacks", "value": None,
                 "met": None, "figure": "measured by `make bench-scale`"})
     return out
@@ -806,9 +830,11 @@ def cmd_report(work, seconds, out):
     eff = sum(base_eff) / len(base_eff) if base_eff else None
     for rnd in rounds:
         for r in rnd["rows"] + rnd["extra_baselines"]:
-            if base and r.get("spin"):
+            if r["phase"] in MORE_LOAD_PHASES:
+                pass
+            elif base and r.get("spin"):
                 r["throughput_pct"] = round(100.0 * r["spin"]["iterations"] / base, 2)
-            if eff and r.get("spin") and r["spin"]["cpu_s"]:
+            if eff and r.get("spin") and r["spin"]["cpu_s"] and r["phase"] not in MORE_LOAD_PHASES:
                 r["iters_per_cpu_s_pct"] = round(
                     100.0 * r["spin"]["iterations"] / r["spin"]["cpu_s"] / eff, 2)
             if "failed" not in r:
@@ -832,15 +858,15 @@ def cmd_report(work, seconds, out):
     print("Cost:")
     print()
     print("| run | CPU s | CPU s incl BPF | steady CPU ms/s (incl BPF) | peak RSS MB "
-          "| BPF ns/sample | throughput vs baseline % | iters per CPU-s vs baseline % |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| BPF maps MB | BPF ns/sample | throughput vs baseline % | iters per CPU-s vs baseline % |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "failed" in r:
-            print(f"| {r['label']} | failed: {r['failed']} | | | | | | |")
+            print(f"| {r['label']} | failed: {r['failed']} | | | | | | | |")
             continue
         thr = f"{fmt(r.get('throughput_pct'))} | {fmt(r.get('iters_per_cpu_s_pct'))}"
         if r["phase"] == "baseline":
-            print(f"| {r['label']} | - | - | - | - | - | {thr} |")
+            print(f"| {r['label']} | - | - | - | - | - | - | {thr} |")
             continue
         if r["phase"] in PERF_PHASES:
             cpu = f"{r['cpu_s']:.3f} ({r['record_cpu_s']:.3f} + {r['script_cpu_s']:.3f})"
@@ -851,7 +877,8 @@ def cmd_report(work, seconds, out):
             incl = fmt(r.get("cpu_incl_bpf_s"), 3)
             ns = fmt(r.get("bpf_ns_per_sample"), 0)
             steady = f"{fmt(r.get('steady_ms_per_s'), 2)} ({fmt(r.get('steady_incl_bpf_ms_per_s'), 2)})"
-        print(f"| {r['label']} | {cpu} | {incl} | {steady} | {r['peak_rss_mb']:.1f} | {ns} | {thr} |")
+        maps = "n/a" if r["phase"] in PERF_PHASES else fmt(r.get("bpf_maps_mb"), 1)
+        print(f"| {r['label']} | {cpu} | {incl} | {steady} | {r['peak_rss_mb']:.1f} | {maps} | {ns} | {thr} |")
     print()
     print("Accuracy:")
     print()
@@ -916,8 +943,24 @@ def cmd_report(work, seconds, out):
           f"in steady state {fmt(a.get('steady_ms_per_s') and a['steady_ms_per_s'] / 10, 3)}% "
           f"(incl. BPF: {fmt(a.get('steady_incl_bpf_ms_per_s') and a['steady_incl_bpf_ms_per_s'] / 10, 3)}%; "
           f"/ perf's: {fmt(ratios['agent_steady_incl_bpf_over_perf_steady'], 3)}); "
-          f"peak RSS {fmt(a.get('peak_rss_mb'), 1)} MB (target: steady < 30 MB); "
+          f"peak RSS {fmt(a.get('peak_rss_mb'), 1)} MB (target: steady < 30 MB) "
+          f"plus {fmt(a.get('bpf_maps_mb'), 1)} MB of BPF maps; "
           f"{a.get('profile_files', 0)} profile files merged for the share.")
+    for phase, what in (("agent_fp", "the agent with frame pointers only (--unwind-memory 0)"),
+                        ("agent_interp", "the agent with Debian's python3 and ruby also running")):
+        a = by.get(phase) or {}
+        if "failed" in a:
+            print(f"\n{what[0].upper() + what[1:]}: failed: {a['failed']}")
+            continue
+        incl = a.get("cpu_incl_bpf_s")
+        print(f"\n{what[0].upper() + what[1:]}: "
+              f"CPU = {fmt(a.get('cpu_pct_of_core'), 3)}% of one core "
+              f"(incl. BPF: {fmt(incl and 100 * incl / seconds, 3)}%), in steady state "
+              f"{fmt(a.get('steady_ms_per_s') and a['steady_ms_per_s'] / 10, 3)}% (incl. BPF: "
+              f"{fmt(a.get('steady_incl_bpf_ms_per_s') and a['steady_incl_bpf_ms_per_s'] / 10, 3)}%); "
+              f"BPF {fmt(a.get('bpf_ns_per_sample'), 0)} ns a sample; "
+              f"peak RSS {fmt(a.get('peak_rss_mb'), 1)} MB plus "
+              f"{fmt(a.get('bpf_maps_mb'), 1)} MB of BPF maps.")
     print()
     targets = judge(by, baselines, ratios)
     print(f"Targets (issue 7), medians of this run's {nr} round(s):")

@@ -7,7 +7,9 @@
 # another, each for BENCH_SECONDS (default 30) under the same load, in an
 # order rotated by one phase per round (so no tool always runs first, or
 # right after the same neighbour): baseline (no profiler), kiln record, kiln
-# agent (file exporter, stopped with SIGTERM), perf record -g + perf script,
+# agent (file exporter, stopped with SIGTERM), the agent again with frame
+# pointers only (--unwind-memory 0), the agent again with Debian's python3
+# and ruby added to the load, perf record -g + perf script,
 # perf record --call-graph dwarf + perf script, bpftrace profile:hz:97. After
 # the last round a second baseline (noise estimate; BENCH_REPEAT_BASELINE=0
 # skips it). The report shows the median of each figure over the rounds and
@@ -55,6 +57,7 @@ TMP=""
 RD=""  # the current round's directory, $TMP/round<N>
 STAMP=""
 LOAD_PIDS=""
+INTERP_PIDS=""
 SPIN_PID=""
 CHURN_PID=""
 PROBE_PID=""
@@ -68,7 +71,7 @@ log() { echo "bench: $*" >&2; }
 
 cleanup() {
 	local p
-	for p in $FIRST_PID $STEADY_PID $PROBE_PID $CHURN_PID $SPIN_PID $LOAD_PIDS $STATS_HOLDER; do
+	for p in $FIRST_PID $STEADY_PID $PROBE_PID $CHURN_PID $SPIN_PID $LOAD_PIDS $INTERP_PIDS $STATS_HOLDER; do
 		kill "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
@@ -108,7 +111,7 @@ setup() {
 		log "needs root (BPF, perf -a, sysctl): run it with sudo"
 		exit 2
 	fi
-	for tool in "$PY" /usr/bin/time clang bpftool; do
+	for tool in "$PY" /usr/bin/time clang bpftool ruby; do
 		command -v "$tool" >/dev/null || { log "missing $tool"; exit 2; }
 	done
 
@@ -150,17 +153,28 @@ setup() {
 # ------------------------------------------------------------------ load
 
 # cpu_ratio starts one thread per CPU itself; it runs well past the phase so
-# it is alive when bpftrace symbolizes at exit, and is killed after.
+# it is alive when bpftrace symbolizes at exit, and is killed after. With
+# LOAD_INTERP=1 (the agent_interp phase), so do Debian's python3 and ruby
+# running the unwind suite's CPU-bound scripts: a node's interpreters, whose
+# frames kiln reads. Not in the other phases: bpftrace 0.17 cannot print a
+# map once its stack map had a collision (thousands of distinct interpreter
+# stacks), and fails the run.
 start_load() {
 	"$TMP/cpu_ratio" $((S + 60)) &
 	LOAD_PIDS="$!"
+	if [ "${LOAD_INTERP:-0}" = 1 ]; then
+		"$PY" "$HERE/../unwind/workloads/cpu.py" 100000 >/dev/null &
+		INTERP_PIDS="$!"
+		ruby "$HERE/../unwind/workloads/cpu.rb" 100000 >/dev/null &
+		INTERP_PIDS="$INTERP_PIDS $!"
+	fi
 	sleep 1
 }
 
 stop_load() {
 	local p
-	for p in $LOAD_PIDS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	LOAD_PIDS=""
+	for p in $LOAD_PIDS $INTERP_PIDS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	LOAD_PIDS="" INTERP_PIDS=""
 }
 
 # spin_counter and churn run exactly S seconds from the profiler's start; in
@@ -253,13 +267,15 @@ phase_kiln() {
 # /usr/bin/time (a SIGTERM to time would lose its figures) and passes on the
 # agent's status, 0 after SIGTERM; the agent then writes its last partial
 # interval. A SIGKILL 20 s later if it hangs.
+# $1: phase name; the rest: more agent flags.
 phase_agent() {
-	local d="$RD/agent"
+	local name=$1 d="$RD/$1"
+	shift
 	mkdir -p "$d"
-	log "agent: ${S}s, kiln agent --output-dir (files), SIGTERM at the end"
+	log "$name: ${S}s, kiln agent --output-dir (files) $*, SIGTERM at the end"
 	run_kiln_phase "$d" '*.pb.gz' \
 		timeout --preserve-status -s TERM -k 20 "$S" \
-		"$STAMP" "$d/stamp" "$KILN" agent --output-dir "$d/profiles" --metrics-addr off --interval 10
+		"$STAMP" "$d/stamp" "$KILN" agent --output-dir "$d/profiles" --metrics-addr off --interval 10 "$@"
 }
 
 # perf record then perf script. $1: phase name (perf, perf_dwarf); the rest:
@@ -325,14 +341,16 @@ run_phase() {
 	case $1 in
 	baseline) phase_baseline baseline ;;
 	kiln) phase_kiln ;;
-	agent) phase_agent ;;
+	agent) phase_agent agent ;;
+	agent_fp) phase_agent agent_fp --unwind-memory 0 ;;
+	agent_interp) LOAD_INTERP=1 phase_agent agent_interp ;;
 	perf) phase_perf perf -g ;;
 	perf_dwarf) phase_perf perf_dwarf --call-graph dwarf ;;
 	bpftrace) phase_bpftrace ;;
 	esac
 }
 
-PHASES=(baseline kiln agent perf perf_dwarf bpftrace)
+PHASES=(baseline kiln agent agent_fp agent_interp perf perf_dwarf bpftrace)
 
 setup
 log "work dir $TMP, $ROUNDS round(s), ${S}s per phase, $NCPU CPUs"

@@ -429,20 +429,27 @@ test_cli() {
 # libdebuginfod and what they bring: lazy_lib.h) and stays within issue
 # 18's 20 MB of peak RSS (the shipped build; ASan multiplies it).
 test_footprint() {
-	local stats=$TMP/footprint.json pid libs hwm cap_kb=$((${KILN_SAN_DIR:+4 *} 20480))
+	local stats=$TMP/footprint.json pid libs hwm maps_kb said_kb cap_kb=$((${KILN_SAN_DIR:+4 *} 20480))
 	"$KILN" record -q -d 2 -o "$TMP/footprint.pb.gz" --stats "$stats" 2>"$TMP/footprint.err" &
 	pid=$!
 	sleep 1
 	libs=$(grep -oE 'lib(curl|microhttpd|debuginfod|gnutls|ssl|krb5)[^/ ]*\.so[^/ ]*' "/proc/$pid/maps" |
 		sort -u | tr '\n' ' ')
+	# the kernel's charge for the maps, read here, against what kiln reports
+	maps_kb=$(cat /proc/$pid/fdinfo/* 2>/dev/null |
+		awk '/^map_type:/ { m = 1 } /^memlock:/ && m { n += $2; m = 0 } END { print int(n / 1024) }')
 	wait "$pid" || { fail footprint "kiln record failed: $(tail -1 "$TMP/footprint.err")"; return; }
 	hwm=$(python3 -c "import json; print(json.load(open('$stats'))['max_rss_kb'])")
+	said_kb=$(python3 -c "import json; print(json.load(open('$stats'))['bpf_maps_bytes'] // 1024)")
 	if [ -n "$libs" ]; then
 		fail footprint "kiln record mapped $libs"
 	elif [ "$hwm" -gt "$cap_kb" ]; then
 		fail footprint "peak RSS $hwm kB > $cap_kb kB"
+	elif [ "$maps_kb" -eq 0 ] || [ $((said_kb * 100 / maps_kb)) -lt 95 ] ||
+		[ $((said_kb * 100 / maps_kb)) -gt 105 ]; then
+		fail footprint "BPF maps: kiln says $said_kb kB, their fdinfo $maps_kb kB"
 	else
-		pass "footprint: record maps no network library, peak RSS $hwm kB"
+		pass "footprint: record maps no network library, peak RSS $hwm kB; BPF maps $said_kb kB ($maps_kb kB by their fdinfo)"
 	fi
 }
 

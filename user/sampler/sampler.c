@@ -11,6 +11,7 @@
  * The unwind maps (rows, rules, tables) are BPF_F_MMAPABLE arrays: user
  * space writes tables straight into the memory the walker reads. */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/membarrier.h>
 #include <poll.h>
 #include <linux/perf_event.h>
@@ -743,6 +744,41 @@ bool sampler__sideband_stats(const struct sampler *s, struct sideband_stats *out
 const volatile uint64_t *sampler__cgroup_epoch(const struct sampler *s)
 {
 	return (const volatile uint64_t *)&s->skel->bss->cgroup_epoch;
+}
+
+/* The kernel's charge for one map: "memlock" in its fdinfo (for a map
+ * filled as it goes, what it holds now, from Linux 6.4; before, its
+ * capacity). */
+static uint64_t map_memlock(int fd)
+{
+	char path[64], buf[512];
+	const char *at;
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return 0;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	at = strstr(buf, "\nmemlock:");
+	return at ? strtoull(at + 9, NULL, 10) : 0;
+}
+
+uint64_t sampler__maps_bytes(const struct sampler *s)
+{
+	const struct bpf_map *m;
+	uint64_t sum = 0;
+
+	bpf_object__for_each_map(m, s->skel->obj) {
+		if (bpf_map__fd(m) >= 0)
+			sum += map_memlock(bpf_map__fd(m));
+	}
+	return sum;
 }
 
 void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt)
