@@ -298,7 +298,7 @@ struct walk {
 				 * the one a signal interrupted */
 	__u32 maps_pid;         /* whose proc_maps the walk reads: the process's,
 				 * or its parent's (tables_instance) */
-	__u32 maps_pad;
+	__u32 map_probe;        /* find_map's index, passed through memory */
 	/* The interpreter walk (kiln_py, kiln_rb), for the process's language
 	 * it_lang: the next interpreter frame to emit (Ruby: and where its
 	 * control frames end), IT_* state, frames emitted, the process's
@@ -564,8 +564,21 @@ static __always_inline __u64 strip_pac(__u64 ra)
 #endif
 }
 
+/* i as an index of pm->maps, stored and loaded back: the verifier does
+ * not follow a value through map memory, so the search's bounds do not
+ * become its business. (As an offset, i is checked for its exact range,
+ * and that range's history with it: the verifier then walks both ways of
+ * every step of the search, 2^7 paths, a third of kiln_walk_loop's
+ * verification.) */
+static __always_inline __u32 map_index(struct walk *w, __u32 i)
+{
+	*(volatile __u32 *)&w->map_probe = i;
+	return *(volatile __u32 *)&w->map_probe & (KILN_PROC_MAPS_MAX - 1);
+}
+
 /* The executable mapping of pm holding pc, or NULL. */
-static __always_inline const struct kiln_exec_map *find_map(const struct kiln_proc_maps *pm,
+static __always_inline const struct kiln_exec_map *find_map(struct walk *w,
+							    const struct kiln_proc_maps *pm,
 							    __u64 pc)
 {
 	const struct kiln_exec_map *m;
@@ -580,14 +593,11 @@ static __always_inline const struct kiln_exec_map *find_map(const struct kiln_pr
 			break;
 		half = n / 2;
 		mid = lo + half;
-		if (pm->maps[mid & (KILN_PROC_MAPS_MAX - 1)].start <= pc) {
+		if (pm->maps[map_index(w, mid)].start <= pc)
 			lo = mid;
-			n -= half;
-		} else {
-			n = half;
-		}
+		n -= half;
 	}
-	m = &pm->maps[lo & (KILN_PROC_MAPS_MAX - 1)];
+	m = &pm->maps[map_index(w, lo)];
 	return pc >= m->start && pc < m->end ? m : NULL;
 }
 
@@ -637,12 +647,9 @@ static __always_inline const struct kiln_unwind_row *find_row(const struct kiln_
 		r = bpf_map_lookup_elem(&unwind_rows, &mid);
 		if (!r)
 			return NULL;
-		if (r->pc_off <= off) {
+		if (r->pc_off <= off)
 			lo = mid;
-			n -= half;
-		} else {
-			n = half;
-		}
+		n -= half;
 	}
 	r = bpf_map_lookup_elem(&unwind_rows, &lo);
 	return r && r->pc_off <= off ? r : NULL;
@@ -819,7 +826,7 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 		return WALK_ON;
 	}
 	w->it_replaced = 0;
-	m = find_map(pm, at);
+	m = find_map(w, pm, at);
 	if (!m && !(pm->flags & KILN_PROC_INCOMPLETE)) {
 		report_miss(pm, w);
 		/* The sampled pc is a fact; a caller outside every mapping is
