@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +57,7 @@ struct sampler {
 	event_fn on_event;
 	void *event_ctx;
 	struct sideband *sb;            /* NULL: no side-band records */
+	int epfd;                       /* both rings' epoll fds, when sb; else -1 */
 	struct bpf_link **links;
 	unsigned nlinks;
 	unsigned ncpus;         /* possible CPUs, for per-CPU values */
@@ -258,6 +259,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	*err = -ENOMEM;
 	if (!s)
 		return NULL;
+	s->epfd = -1;
 	s->ncpus = libbpf_num_possible_cpus();
 	s->frequency = opts->frequency;
 	s->cpu_ids = calloc(s->ncpus, sizeof(*s->cpu_ids));
@@ -396,6 +398,20 @@ int sampler__attach(struct sampler *s, event_fn on_event, sideband_fn on_sideban
 			pr_warn("no side-band perf records (%s): a process gone before its /proc files are read stays unsymbolized",
 				strerror(errno));
 	}
+	/* One epoll instance over both rings' own, registered once: poll()
+	 * on the two would register and unregister both at every wait. */
+	if (s->sb) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		s->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (s->epfd < 0 ||
+		    epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev) ||
+		    epoll_ctl(s->epfd, EPOLL_CTL_ADD, sideband__epoll_fd(s->sb), &ev)) {
+			err = -errno;
+			pr_error("cannot wait on the event rings: %s", strerror(errno));
+			return err;
+		}
+	}
 	/* Tracepoints first, so no process escapes between its first sample
 	 * and its exit. */
 	err = sampler_bpf__attach(s->skel);
@@ -433,16 +449,14 @@ int sampler__attach(struct sampler *s, event_fn on_event, sideband_fn on_sideban
 
 int sampler__poll(struct sampler *s, int timeout_ms)
 {
-	struct pollfd fds[2];
+	struct epoll_event evs[2];
 	int n;
 
 	if (!s->sb) {
 		n = ring_buffer__poll(s->rb, timeout_ms);
 		return n == -EINTR ? 0 : n;
 	}
-	fds[0] = (struct pollfd){ .fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN };
-	fds[1] = (struct pollfd){ .fd = sideband__epoll_fd(s->sb), .events = POLLIN };
-	if (poll(fds, 2, timeout_ms) < 0 && errno != EINTR)
+	if (epoll_wait(s->epfd, evs, 2, timeout_ms) < 0 && errno != EINTR)
 		return -errno;
 	/* The mappings first: a process's event may need those it made. */
 	sideband__consume(s->sb);
@@ -813,6 +827,8 @@ void sampler__destroy(struct sampler *s)
 	if (s->have_unwind)
 		unmap_unwind(s);
 	hashmap__clear(&s->read_stacks);
+	if (s->epfd >= 0)
+		close(s->epfd);
 	ring_buffer__free(s->rb);
 	sideband__free(s->sb);
 	sampler_bpf__destroy(s->skel);
