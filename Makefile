@@ -240,6 +240,12 @@ $(OUT)/user/%.o: user/%.c $(SKELS) $(PROTO_C)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
+# kiln version prints the commit it was built from: main.o is rebuilt when
+# HEAD moves (the stamp, written as the Makefile is read, changes only then).
+GIT_REV_STAMP := $(OUT)/gen/git_rev
+$(shell mkdir -p $(OUT)/gen && (echo '$(GIT_REV)' | cmp -s - $(GIT_REV_STAMP) || echo '$(GIT_REV)' >$(GIT_REV_STAMP)))
+$(OUT)/user/main.o: $(GIT_REV_STAMP)
+
 # A cached unwind table is stale once the builder changes: the cache stores
 # this fingerprint of its sources (user/unwind/table_cache.c).
 UNWIND_BUILDER_SRCS := VERSION include/kiln/unwind.h user/unwind/unwind_table.c \
