@@ -274,13 +274,14 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	}
 	s->online = (unsigned)online;
 
-	/* Defaults hold a busy host for 10 s: every CPU sampling a distinct
-	 * stack at every tick still fits the counts map; stacks repeat far
-	 * more, and a stack map 4x over its load keeps collisions rare. */
+	/* Defaults hold a busy host for 10 s, five drains: every CPU
+	 * sampling a distinct stack at every tick still fits the counts map;
+	 * stacks repeat far more. At least 4096 stacks (4.5 MB a generation):
+	 * 2 CPUs at 97 Hz store at most 776 in a drain, kernel and user. */
 	per_interval = s->online * opts->frequency * 10;
 	counts = opts->counts_entries ? opts->counts_entries : roundup_pow2(per_interval);
 	stacks = opts->stack_entries ? opts->stack_entries :
-		roundup_pow2(per_interval / 2 > 8192 ? per_interval / 2 : 8192);
+		roundup_pow2(per_interval / 2 > 4096 ? per_interval / 2 : 4096);
 	if (counts < 1024)
 		counts = 1024;
 
