@@ -58,6 +58,9 @@ struct sampler {
 	void *event_ctx;
 	struct sideband *sb;            /* NULL: no side-band records */
 	int epfd;                       /* both rings' epoll fds, when sb; else -1 */
+	/* kernel memory of the maps allocated whole at load (0: not read yet;
+	 * those filled as they go are read at each sampler__maps_bytes) */
+	uint64_t fixed_maps_bytes;
 	struct bpf_link **links;
 	unsigned nlinks;
 	unsigned ncpus;         /* possible CPUs, for per-CPU values */
@@ -784,16 +787,23 @@ static uint64_t map_memlock(int fd)
 	return at ? strtoull(at + 9, NULL, 10) : 0;
 }
 
-uint64_t sampler__maps_bytes(const struct sampler *s)
+uint64_t sampler__maps_bytes(struct sampler *s)
 {
 	const struct bpf_map *m;
-	uint64_t sum = 0;
+	bool first = s->fixed_maps_bytes == 0;
+	uint64_t grown = 0;
 
 	bpf_object__for_each_map(m, s->skel->obj) {
-		if (bpf_map__fd(m) >= 0)
-			sum += map_memlock(bpf_map__fd(m));
+		int fd = bpf_map__fd(m);
+
+		if (fd < 0)
+			continue;
+		if (bpf_map__map_flags(m) & BPF_F_NO_PREALLOC)
+			grown += map_memlock(fd);
+		else if (first)
+			s->fixed_maps_bytes += map_memlock(fd);
 	}
-	return sum;
+	return s->fixed_maps_bytes + grown;
 }
 
 void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt)

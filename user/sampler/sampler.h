@@ -115,9 +115,10 @@ unsigned sampler__cpus(const struct sampler *s);
 const volatile uint64_t *sampler__cgroup_epoch(const struct sampler *s);
 /* The side-band records' counters and ring bytes; false when off. */
 bool sampler__sideband_stats(const struct sampler *s, struct sideband_stats *out, uint64_t *bytes);
-/* Kernel memory of all the object's maps now (their fdinfo "memlock");
- * the side-band rings are apart (sampler__sideband_stats). */
-uint64_t sampler__maps_bytes(const struct sampler *s);
+/* Kernel memory of all the object's maps now (their fdinfo "memlock";
+ * those allocated whole at load read once); the side-band rings are apart
+ * (sampler__sideband_stats). */
+uint64_t sampler__maps_bytes(struct sampler *s);
 /* BPF program run time and count from kernel.bpf_stats_enabled (0 when
  * off). */
 void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt);

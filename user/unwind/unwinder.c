@@ -372,49 +372,54 @@ static int rows_write(struct unwinder *u, uint32_t first, const struct kiln_unwi
 	return 0;
 }
 
-/* The page index of rows (struct kiln_exe_table), *npages entries, malloc'd;
- * NULL when out of memory or the rows are not in increasing order. */
-static struct kiln_unwind_row *page_index(const struct kiln_unwind_row *rows, size_t nrows,
-					  size_t *npages)
+/* The pages of code rows cover, one page index entry each (struct
+ * kiln_exe_table); 0 when the rows are not in increasing order. */
+static size_t rows_pages(const struct kiln_unwind_row *rows, size_t nrows)
 {
-	size_t n = ((size_t)rows[nrows - 1].pc_off >> KILN_ROW_PAGE_SHIFT) + 1, r = 0;
-	struct kiln_unwind_row *pages = calloc(n, sizeof(*pages));
+	for (size_t i = 1; i < nrows; i++)
+		if (rows[i].pc_off <= rows[i - 1].pc_off)
+			return 0;
+	return ((size_t)rows[nrows - 1].pc_off >> KILN_ROW_PAGE_SHIFT) + 1;
+}
 
-	for (size_t i = 1; pages && i < nrows; i++)
-		if (rows[i].pc_off <= rows[i - 1].pc_off) {
-			free(pages);
-			return NULL;
-		}
-	for (size_t p = 0; pages && p < n; p++) {
+/* The page index of rows, npages entries (rows_pages), malloc'd; NULL
+ * when out of memory. */
+static struct kiln_unwind_row *page_index(const struct kiln_unwind_row *rows, size_t nrows,
+					  size_t npages)
+{
+	struct kiln_unwind_row *pages = calloc(npages, sizeof(*pages));
+	size_t r = 0;
+
+	for (size_t p = 0; pages && p < npages; p++) {
 		uint64_t at = (uint64_t)p << KILN_ROW_PAGE_SHIFT;
 
 		while (r + 1 < nrows && rows[r + 1].pc_off <= at)
 			r++;
 		pages[p].pc_off = (uint32_t)r;
 	}
-	*npages = n;
 	return pages;
 }
 
-/* Copies table t into the maps as e: its rows, then their page index. */
+/* Copies table t into the maps as e: its rows, then their page index
+ * (built once the table is known to fit). */
 static enum unwinder_fallback exe_load(struct unwinder *u, struct exe *e,
 				       const struct unwind_table *t)
 {
-	size_t nrows, nrules, npages = 0;
+	size_t nrows, nrules, npages;
 	const struct kiln_unwind_row *rows = unwind_table__rows(t, &nrows);
 	const struct kiln_unwind_rule *rules = unwind_table__rules(t, &nrules);
 	enum unwinder_fallback why = UNWINDER_FB_NO_ROOM;
-	struct kiln_unwind_row *pages;
+	struct kiln_unwind_row *pages = NULL;
 	uint16_t *map = NULL;
 	uint32_t first, len;
 
-	if (nrows == 0)
+	if (nrows == 0 || (npages = rows_pages(rows, nrows)) == 0)
 		return UNWINDER_FB_NO_TABLE;
-	pages = page_index(rows, nrows, &npages);
-	if (!pages)
-		return UNWINDER_FB_NO_TABLE;
+	if (nrows + npages > u->m.rows_cap)
+		return UNWINDER_FB_NO_ROOM;
 	len = (uint32_t)(nrows + npages);
-	if (nrows + npages <= u->m.rows_cap)
+	pages = page_index(rows, nrows, npages);
+	if (pages)
 		map = malloc((nrules ? nrules : 1) * sizeof(*map));
 	if (!map)
 		goto out;
