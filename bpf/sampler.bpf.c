@@ -52,20 +52,6 @@ __u32 next_instance = 0;
 volatile __u64 cgroup_epoch = 0;
 
 /* max_entries of every sized map is set by user space before load. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct kiln_sample_key);
-	__type(value, __u64);
-	__uint(max_entries, 1);
-} counts0 SEC(".maps"), counts1 SEC(".maps");
-
-/* Stack hash -> stack. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u64);
-	__type(value, struct kiln_stack);
-	__uint(max_entries, 1);
-} stacks0 SEC(".maps"), stacks1 SEC(".maps");
 
 /* Outcome counters, [gen * KILN_OUTCOME_COUNT + outcome]. */
 struct {
@@ -109,10 +95,15 @@ struct {
 	__uint(max_entries, 1);
 } filter SEC(".maps");
 
+/* Lifecycle events, samples and stacks (include/kiln/sample.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1);
 } events SEC(".maps");
+
+/* Samples do not wake user space, which reads the ring at least every
+ * 100 ms, unless it holds more than this many bytes. */
+const volatile __u64 ring_wakeup_bytes = 1;
 
 #define STACK_HASH_SEED 0x9e3779b97f4a7c15ull
 
@@ -220,12 +211,13 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
 static __always_inline __u32 instance_of(__u32 tgid, struct task_struct *task)
 {
 	struct instance *found = bpf_map_lookup_elem(&instances, &tgid);
-	struct instance fresh = { .mm = (__u64)BPF_CORE_READ(task, mm) };
+	struct instance fresh = {};
 
 	if (found)
 		return found->id;
 	if (BPF_CORE_READ(task, mm, end_code) == 0)
 		return 0;
+	fresh.mm = (__u64)BPF_CORE_READ(task, mm);
 	fresh.id = __sync_fetch_and_add(&next_instance, 1) + 1;
 	if (bpf_map_update_elem(&instances, &tgid, &fresh, BPF_NOEXIST) == 0) {
 		send_event(KILN_EVENT_NEW, task, fresh.id);
@@ -246,7 +238,9 @@ static __always_inline __u32 instance_of(__u32 tgid, struct task_struct *task)
  * - the new program's registers are set, but the exec tracepoint that
  *   ends the old instance has not run yet (or is running, interrupted by
  *   this sample): the instance is the old program's, its mm not the
- *   task's. */
+ *   task's.
+ * Both happen inside execve: never to a sample that interrupted user mode
+ * (the caller's check spares most samples the mm's cold line). */
 static __always_inline bool user_regs_stale(struct task_struct *task, __u32 tgid)
 {
 	struct instance *found = bpf_map_lookup_elem(&instances, &tgid);
@@ -287,7 +281,7 @@ enum { IT_NOT_HANDED = 0, IT_REPLACED = 1, IT_KEPT = 2 };
 
 /* Per-CPU state of one sample while its user stack is walked. */
 struct walk {
-	struct kiln_sample_key key;
+	struct kiln_sample_rec rec;     /* the sample's record */
 	__u64 pc, sp, fp;
 	__u64 lr;               /* arm64: x30 of the interrupted frame */
 	__u64 hash;             /* of the frames walked so far (hash_mix) */
@@ -315,7 +309,7 @@ struct walk {
 	__u32 recent_gen;
 	__u32 recent_pad;
 	__u64 recent[RECENT_STACKS];
-	struct kiln_stack stack;
+	struct kiln_stack_rec srec;     /* the stack being built, as a record */
 };
 
 struct {
@@ -475,73 +469,65 @@ static __always_inline __u64 stack_hash(const struct kiln_stack *st, bool loop)
 	return hash_final(sh.h, st->flags);
 }
 
-/* Stores st under its hash in the generation's stack map; *id: the hash,
- * 0 for an empty stack. -1 when the map is full. A stack this CPU stored
- * in this generation already (w->recent) is not offered again: a hot
- * loop's few stacks cost no map update (its bucket lock and cold lines). */
-static __always_inline int store_hashed(struct walk *w, void *stacks, const struct kiln_stack *st,
-					__u64 hash, __u64 *id)
+/* Wakes user space only when the ring fills: it reads the ring often. */
+static __always_inline __u64 ring_wakeup(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > ring_wakeup_bytes ?
+		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+/* Sends the stack in w->srec under its hash, unless this CPU sent it in
+ * this generation already (w->recent: a hot loop's few stacks are sent
+ * once a drain, not at every sample); *id: the hash, 0 for an empty
+ * stack. -1 when the ring is full. */
+static __always_inline int store_hashed(struct walk *w, __u64 hash, __u64 *id)
 {
 	__u64 *recent = &w->recent[hash & (RECENT_STACKS - 1)];
-	long err;
+	__u32 len = w->srec.stack.len;
 
 	*id = 0;
-	if (st->len == 0)
+	if (len == 0 || len > KILN_MAX_STACK_DEPTH)
 		return 0;
 	*id = hash;
 	if (*recent == hash)
 		return 0;
-	err = bpf_map_update_elem(stacks, id, st, BPF_NOEXIST);
-	if (err && err != -EEXIST)
+	w->srec.type = KILN_REC_STACK;
+	w->srec.gen = w->rec.gen;
+	w->srec.id = hash;
+	if (bpf_ringbuf_output(&events, &w->srec, KILN_STACK_REC_BYTES(len), ring_wakeup()))
 		return -1;
 	*recent = hash;
 	return 0;
 }
 
-static __always_inline int store_stack(struct walk *w, void *stacks, const struct kiln_stack *st,
-				       __u64 *id, bool loop)
+static __always_inline int store_stack(struct walk *w, __u64 *id, bool loop)
 {
-	return store_hashed(w, stacks, st, stack_hash(st, loop), id);
+	return store_hashed(w, stack_hash(&w->srec.stack, loop), id);
 }
 
-/* Counts the sample under w->key (stacks set). */
+/* Sends the sample, its stacks sent. */
 static __always_inline void commit(struct walk *w, struct task_struct *task, __u32 tid)
 {
-	void *counts = w->gen ? (void *)&counts1 : (void *)&counts0;
-	__u64 one = 1, *val;
-
 	/* After the stacks: a dropped sample must not announce a process. */
-	w->key.instance = tid == 0 ? 0 : instance_of(w->key.pid, task);
-	val = bpf_map_lookup_elem(counts, &w->key);
-	if (!val) {
-		if (bpf_map_update_elem(counts, &w->key, &one, BPF_NOEXIST) == 0) {
-			count_outcome(w->gen, KILN_SAMPLED);
-			return;
-		}
-		/* Lost a race with another CPU inserting the same key, or full. */
-		val = bpf_map_lookup_elem(counts, &w->key);
-		if (!val) {
-			count_outcome(w->gen, KILN_DROP_COUNTS_FULL);
-			return;
-		}
-	}
-	__sync_fetch_and_add(val, 1);
-	count_outcome(w->gen, KILN_SAMPLED);
+	w->rec.key.instance = tid == 0 ? 0 : instance_of(w->rec.key.pid, task);
+	w->rec.type = KILN_REC_SAMPLE;
+	if (bpf_ringbuf_output(&events, &w->rec, sizeof(w->rec), ring_wakeup()))
+		count_outcome(w->gen, KILN_DROP_RING_FULL);
+	else
+		count_outcome(w->gen, KILN_SAMPLED);
 }
 
-/* Stores the walked user stack and counts the sample. */
+/* Sends the walked user stack and the sample. */
 static __always_inline void finish_walk(struct walk *w)
 {
-	void *stacks = w->gen ? (void *)&stacks1 : (void *)&stacks0;
 	__u64 id = bpf_get_current_pid_tgid();
 
-	if (w->stack.flags & KILN_STACK_ROOT)
+	if (w->srec.stack.flags & KILN_STACK_ROOT)
 		count_unwind(KILN_UW_ROOT);
-	if (w->stack.flags & KILN_STACK_TRUNCATED)
+	if (w->srec.stack.flags & KILN_STACK_TRUNCATED)
 		count_unwind(KILN_UW_TRUNCATED);
-	if (store_hashed(w, stacks, &w->stack, hash_final(w->hash, w->stack.flags),
-			 &w->key.ustack)) {
-		count_outcome(w->gen, KILN_DROP_STACK_FULL);
+	if (store_hashed(w, hash_final(w->hash, w->srec.stack.flags), &w->rec.key.ustack)) {
+		count_outcome(w->gen, KILN_DROP_RING_FULL);
 		return;
 	}
 	commit(w, bpf_get_current_task_btf(), (__u32)id);
@@ -659,7 +645,7 @@ enum { WALK_ON = 0, WALK_END = 1 };
 
 static __always_inline int walk_end(struct walk *w, __u32 flags, __u32 stat)
 {
-	w->stack.flags |= flags;
+	w->srec.stack.flags |= flags;
 	if (stat < KILN_UW_STAT_COUNT)
 		count_unwind(stat);
 	return WALK_END;
@@ -684,7 +670,7 @@ static __always_inline int fp_step(struct walk *w, bool other_stack)
 	w->pc = strip_pac(frame[1]);
 	w->pc_is_ra = 1;
 	w->lr_known = 0;
-	w->stack.flags |= KILN_STACK_FP_STEPS;
+	w->srec.stack.flags |= KILN_STACK_FP_STEPS;
 	count_unwind(KILN_UW_FRAMES_FP);
 	return w->pc ? WALK_ON : WALK_END;
 }
@@ -814,7 +800,7 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 	const struct kiln_exe_table *t;
 	const struct kiln_unwind_row *row;
 	__u64 pc = w->pc, at = w->pc_is_ra ? pc - 1 : pc;
-	__u32 n = w->stack.len, slot, cmd;
+	__u32 n = w->srec.stack.len, slot, cmd;
 	bool replaced = w->it_replaced == IT_REPLACED;
 
 	if (w->it_pending)
@@ -832,16 +818,16 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 		/* The sampled pc is a fact; a caller outside every mapping is
 		 * what a wrong step would produce: never emitted. */
 		if (n == 0) {
-			w->stack.ips[0] = pc;
-			w->stack.len = 1;
+			w->srec.stack.ips[0] = pc;
+			w->srec.stack.len = 1;
 			w->hash = hash_mix(w->hash, pc);
 		}
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_MAPPING);
 	}
 	/* (written either way, counted only when not replaced: no branch
 	 * for the verifier to follow twice) */
-	w->stack.ips[n] = pc;
-	w->stack.len = n + !replaced;
+	w->srec.stack.ips[n] = pc;
+	w->srec.stack.len = n + !replaced;
 	if (!replaced)
 		w->hash = hash_mix(w->hash, pc);
 	if (!m || m->slot >= KILN_UNWIND_SLOTS)
@@ -921,7 +907,7 @@ static __always_inline int walk_run(struct bpf_perf_event_data *ctx, bool loop)
 	pm = bpf_map_lookup_elem(&proc_maps, &pid);
 	if (!pm) {
 		/* user space dropped the process meanwhile: keep what we have */
-		w->stack.flags |= KILN_STACK_ERROR;
+		w->srec.stack.flags |= KILN_STACK_ERROR;
 		finish_walk(w);
 		return 0;
 	}
@@ -954,7 +940,7 @@ static __always_inline int walk_run(struct bpf_perf_event_data *ctx, bool loop)
 		w->tail_calls++;
 		bpf_tail_call(ctx, &walk_progs, KILN_PROG_WALK);
 	}
-	w->stack.flags |= KILN_STACK_TRUNCATED;
+	w->srec.stack.flags |= KILN_STACK_TRUNCATED;
 	finish_walk(w);
 	return 0;
 }
@@ -1016,13 +1002,13 @@ static __always_inline __u64 thread_pointer(void)
  * gone by the drain). */
 static __always_inline void it_announce(struct walk *w, __u64 code, __u32 event)
 {
-	struct interp_seen_key k = { .pid = w->key.pid, .code = code };
+	struct interp_seen_key k = { .pid = w->rec.key.pid, .code = code };
 	__u8 one = 1;
 
 	if (bpf_map_lookup_elem(&interp_seen, &k))
 		return;
 	bpf_map_update_elem(&interp_seen, &k, &one, BPF_ANY);
-	send_walk_event(event, w->key.pid, w->it_instance, code);
+	send_walk_event(event, w->rec.key.pid, w->it_instance, code);
 }
 
 /* Writes one interpreter frame (kiln/interp.h: with_aux, a third slot
@@ -1032,23 +1018,23 @@ static __always_inline int it_emit(struct walk *w, __u32 lang, __u64 tag_code, _
 				   __u64 code, __u32 check, __u32 idx, __u32 event, bool with_aux,
 				   __u64 aux)
 {
-	__u32 n = w->stack.len;
+	__u32 n = w->srec.stack.len;
 
 	if (n >= KILN_MAX_STACK_DEPTH - 1 - with_aux ||
 	    w->it_emitted >= KILN_INTERP_MAX_FRAMES) {
 		count_interp(lang, KILN_INTERP_TRUNCATED);
-		w->stack.flags |= KILN_STACK_TRUNCATED;
+		w->srec.stack.flags |= KILN_STACK_TRUNCATED;
 		return IT_STOP;
 	}
-	w->stack.ips[n] = tag_code << KILN_INTERP_TAG_SHIFT | code;
-	w->stack.ips[n + 1] = tag_where << KILN_INTERP_TAG_SHIFT | (__u64)check << 32 | idx;
-	w->stack.len = n + 2;
-	w->hash = hash_mix(hash_mix(w->hash, w->stack.ips[n]), w->stack.ips[n + 1]);
+	w->srec.stack.ips[n] = tag_code << KILN_INTERP_TAG_SHIFT | code;
+	w->srec.stack.ips[n + 1] = tag_where << KILN_INTERP_TAG_SHIFT | (__u64)check << 32 | idx;
+	w->srec.stack.len = n + 2;
+	w->hash = hash_mix(hash_mix(w->hash, w->srec.stack.ips[n]), w->srec.stack.ips[n + 1]);
 	if (with_aux) {
-		w->stack.ips[n + 2] =
+		w->srec.stack.ips[n + 2] =
 			(__u64)KILN_INTERP_TAG_AUX << KILN_INTERP_TAG_SHIFT | aux;
-		w->stack.len = n + 3;
-		w->hash = hash_mix(w->hash, w->stack.ips[n + 2]);
+		w->srec.stack.len = n + 3;
+		w->hash = hash_mix(w->hash, w->srec.stack.ips[n + 2]);
 	}
 	w->it_emitted++;
 	count_interp(lang, KILN_INTERP_FRAMES);
@@ -1298,7 +1284,7 @@ static __always_inline int interp_run(struct bpf_perf_event_data *ctx, __u32 lan
 
 	if (!w)
 		return 0;
-	pid = w->key.pid;
+	pid = w->rec.key.pid;
 	/* (each language's facts begin with its instance) */
 	proc = bpf_map_lookup_elem(lang == KILN_LANG_PY ? (void *)&py_procs : (void *)&rb_procs,
 				   &pid);
@@ -1340,7 +1326,7 @@ static __always_inline int interp_run(struct bpf_perf_event_data *ctx, __u32 lan
 			bpf_tail_call(ctx, &walk_progs, KILN_PROG_PY + lang);
 		}
 		count_interp(lang, KILN_INTERP_LOOP_CAP);
-		w->stack.flags |= KILN_STACK_TRUNCATED;
+		w->srec.stack.flags |= KILN_STACK_TRUNCATED;
 		w->it_state = IT_OFF;
 	}
 	/* A call with no frame (sampled as the loop set its first one up)
@@ -1360,7 +1346,7 @@ back:
 		w->tail_calls++;
 		bpf_tail_call(ctx, &walk_progs, KILN_PROG_WALK);
 	}
-	w->stack.flags |= KILN_STACK_TRUNCATED;
+	w->srec.stack.flags |= KILN_STACK_TRUNCATED;
 	finish_walk(w);
 	return 0;
 }
@@ -1532,18 +1518,18 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct tas
 }
 
 /* The kernel's stack (user: false) or frame-pointer user stack into
- * w->stack. A sample that interrupted user mode has no kernel stack: not
+ * w->srec.stack. A sample that interrupted user mode has no kernel stack: not
  * asked for (at 97 Hz the call cost about 2 us of a sample's 16-20 here,
  * each sample finding caches and TLBs cold). */
 static __always_inline void get_stack(struct bpf_perf_event_data *ctx, struct walk *w,
 				      bool user)
 {
 	long n = !user && sampled_in_user(ctx) ? 0 :
-		 bpf_get_stack(ctx, w->stack.ips, sizeof(w->stack.ips),
+		 bpf_get_stack(ctx, w->srec.stack.ips, sizeof(w->srec.stack.ips),
 			       user ? BPF_F_USER_STACK : 0);
 
-	w->stack.flags = 0;
-	w->stack.len = n > 0 ? (__u32)n / sizeof(__u64) : 0;
+	w->srec.stack.flags = 0;
+	w->srec.stack.len = n > 0 ? (__u32)n / sizeof(__u64) : 0;
 }
 
 static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
@@ -1552,7 +1538,6 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	__u32 generation = gen, g = generation & 1, zero = 0;
 	struct task_struct *task = bpf_get_current_task_btf();
-	void *stacks = g ? (void *)&stacks1 : (void *)&stacks0;
 	struct walk *w;
 
 	if (tid == 0 && !include_idle) {
@@ -1570,25 +1555,26 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 	w = bpf_map_lookup_elem(&walks, &zero);
 	if (!w)
 		return 0;
-	__builtin_memset(&w->key, 0, sizeof(w->key));
+	__builtin_memset(&w->rec.key, 0, sizeof(w->rec.key));
 	w->gen = g;
+	w->rec.gen = generation;
 	if (w->recent_gen != generation) {
 		__builtin_memset(w->recent, 0, sizeof(w->recent));
 		w->recent_gen = generation;
 	}
-	w->key.pid = tgid;
-	w->key.cgroup_id = bpf_get_current_cgroup_id();
-	bpf_get_current_comm(&w->key.comm, sizeof(w->key.comm));
+	w->rec.key.pid = tgid;
+	w->rec.key.cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(&w->rec.key.comm, sizeof(w->rec.key.comm));
 
 	get_stack(ctx, w, false);
-	if (store_stack(w, stacks, &w->stack, &w->key.kstack, loop)) {
-		count_outcome(g, KILN_DROP_STACK_FULL);
+	if (w->srec.stack.len && store_stack(w, &w->rec.key.kstack, loop)) {
+		count_outcome(g, KILN_DROP_RING_FULL);
 		return 0;
 	}
 
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD || tid == 0) {
 		/* no user stack */
-	} else if (user_regs_stale(task, tgid)) {
+	} else if (!sampled_in_user(ctx) && user_regs_stale(task, tgid)) {
 		count_event(KILN_EV_EXEC_USER_SKIPPED);
 	} else {
 		__u32 flags, tabled = tables_instance(tgid, task, &w->maps_pid, &flags);
@@ -1599,16 +1585,16 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 			w->pc_is_ra = 0;
 			interp_setup(w, tgid, w->maps_pid == tgid && (flags & KILN_PROC_INTERP) ?
 						      tabled : 0);
-			w->stack.len = 0;
-			w->stack.flags = KILN_STACK_TABLES;
+			w->srec.stack.len = 0;
+			w->srec.stack.flags = KILN_STACK_TABLES;
 			w->hash = STACK_HASH_SEED;
 			bpf_tail_call(ctx, &walk_progs, KILN_PROG_WALK);
 			/* no walker program: frame pointers below */
 		}
 		count_unwind(KILN_UW_NO_PROC);
 		get_stack(ctx, w, true);
-		if (store_stack(w, stacks, &w->stack, &w->key.ustack, loop)) {
-			count_outcome(g, KILN_DROP_STACK_FULL);
+		if (store_stack(w, &w->rec.key.ustack, loop)) {
+			count_outcome(g, KILN_DROP_RING_FULL);
 			return 0;
 		}
 	}

@@ -159,7 +159,7 @@ const struct config_command agent_command = {
 		"--config file; flags override the environment, which overrides the file.\n"
 		"Secrets are only ever read from files and never logged.\n",
 	.notes =
-		"Bounds: BPF maps (--counts-entries, --stack-entries), --max-processes,\n"
+		"Bounds: sample tables (--counts-entries, --stack-entries), --max-processes,\n"
 		"--symbol-cache, --max-label-sets, --queue-max-bytes (each server's),\n"
 		"--push-max-stacks, --push-max-bytes, --otlp-max-stacks, --otlp-max-bytes,\n"
 		"--output-max-bytes, --pull-max-concurrent, --pull-max-seconds,\n"

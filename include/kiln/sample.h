@@ -17,7 +17,7 @@
 #define KILN_MAX_STACK_DEPTH 127
 #endif
 
-/* One aggregation key of the counts map. `instance` names one process image:
+/* One sample's aggregation key. `instance` names one process image:
  * a fresh one is allocated on the first sample of a pid and on every exec,
  * so pid reuse and exec never mix two programs under one key. */
 struct kiln_sample_key {
@@ -29,14 +29,37 @@ struct kiln_sample_key {
 	char comm[KILN_COMM_LEN];
 };
 
-/* A stack as stored in the stack maps, keyed by a 64-bit hash of its
- * frames and flags: two stacks share a key only if the hash collides, so a
- * new stack is dropped only when the map is full. */
+/* A stack, known by a 64-bit hash of its frames and flags: two stacks
+ * share a key only if the hash collides. */
 struct kiln_stack {
 	__u32 len;
 	__u32 flags;            /* KILN_STACK_* */
 	__u64 ips[KILN_MAX_STACK_DEPTH]; /* innermost first */
 };
+
+/* Samples reach user space through the events ring, beside the lifecycle
+ * events (struct kiln_event), as records that start with their type: a
+ * sample (its key), and a stack, sent by a CPU before the first sample of
+ * a generation that uses it. User space adds them up per generation. */
+enum kiln_record_type {
+	KILN_REC_SAMPLE = 16,
+	KILN_REC_STACK = 17,
+};
+
+struct kiln_sample_rec {
+	__u32 type;             /* KILN_REC_SAMPLE */
+	__u32 gen;              /* the generation it counts in */
+	struct kiln_sample_key key;
+};
+
+/* Sent up to ips[len]: KILN_STACK_REC_BYTES(len) bytes. */
+struct kiln_stack_rec {
+	__u32 type;             /* KILN_REC_STACK */
+	__u32 gen;
+	__u64 id;               /* the kstack / ustack of the keys that use it */
+	struct kiln_stack stack;
+};
+#define KILN_STACK_REC_BYTES(len) (24u + (len) * 8u)
 
 /* How a user stack was walked and how the walk ended. */
 #define KILN_STACK_TABLES     0x01u /* walked with unwind tables (else frame pointers only) */
@@ -48,12 +71,13 @@ struct kiln_stack {
 /* Outcome of each program invocation. Exactly one counter per invocation is
  * incremented, so their sum is the number of invocations. */
 enum kiln_outcome {
-	KILN_SAMPLED = 0,       /* counted in counts[gen] */
+	KILN_SAMPLED = 0,       /* sent to user space in generation gen */
 	KILN_SKIP_IDLE,         /* pid 0 and --include-idle not given */
 	KILN_SKIP_FILTERED,     /* not a profiled pid (record -p / COMMAND) */
 	KILN_SKIP_LATE,         /* after the end of record's window (-d) */
-	KILN_DROP_STACK_FULL,   /* stack map out of free entries */
-	KILN_DROP_COUNTS_FULL,  /* counts map full */
+	KILN_DROP_STACK_FULL,   /* user space's stack table of the drain full */
+	KILN_DROP_COUNTS_FULL,  /* user space's table of sample keys full */
+	KILN_DROP_RING_FULL,    /* the ring full: user space behind */
 	KILN_OUTCOME_COUNT,
 };
 

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* DESIGN: the BPF side writes generation `gen`; a drain flips gen, waits one
- * RCU grace period (membarrier(MEMBARRIER_CMD_GLOBAL) runs synchronize_rcu,
- * and perf-event programs run with interrupts off, inside an RCU read-side
- * section), so no program still writes the old generation. Then the old
- * counts are read and deleted in batches, their stacks read once each
- * through a per-drain cache indexed by stack id, and the old stack map and
- * outcome counters are cleared. Nothing of the old generation survives the
- * drain, so no sample is counted twice.
+/* DESIGN: the BPF side sends samples and their stacks through the events
+ * ring, each tagged with the generation `gen` it counts in, and user space
+ * adds them up in that generation's table as it reads the ring. A drain
+ * flips gen, waits one RCU grace period (membarrier(MEMBARRIER_CMD_GLOBAL)
+ * runs synchronize_rcu, and perf-event programs run with interrupts off,
+ * inside an RCU read-side section), so no program still writes the old
+ * generation, reads the ring to its end, and hands the old table over.
+ * Its outcome counters are cleared with it: no sample is counted twice.
+ * (The ring costs a sample about 1 us less than a BPF hash map of counts
+ * did, and holds what was sent, not a preallocated stack map of 1 KiB an
+ * entry.)
  *
  * The unwind maps (rows, rules, tables) are BPF_F_MMAPABLE arrays: user
  * space writes tables straight into the memory the walker reads. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/membarrier.h>
 #include <sys/epoll.h>
 #include <linux/perf_event.h>
@@ -27,8 +31,8 @@
 #include <bpf/libbpf.h>
 
 #include "core/clock.h"
-#include "core/hashmap.h"
 #include "core/log.h"
+#include "sampler/sample_table.h"
 #include "sampler/sampler.h"
 #include "sampler/sideband.h"
 #include "sampler.skel.h"
@@ -40,15 +44,7 @@ const char *const kiln_outcome_names[KILN_OUTCOME_COUNT] = {
 	[KILN_SKIP_LATE] = "after_window",
 	[KILN_DROP_STACK_FULL] = "stack_map_full",
 	[KILN_DROP_COUNTS_FULL] = "counts_map_full",
-};
-
-#define DRAIN_CHUNK 4096u
-#define STACK_CHUNK 256u       /* stacks read a system call (~1 KiB each) */
-
-/* A stack read in this drain: frames[off, off + n). */
-struct stack_slot {
-	uint32_t n, flags;
-	uint64_t off;
+	[KILN_DROP_RING_FULL] = "ring_full",
 };
 
 struct sampler {
@@ -67,24 +63,14 @@ struct sampler {
 	unsigned online;
 	unsigned *cpu_ids;       /* online CPUs */
 	unsigned frequency;
-	struct hashmap read_stacks;     /* stack id -> slot index + 1, this drain */
-	struct stack_slot *slots;
-	size_t nslots, slots_cap;
-	uint64_t *frames;
-	size_t frames_cap, frames_len;
-	struct kiln_stack stack;        /* lookup buffer */
-	/* STACK_CHUNK stacks, then their STACK_CHUNK ids (read_all_stacks) */
-	struct kiln_stack *batch_stacks;
-	bool stacks_read;               /* the generation's stacks are all in read_stacks */
+	struct sample_table tables[2];  /* by generation & 1 */
+	uint64_t ring_bytes;
 	struct sampler_unwind_maps uw;
 	bool have_unwind;
 	/* the walkers loaded (KILN_PROG_*), or NULL; the sampling program */
 	struct bpf_program *walkers[KILN_PROG_COUNT];
 	struct bpf_program *sample;
-	struct kiln_sample_key *keys;
-	uint64_t *values;
 	uint64_t *percpu;
-	bool batch_unsupported;
 };
 
 static uint32_t roundup_pow2(uint32_t v)
@@ -94,6 +80,18 @@ static uint32_t roundup_pow2(uint32_t v)
 	while (r < v && r < (1u << 31))
 		r <<= 1;
 	return r;
+}
+
+#define RING_SECONDS 8
+#define RING_MIN_BYTES (1u << 20)
+#define RING_MAX_BYTES (1u << 30)
+
+static uint32_t ring_default_bytes(unsigned cpus, unsigned hz)
+{
+	uint64_t b = (uint64_t)cpus * hz * RING_SECONDS * 128;
+
+	return b < RING_MIN_BYTES ? RING_MIN_BYTES : b > RING_MAX_BYTES ? RING_MAX_BYTES :
+									  (uint32_t)b;
 }
 
 /* Reads a CPU list such as "0-3,8" (sysfs format) into cpus[], at most max
@@ -151,7 +149,7 @@ static void explain_load_error(int err)
 		pr_error("the kernel refused to load the BPF program (%s): run kiln as root, or grant CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE (on kernels before 5.11 also raise the locked-memory limit: ulimit -l unlimited)",
 			 strerror(-err));
 	else if (err == -ENOMEM || err == -E2BIG)
-		pr_error("the kernel could not allocate the BPF maps (%s): lower --stack-entries / --counts-entries, or raise the locked-memory limit (ulimit -l unlimited) on kernels before 5.11",
+		pr_error("the kernel could not allocate the BPF maps (%s): lower --unwind-memory, or raise the locked-memory limit (ulimit -l unlimited) on kernels before 5.11",
 			 strerror(-err));
 	else
 		pr_error("the kernel rejected the BPF program (%s): kiln needs Linux 5.11 or newer with BTF; run with -v to see the verifier's log",
@@ -277,16 +275,22 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	}
 	s->online = (unsigned)online;
 
-	/* Defaults hold a busy host for 10 s, five drains: every CPU
-	 * sampling a distinct stack at every tick still fits the counts map;
-	 * stacks repeat far more. At least 4096 stacks (4.5 MB a generation):
-	 * 2 CPUs at 97 Hz store at most 776 in a drain, kernel and user. */
+	/* The tables of a generation: default bounds hold 10 s of a busy
+	 * host, five drains, every CPU sampling a distinct stack at every
+	 * tick; stacks repeat far more. They grow as used: the bounds cost
+	 * nothing until reached. The ring holds RING_SECONDS of samples that
+	 * average 128 bytes (64 a sample, and stacks): user space reads it every
+	 * 100 ms, or sooner when it fills. */
 	per_interval = s->online * opts->frequency * 10;
 	counts = opts->counts_entries ? opts->counts_entries : roundup_pow2(per_interval);
 	stacks = opts->stack_entries ? opts->stack_entries :
 		roundup_pow2(per_interval / 2 > 4096 ? per_interval / 2 : 4096);
 	if (counts < 1024)
 		counts = 1024;
+	sample_table__init(&s->tables[0], 0, counts, stacks);
+	sample_table__init(&s->tables[1], 1, counts, stacks);
+	s->ring_bytes = roundup_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes :
+				     ring_default_bytes(s->online, opts->frequency));
 
 	/* Refuse a kernel that lacks something before anything is loaded. */
 	if (sampler__probe()) {
@@ -301,10 +305,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	}
 	s->skel->rodata->include_idle = opts->include_idle;
 	s->skel->rodata->filter_enabled = opts->filter;
-	bpf_map__set_max_entries(s->skel->maps.counts0, counts);
-	bpf_map__set_max_entries(s->skel->maps.counts1, counts);
-	bpf_map__set_max_entries(s->skel->maps.stacks0, stacks);
-	bpf_map__set_max_entries(s->skel->maps.stacks1, stacks);
+	s->skel->rodata->ring_wakeup_bytes = s->ring_bytes / 2;
 	bpf_map__set_max_entries(s->skel->maps.instances,
 				 opts->process_entries ? opts->process_entries : 32768);
 	/* Without -p or a command to profile it is never read: a preallocated
@@ -322,8 +323,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	bpf_map__set_max_entries(s->skel->maps.rb_procs,
 				 opts->unwind_rows && opts->unwind_processes ?
 				 opts->unwind_processes : 1);
-	bpf_map__set_max_entries(s->skel->maps.events,
-				 roundup_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : 1u << 20));
+	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)s->ring_bytes);
 	if (!opts->filter)
 		bpf_program__set_autoload(s->skel->progs.kiln_fork, false);
 	choose_programs(s, opts);
@@ -338,14 +338,12 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 		pr_error("cannot set up the stack walker's tail calls: %s", strerror(-*err));
 		goto fail;
 	}
-	pr_debug("sampler: %u CPUs online, counts %u entries, stacks %u entries per generation",
-		 s->online, counts, stacks);
+	pr_debug("sampler: %u CPUs online, sample keys %u, stacks %u per generation, ring %" PRIu64 " bytes",
+		 s->online, counts, stacks, s->ring_bytes);
 
-	s->keys = calloc(DRAIN_CHUNK, sizeof(*s->keys));
-	s->values = calloc(DRAIN_CHUNK, sizeof(*s->values));
 	s->percpu = calloc(s->ncpus, sizeof(*s->percpu));
 	s->links = calloc(s->online + 1, sizeof(*s->links));
-	if (!s->keys || !s->values || !s->percpu || !s->links) {
+	if (!s->percpu || !s->links) {
 		*err = -ENOMEM;
 		goto fail;
 	}
@@ -371,10 +369,36 @@ int sampler__filter_add(struct sampler *s, pid_t pid, uint8_t flags)
 	return 0;
 }
 
+/* A sample or stack record into its generation's table (one of another
+ * generation cannot come: the drain's conservation check would say so). */
+static void take_record(struct sampler *s, uint32_t type, const void *data, size_t size)
+{
+	const struct kiln_sample_rec *r = data;   /* type and gen: either */
+	struct sample_table *t;
+
+	if (size < (type == KILN_REC_SAMPLE ? sizeof(*r) : KILN_STACK_REC_BYTES(1)))
+		return;
+	t = &s->tables[r->gen & 1];
+	if (r->gen != t->gen)
+		return;
+	if (type == KILN_REC_SAMPLE)
+		sample_table__add_sample(t, r);
+	else
+		sample_table__add_stack(t, data, size);
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
+	uint32_t type;
 
+	if (size < sizeof(type))
+		return 0;
+	memcpy(&type, data, sizeof(type));
+	if (type == KILN_REC_SAMPLE || type == KILN_REC_STACK) {
+		take_record(s, type, data, size);
+		return 0;
+	}
 	if (size < sizeof(struct kiln_event) || !s->on_event)
 		return 0;
 	/* A new process's mappings may have come since the side-band was last
@@ -493,205 +517,19 @@ static uint64_t sum_percpu(int fd, uint32_t idx, uint64_t *buf, unsigned ncpus, 
 	return sum;
 }
 
-/* The stack of id, innermost first, read once per drain. */
-/* Keeps stack (of the map entry id) as slot nslots + 1 of read_stacks: its
- * frames copied to s->frames. 0 or -ENOMEM. */
-static int slot_add(struct sampler *s, uint64_t id, const struct kiln_stack *stack, bool found)
-{
-	uint32_t len = found ? (stack->len < KILN_MAX_STACK_DEPTH ? stack->len :
-				KILN_MAX_STACK_DEPTH) : 0;
-
-	if (s->nslots == s->slots_cap) {
-		size_t cap = s->slots_cap ? s->slots_cap * 2 : 1024;
-		struct stack_slot *p = realloc(s->slots, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		s->slots = p;
-		s->slots_cap = cap;
-	}
-	if (s->frames_len + len > s->frames_cap) {
-		size_t cap = s->frames_cap ? s->frames_cap * 2 : 64 * KILN_MAX_STACK_DEPTH;
-		uint64_t *f;
-
-		while (cap < s->frames_len + len)
-			cap *= 2;
-		f = realloc(s->frames, cap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		s->frames = f;
-		s->frames_cap = cap;
-	}
-	if (hashmap__put_u64(&s->read_stacks, id, (void *)(uintptr_t)(s->nslots + 1)))
-		return -ENOMEM;
-	s->slots[s->nslots++] = (struct stack_slot){ .n = len, .flags = len ? stack->flags : 0,
-						     .off = s->frames_len };
-	memcpy(s->frames + s->frames_len, stack->ips, len * sizeof(uint64_t));
-	s->frames_len += len;
-	return 0;
-}
-
-/* Reads and deletes every stack of the old generation, STACK_CHUNK a
- * system call, instead of one lookup a stack and two calls a stack to
- * clear the map. False when the kernel cannot (no batch operations, or a
- * hash bucket fuller than a chunk): stack_get then reads each one. */
-static bool read_all_stacks(struct sampler *s, int fd)
-{
-	uint64_t token = 0;
-	bool first = true;
-
-	if (s->batch_unsupported || (!s->batch_stacks && !(s->batch_stacks =
-		calloc(STACK_CHUNK, sizeof(*s->batch_stacks) + sizeof(uint64_t)))))
-		return false;
-	for (;;) {
-		uint64_t *ids = (uint64_t *)(s->batch_stacks + STACK_CHUNK);
-		uint32_t count = STACK_CHUNK;
-		int err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &token, &token, ids,
-							  s->batch_stacks, &count, NULL);
-
-		if (err && errno != ENOENT)
-			return false;
-		for (uint32_t i = 0; i < count; i++)
-			if (slot_add(s, ids[i], &s->batch_stacks[i], true))
-				return false;
-		if (err)        /* ENOENT: that was the last batch */
-			return true;
-		first = false;
-	}
-}
-
-/* The slot (1-based; 0: none) of stack id, read from the map unless it
- * was already. Slots and frames may move (realloc) while more are added:
- * callers turn slots into pointers only once they have all they need. */
-static uintptr_t stack_slot(struct sampler *s, int fd, uint64_t id, struct drain_stats *st)
-{
-	uintptr_t idx;
-	bool found;
-
-	if (id == 0)
-		return 0;
-	idx = (uintptr_t)hashmap__get_u64(&s->read_stacks, id);
-	if (idx)
-		return idx;
-	found = !s->stacks_read && bpf_map_lookup_elem(fd, &id, &s->stack) == 0;
-	if (!found)
-		st->stacks_missing++;
-	return slot_add(s, id, &s->stack, found) ? 0 : s->nslots;
-}
-
-static const uint64_t *slot_frames(const struct sampler *s, uintptr_t idx, uint32_t *n,
-				   uint32_t *flags)
-{
-	const struct stack_slot *slot = idx ? &s->slots[idx - 1] : NULL;
-
-	*n = slot ? slot->n : 0;
-	*flags = slot ? slot->flags : 0;
-	return *n ? s->frames + slot->off : NULL;
-}
-
-static void emit_chunk(struct sampler *s, int stack_fd, uint32_t count, sample_fn fn,
-		       void *ctx, struct drain_stats *st)
-{
-	for (uint32_t i = 0; i < count; i++) {
-		struct drained_sample d = { .key = &s->keys[i], .count = s->values[i] };
-		uintptr_t k = stack_slot(s, stack_fd, s->keys[i].kstack, st);
-		uintptr_t u = stack_slot(s, stack_fd, s->keys[i].ustack, st);
-		uint32_t kflags;
-
-		d.kips = slot_frames(s, k, &d.kn, &kflags);
-		d.uips = slot_frames(s, u, &d.un, &d.uflags);
-		for (unsigned b = 0; b < sizeof(st->ustack_flags) / sizeof(st->ustack_flags[0]); b++)
-			if (d.uflags & (1u << b))
-				st->ustack_flags[b] += d.count;
-		st->drained += d.count;
-		st->keys++;
-		fn(&d, ctx);
-	}
-}
-
-/* Kernels before 5.6 have no batch operations: walk the keys instead. */
-static int drain_counts_by_key(struct sampler *s, int counts_fd, int stack_fd,
-			       sample_fn fn, void *ctx, struct drain_stats *st)
-{
-	for (;;) {
-		uint32_t count = 0;
-
-		while (count < DRAIN_CHUNK &&
-		       bpf_map_get_next_key(counts_fd, count ? &s->keys[count - 1] : NULL,
-					    &s->keys[count]) == 0)
-			count++;
-		if (count == 0)
-			return 0;
-		for (uint32_t i = 0; i < count; i++) {
-			if (bpf_map_lookup_elem(counts_fd, &s->keys[i], &s->values[i]))
-				s->values[i] = 0;
-		}
-		for (uint32_t i = 0; i < count; i++)
-			bpf_map_delete_elem(counts_fd, &s->keys[i]);
-		emit_chunk(s, stack_fd, count, fn, ctx, st);
-	}
-}
-
-static int drain_counts(struct sampler *s, int counts_fd, int stack_fd, sample_fn fn,
-			void *ctx, struct drain_stats *st)
-{
-	uint64_t token = 0;
-	bool first = true;
-
-	if (s->batch_unsupported)
-		return drain_counts_by_key(s, counts_fd, stack_fd, fn, ctx, st);
-	for (;;) {
-		uint32_t count = DRAIN_CHUNK;
-		int err = bpf_map_lookup_and_delete_batch(counts_fd, first ? NULL : &token,
-							  &token, s->keys, s->values,
-							  &count, NULL);
-
-		if (err && errno != ENOENT) {
-			err = -errno;
-			if (first && (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP)) {
-				s->batch_unsupported = true;
-				return drain_counts_by_key(s, counts_fd, stack_fd, fn, ctx, st);
-			}
-			pr_warn("counts map: batch drain failed: %s", strerror(-err));
-			return err;
-		}
-		first = false;
-		emit_chunk(s, stack_fd, count, fn, ctx, st);
-		if (err)        /* ENOENT: that was the last chunk */
-			return 0;
-	}
-}
-
-/* Deletes every stack of the old generation, reading the next id before
- * deleting the current one so the walk stays linear. */
-static void clear_stacks(int fd)
-{
-	uint64_t id, next;
-	int have = bpf_map_get_next_key(fd, NULL, &id) == 0;
-
-	while (have) {
-		have = bpf_map_get_next_key(fd, &id, &next) == 0;
-		bpf_map_delete_elem(fd, &id);
-		id = next;
-	}
-}
-
 int sampler__drain(struct sampler *s, sample_fn fn, void *ctx, struct drain_stats *st)
 {
 	uint32_t gen = s->skel->bss->gen, old = gen & 1;
-	struct bpf_map *counts = old ? s->skel->maps.counts1 : s->skel->maps.counts0;
-	struct bpf_map *stacks = old ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
 	int outcomes_fd = bpf_map__fd(s->skel->maps.outcomes);
 	uint64_t start = monotonic_ns();
-	int err;
 
 	memset(st, 0, sizeof(*st));
 	/* counted up, not toggled: the programs' note of the stacks stored
 	 * in a generation (walk.recent) must not outlive it */
 	__atomic_store_n(&s->skel->bss->gen, gen + 1, __ATOMIC_SEQ_CST);
 	wait_for_programs();
-	/* Every process announced by a sample of the old generation is now in
-	 * the ring buffer: hand those events over before the samples. */
+	/* Every sample of the old generation, and every process one
+	 * announced, is now in the ring: read it to its end. */
 	if (s->sb)
 		sideband__consume(s->sb);
 	if (s->rb)
@@ -700,15 +538,10 @@ int sampler__drain(struct sampler *s, sample_fn fn, void *ctx, struct drain_stat
 	for (uint32_t i = 0; i < KILN_OUTCOME_COUNT; i++)
 		st->outcomes[i] = sum_percpu(outcomes_fd, old * KILN_OUTCOME_COUNT + i,
 					     s->percpu, s->ncpus, true);
-	hashmap__clear(&s->read_stacks);
-	s->nslots = 0;
-	s->frames_len = 0;
-	s->stacks_read = read_all_stacks(s, bpf_map__fd(stacks));
-	err = drain_counts(s, bpf_map__fd(counts), bpf_map__fd(stacks), fn, ctx, st);
-	if (!s->stacks_read)
-		clear_stacks(bpf_map__fd(stacks));
+	sample_table__emit(&s->tables[old], fn, ctx, st);
+	sample_table__reset(&s->tables[old], gen + 2);
 	st->duration_ns = monotonic_ns() - start;
-	return err;
+	return 0;
 }
 
 void sampler__event_stats(struct sampler *s, uint64_t out[KILN_EV_STAT_COUNT])
@@ -837,7 +670,8 @@ void sampler__destroy(struct sampler *s)
 	sampler__stop(s);
 	if (s->have_unwind)
 		unmap_unwind(s);
-	hashmap__clear(&s->read_stacks);
+	sample_table__free(&s->tables[0]);
+	sample_table__free(&s->tables[1]);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	ring_buffer__free(s->rb);
@@ -845,11 +679,6 @@ void sampler__destroy(struct sampler *s)
 	sampler_bpf__destroy(s->skel);
 	free(s->links);
 	free(s->cpu_ids);
-	free(s->slots);
-	free(s->frames);
-	free(s->batch_stacks);
-	free(s->keys);
-	free(s->values);
 	free(s->percpu);
 	free(s);
 }

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* One generation's samples as they come from the ring: the stacks the
+ * CPUs sent (by id) and a count per sample key, each table bounded, until
+ * the drain hands them over. */
+#ifndef KILN_SAMPLER_SAMPLE_TABLE_H
+#define KILN_SAMPLER_SAMPLE_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/hashmap.h"
+#include "kiln/sample.h"
+#include "sampler/sampler.h"
+
+struct stack_slot;
+struct sample_entry;
+
+struct sample_table {
+	uint32_t gen; /* the generation it holds */
+	uint32_t max_keys, max_stacks; /* bounds */
+	struct hashmap stack_ids; /* stack id -> slot index + 1 */
+	struct stack_slot *slots;
+	size_t nslots, slots_cap;
+	uint64_t *frames;
+	size_t frames_len, frames_cap;
+	struct hashmap key_idx; /* hash of a key -> entry index + 1 */
+	struct sample_entry *entries;
+	size_t nentries, entries_cap;
+	uint64_t stacks_refused; /* stacks not kept: the table full */
+	uint64_t dropped_stack; /* samples whose stack was not kept */
+	uint64_t dropped_keys; /* samples of a new key, the table full */
+};
+
+void sample_table__init(struct sample_table *t, uint32_t gen, uint32_t max_keys,
+			uint32_t max_stacks);
+/* A KILN_REC_STACK record of size bytes (checked here). */
+void sample_table__add_stack(struct sample_table *t, const struct kiln_stack_rec *r, size_t size);
+/* A KILN_REC_SAMPLE record. */
+void sample_table__add_sample(struct sample_table *t, const struct kiln_sample_rec *r);
+/* Hands every key with its stacks to fn; fills st's drained, keys,
+ * stacks_missing and ustack_flags, and moves the samples user space
+ * dropped from st->outcomes[KILN_SAMPLED] to their reasons. */
+void sample_table__emit(const struct sample_table *t, sample_fn fn, void *ctx,
+			struct drain_stats *st);
+/* Empties t for generation gen; keeps its arrays for the next. */
+void sample_table__reset(struct sample_table *t, uint32_t gen);
+void sample_table__free(struct sample_table *t);
+
+#endif
