@@ -10,7 +10,28 @@
 
 #include "core/hashmap.h"
 #include "kiln/sample.h"
-#include "sampler/sampler.h"
+
+/* One drained sample key with its stacks (ips, innermost first). */
+struct drained_sample {
+	const struct kiln_sample_key *key;
+	uint64_t count;
+	const uint64_t *kips;
+	uint32_t kn;
+	const uint64_t *uips;
+	uint32_t un;
+	uint32_t uflags;                /* KILN_STACK_* of the user stack */
+};
+
+struct drain_stats {
+	uint64_t outcomes[KILN_OUTCOME_COUNT]; /* this generation */
+	uint64_t drained;               /* sum of drained counts */
+	uint64_t keys;
+	uint64_t stacks_missing;        /* stack ids with no stack sent */
+	uint64_t ustack_flags[5];       /* samples whose user stack has each KILN_STACK_* bit */
+	uint64_t duration_ns;
+};
+
+typedef void (*sample_fn)(const struct drained_sample *s, void *ctx);
 
 struct stack_slot;
 struct sample_entry;

@@ -32,7 +32,6 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "sampler/sample_table.h"
 #include "sampler/sampler.h"
 #include "sampler/sideband.h"
 #include "sampler.skel.h"

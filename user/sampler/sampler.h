@@ -14,6 +14,7 @@
 #include "kiln/python.h"
 #include "kiln/ruby.h"
 #include "kiln/unwind.h"
+#include "sampler/sample_table.h"
 #include "sampler/sideband.h"
 
 /* 16 pages (64 KiB) a CPU: about 400 mappings between two reads. */
@@ -48,27 +49,6 @@ struct sampler_unwind_maps {
 	size_t bytes;                   /* kernel memory of these maps, about */
 };
 
-/* One drained sample key with its stacks (ips, innermost first). */
-struct drained_sample {
-	const struct kiln_sample_key *key;
-	uint64_t count;
-	const uint64_t *kips;
-	uint32_t kn;
-	const uint64_t *uips;
-	uint32_t un;
-	uint32_t uflags;                /* KILN_STACK_* of the user stack */
-};
-
-struct drain_stats {
-	uint64_t outcomes[KILN_OUTCOME_COUNT]; /* this generation */
-	uint64_t drained;               /* sum of drained counts */
-	uint64_t keys;
-	uint64_t stacks_missing;        /* stack ids with no stack in the map */
-	uint64_t ustack_flags[5];       /* samples whose user stack has each KILN_STACK_* bit */
-	uint64_t duration_ns;
-};
-
-typedef void (*sample_fn)(const struct drained_sample *s, void *ctx);
 typedef void (*event_fn)(const struct kiln_event *ev, void *ctx);
 
 struct sampler;
