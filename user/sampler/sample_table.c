@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/hash.h"
 #include "sampler/sample_table.h"
 
@@ -29,25 +30,6 @@ void sample_table__init(struct sample_table *t, uint32_t gen, uint32_t max_keys,
 	t->max_stacks = max_stacks;
 }
 
-/* Room for need items of size bytes in *arr (capacity *cap, doubling
- * from first). 0 or -1. */
-static int grow(void **arr, size_t *cap, size_t need, size_t size, size_t first)
-{
-	size_t c = *cap ? *cap : first;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	p = realloc(*arr, c * size);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = c;
-	return 0;
-}
-
 void sample_table__add_stack(struct sample_table *t, const struct kiln_stack_rec *r, size_t size)
 {
 	uint32_t len = r->stack.len;
@@ -56,9 +38,9 @@ void sample_table__add_stack(struct sample_table *t, const struct kiln_stack_rec
 	    r->id == 0 || hashmap__get_u64(&t->stack_ids, r->id))
 		return; /* malformed, or sent by another CPU too */
 	if (t->nslots >= t->max_stacks ||
-	    grow((void **)&t->slots, &t->slots_cap, t->nslots + 1, sizeof(*t->slots), 256) ||
-	    grow((void **)&t->frames, &t->frames_cap, t->frames_len + len, sizeof(*t->frames),
-		 4096) ||
+	    array__grow((void **)&t->slots, &t->slots_cap, t->nslots + 1, sizeof(*t->slots), 256) ||
+	    array__grow((void **)&t->frames, &t->frames_cap, t->frames_len + len,
+			sizeof(*t->frames), 4096) ||
 	    hashmap__put_u64(&t->stack_ids, r->id, (void *)(uintptr_t)(t->nslots + 1))) {
 		t->stacks_refused++;
 		return;
@@ -96,8 +78,8 @@ void sample_table__add_sample(struct sample_table *t, const struct kiln_sample_r
 		return;
 	}
 	if (t->nentries >= t->max_keys ||
-	    grow((void **)&t->entries, &t->entries_cap, t->nentries + 1, sizeof(*t->entries),
-		 256) ||
+	    array__grow((void **)&t->entries, &t->entries_cap, t->nentries + 1, sizeof(*t->entries),
+			256) ||
 	    hashmap__add_idx(&t->key_idx, h, (uint32_t)t->nentries)) {
 		t->dropped_keys++;
 		return;

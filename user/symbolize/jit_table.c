@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/safe_open.h"
 #include "symbolize/jit_table.h"
 
@@ -65,24 +66,6 @@ void jit_builder__release(struct jit_builder *b)
 	b->n = b->cap = b->names_len = b->names_cap = 0;
 }
 
-/* Grows *buf (of *cap elements of size each) to hold need; 0 or -ENOMEM. */
-static int grow(void **buf, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	p = realloc(*buf, c * size);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = c;
-	return 0;
-}
-
 int jit_builder__add(struct jit_builder *b, uint64_t start, uint64_t size, const char *name,
 		     size_t name_len)
 {
@@ -108,8 +91,8 @@ int jit_builder__add(struct jit_builder *b, uint64_t start, uint64_t size, const
 			"more symbols than a quarter of --jit-memory holds: the rest of the file skipped");
 		return -E2BIG;
 	}
-	if (grow((void **)&b->entries, &b->cap, b->n + 1, sizeof(*b->entries)) ||
-	    grow((void **)&b->names, &b->names_cap, b->names_len + len + 1, 1))
+	if (array__grow((void **)&b->entries, &b->cap, b->n + 1, sizeof(*b->entries), 64) ||
+	    array__grow((void **)&b->names, &b->names_cap, b->names_len + len + 1, 1, 64))
 		return -ENOMEM;
 	b->entries[b->n] = (struct jit_entry){ .start = start,
 					       .size = (uint32_t)size,
