@@ -1,29 +1,45 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Growing an array by doubling: the one place it is written. */
+/* Growable arrays: capacity doubles, so n appends cost O(n) in total. */
 #ifndef KILN_CORE_ARRAY_H
 #define KILN_CORE_ARRAY_H
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 
-/* Makes room in *buf (*cap elements of size bytes) for need elements,
- * doubling from first; the caller bounds need. 0 or -ENOMEM (*buf kept). */
-static inline int array__grow(void **buf, size_t *cap, size_t need, size_t size, size_t first)
+/* Makes *arr hold at least need elements of elem bytes. 0 or -ENOMEM;
+ * on failure *arr and *cap are left as they were. */
+static inline int array_reserve_(void **arr, size_t *cap, size_t need,
+				 size_t elem)
 {
-	size_t c = *cap ? *cap : first;
-	void *p;
+	size_t ncap = *cap ? *cap : 16;
+	void *n;
 
 	if (need <= *cap)
 		return 0;
-	while (c < need)
-		c *= 2;
-	p = realloc(*buf, c * size);
-	if (!p)
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	if (ncap > SIZE_MAX / elem)
 		return -ENOMEM;
-	*buf = p;
-	*cap = c;
+	n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
 	return 0;
 }
+
+/* Typed front end: arr is any T * lvalue, cap its size_t capacity. */
+#define array_reserve(arr, cap, need) __extension__ ({			\
+	void *arr_tmp_ = (arr);						\
+	int arr_err_ = array_reserve_(&arr_tmp_, &(cap), (need),	\
+				      sizeof(*(arr)));			\
+	(arr) = arr_tmp_;						\
+	arr_err_;							\
+})
 
 #endif

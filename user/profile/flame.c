@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/array.h"
+#include "core/array.h"
 #include "profile/flame.h"
 #include "profile/profile_priv.h"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/utf8.h"
-#include "profile/array.h"
+#include "core/array.h"
 #include "profile/profile_priv.h"
 
 #define KERNEL_SUFFIX "_[k]"

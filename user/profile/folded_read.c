@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/array.h"
+#include "core/array.h"
 #include "profile/reader.h"
 
 #define KERNEL_SUFFIX "_[k]"

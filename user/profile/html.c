@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/array.h"
+#include "core/array.h"
 #include "profile/flame.h"
 
 /* Generated from user/profile/html by xxd -i. */

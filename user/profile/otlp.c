@@ -18,7 +18,7 @@
 
 #include "core/utf8.h"
 #include "otlp_profiles_service.pb-c.h"
-#include "profile/array.h"
+#include "core/array.h"
 #include "profile/otlp.h"
 #include "profile/profile_priv.h"
 

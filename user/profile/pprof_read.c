@@ -16,7 +16,7 @@
 
 #include "core/hashmap.h"
 #include "profile.pb-c.h"
-#include "profile/array.h"
+#include "core/array.h"
 #include "profile/reader.h"
 #include "profile/strtab.h"
 

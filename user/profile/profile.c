@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/array.h"
+#include "core/array.h"
 #include "profile/profile_priv.h"
 
 static uint64_t mapping_hash(const struct mapping *m)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/array.h"
+#include "core/array.h"
 #include "core/hash.h"
 #include "core/hashmap.h"
 #include "profile/profile_set.h"

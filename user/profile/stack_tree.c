@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/array.h"
+#include "core/array.h"
 #include "profile/stack_tree.h"
 
 struct edge {

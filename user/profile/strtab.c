@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/array.h"
+#include "core/array.h"
 #include "profile/strtab.h"
 
 static bool str_eq(const void *ctx, uint32_t idx, const void *key)

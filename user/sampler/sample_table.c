@@ -37,10 +37,8 @@ void sample_table__add_stack(struct sample_table *t, const struct kiln_stack_rec
 	if (len == 0 || len > KILN_MAX_STACK_DEPTH || size < KILN_STACK_REC_BYTES(len) ||
 	    r->id == 0 || hashmap__get_u64(&t->stack_ids, r->id))
 		return; /* malformed, or sent by another CPU too */
-	if (t->nslots >= t->max_stacks ||
-	    array__grow((void **)&t->slots, &t->slots_cap, t->nslots + 1, sizeof(*t->slots), 256) ||
-	    array__grow((void **)&t->frames, &t->frames_cap, t->frames_len + len,
-			sizeof(*t->frames), 4096) ||
+	if (t->nslots >= t->max_stacks || array_reserve(t->slots, t->slots_cap, t->nslots + 1) ||
+	    array_reserve(t->frames, t->frames_cap, t->frames_len + len) ||
 	    hashmap__put_u64(&t->stack_ids, r->id, (void *)(uintptr_t)(t->nslots + 1))) {
 		t->stacks_refused++;
 		return;
@@ -78,8 +76,7 @@ void sample_table__add_sample(struct sample_table *t, const struct kiln_sample_r
 		return;
 	}
 	if (t->nentries >= t->max_keys ||
-	    array__grow((void **)&t->entries, &t->entries_cap, t->nentries + 1, sizeof(*t->entries),
-			256) ||
+	    array_reserve(t->entries, t->entries_cap, t->nentries + 1) ||
 	    hashmap__add_idx(&t->key_idx, h, (uint32_t)t->nentries)) {
 		t->dropped_keys++;
 		return;

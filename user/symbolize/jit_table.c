@@ -91,8 +91,8 @@ int jit_builder__add(struct jit_builder *b, uint64_t start, uint64_t size, const
 			"more symbols than a quarter of --jit-memory holds: the rest of the file skipped");
 		return -E2BIG;
 	}
-	if (array__grow((void **)&b->entries, &b->cap, b->n + 1, sizeof(*b->entries), 64) ||
-	    array__grow((void **)&b->names, &b->names_cap, b->names_len + len + 1, 1, 64))
+	if (array_reserve(b->entries, b->cap, b->n + 1) ||
+	    array_reserve(b->names, b->names_cap, b->names_len + len + 1))
 		return -ENOMEM;
 	b->entries[b->n] = (struct jit_entry){ .start = start,
 					       .size = (uint32_t)size,
