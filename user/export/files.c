@@ -14,7 +14,7 @@
 #include "core/file.h"
 #include "core/log.h"
 #include "export/files.h"
-#include "profile/array.h"
+#include "core/array.h"
 
 struct held {
 	char *name;
