@@ -50,13 +50,24 @@ static void collect(const struct drained_sample *d, void *ctx)
 	s->n++;
 }
 
+/* The drain's view: BPF counted sampled records of the generation. */
+static void drain(const struct sample_table *t, uint64_t sampled, struct seen *seen,
+		  struct drain_stats *st)
+{
+	memset(seen, 0, sizeof(*seen));
+	memset(st, 0, sizeof(*st));
+	st->outcomes[KILN_SAMPLED] = sampled;
+	sample_table__emit(t, collect, seen, st);
+}
+
 Test(sample_table, adds_up_keys_with_their_stacks)
 {
 	struct sample_table t;
-	struct kiln_stack_rec u = stack_rec(0x1234, 5, 0x400000), k = stack_rec(0x99, 3, 0xffff0000);
+	struct kiln_stack_rec u = stack_rec(0x1234, 5, 0x400000),
+			      k = stack_rec(0x99, 3, 0xffff0000);
 	struct kiln_sample_rec a = sample_rec(10, 0, 0x1234), b = sample_rec(11, 0x99, 0x1234);
-	struct drain_stats st = { 0 };
-	struct seen seen = { 0 };
+	struct drain_stats st;
+	struct seen seen;
 
 	sample_table__init(&t, 4, 16, 16);
 	sample_table__add_stack(&t, &u, KILN_STACK_REC_BYTES(5));
@@ -65,8 +76,7 @@ Test(sample_table, adds_up_keys_with_their_stacks)
 	for (int i = 0; i < 3; i++)
 		sample_table__add_sample(&t, &a);
 	sample_table__add_sample(&t, &b);
-	st.outcomes[KILN_SAMPLED] = 4;
-	sample_table__emit(&t, collect, &seen, &st);
+	drain(&t, 4, &seen, &st);
 
 	cr_assert_eq(seen.n, 2);
 	cr_assert_eq(seen.count[0], 3);
@@ -85,9 +95,7 @@ Test(sample_table, adds_up_keys_with_their_stacks)
 
 	/* Emptied for a later generation: nothing of this one is left. */
 	sample_table__reset(&t, 6);
-	memset(&seen, 0, sizeof(seen));
-	memset(&st, 0, sizeof(st));
-	sample_table__emit(&t, collect, &seen, &st);
+	drain(&t, 0, &seen, &st);
 	cr_assert_eq(seen.n, 0);
 	cr_assert_eq(t.gen, 6);
 	sample_table__free(&t);
@@ -99,18 +107,17 @@ Test(sample_table, full_tables_drop_and_count_never_show_a_stack_missing)
 	struct kiln_stack_rec s1 = stack_rec(1, 2, 0x1000), s2 = stack_rec(2, 2, 0x2000);
 	struct kiln_sample_rec on1 = sample_rec(1, 0, 1), on2 = sample_rec(2, 0, 2);
 	struct kiln_sample_rec other = sample_rec(3, 0, 1);
-	struct drain_stats st = { 0 };
-	struct seen seen = { 0 };
+	struct drain_stats st;
+	struct seen seen;
 
 	sample_table__init(&t, 0, 1, 1); /* one key, one stack */
 	sample_table__add_stack(&t, &s1, KILN_STACK_REC_BYTES(2));
 	sample_table__add_stack(&t, &s2, KILN_STACK_REC_BYTES(2)); /* refused */
 	sample_table__add_sample(&t, &on1);
-	sample_table__add_sample(&t, &on2);   /* its stack refused: dropped */
+	sample_table__add_sample(&t, &on2); /* its stack refused: dropped */
 	sample_table__add_sample(&t, &other); /* a second key: dropped */
 	sample_table__add_sample(&t, &on1);
-	st.outcomes[KILN_SAMPLED] = 4;
-	sample_table__emit(&t, collect, &seen, &st);
+	drain(&t, 4, &seen, &st);
 
 	cr_assert_eq(seen.n, 1);
 	cr_assert_eq(seen.count[0], 2);
@@ -127,16 +134,15 @@ Test(sample_table, refuses_malformed_stack_records)
 	struct sample_table t;
 	struct kiln_stack_rec r = stack_rec(7, 4, 0x1000);
 	struct kiln_sample_rec s = sample_rec(1, 0, 7);
-	struct drain_stats st = { 0 };
-	struct seen seen = { 0 };
+	struct drain_stats st;
+	struct seen seen;
 
 	sample_table__init(&t, 0, 8, 8);
 	sample_table__add_stack(&t, &r, KILN_STACK_REC_BYTES(3)); /* shorter than its len */
 	r.stack.len = KILN_MAX_STACK_DEPTH + 1;
 	sample_table__add_stack(&t, &r, sizeof(r));
 	sample_table__add_sample(&t, &s);
-	st.outcomes[KILN_SAMPLED] = 1;
-	sample_table__emit(&t, collect, &seen, &st);
+	drain(&t, 1, &seen, &st);
 
 	/* Not refused for room: the sample stays, and the missing stack is
 	 * counted. */
