@@ -1567,6 +1567,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 	bpf_get_current_comm(&w->rec.key.comm, sizeof(w->rec.key.comm));
 
 	get_stack(ctx, w, false);
+	/* (most samples interrupted user mode: no kernel stack to hash) */
 	if (w->srec.stack.len && store_stack(w, &w->rec.key.kstack, loop)) {
 		count_outcome(g, KILN_DROP_RING_FULL);
 		return 0;

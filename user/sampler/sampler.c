@@ -288,8 +288,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 		counts = 1024;
 	sample_table__init(&s->tables[0], 0, counts, stacks);
 	sample_table__init(&s->tables[1], 1, counts, stacks);
-	s->ring_bytes = roundup_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes :
-				     ring_default_bytes(s->online, opts->frequency));
+	s->ring_bytes = roundup_pow2(ring_default_bytes(s->online, opts->frequency));
 
 	/* Refuse a kernel that lacks something before anything is loaded. */
 	if (sampler__probe()) {

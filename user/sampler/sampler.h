@@ -27,7 +27,6 @@ struct sampler_opts {
 	uint32_t counts_entries;        /* 0: default from CPUs x Hz */
 	uint32_t stack_entries;         /* per generation, 0: default */
 	uint32_t process_entries;       /* tracked processes */
-	uint32_t ringbuf_bytes;         /* lifecycle events, power of two */
 	uint32_t unwind_rows;           /* rows of unwind tables; 0: no table walks */
 	uint32_t unwind_processes;      /* processes walked with tables */
 	bool no_bpf_loop;               /* the unrolled walker even with bpf_loop */
