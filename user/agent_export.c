@@ -47,34 +47,37 @@ static int fill_html(FILE *f, void *ctx)
 	return html__write(pg->profile, &pg->meta, f);
 }
 
-/* latest.html: the last interval, every label set merged, rewritten in
- * place. Merged by reading back the encoded profiles, bounded like view. */
-static void write_latest_html(const struct agent_exporters *x, const struct encoded *enc, size_t n)
+/* latest.html: the last interval, every label set merged, each under a
+ * frame of its labels (as view shows a file's), rewritten in place. */
+static void write_latest_html(const struct agent_exporters *x, const struct encoded *enc, size_t n,
+			      const struct pprof_meta *meta)
 {
-	struct read_limits lim = { .max_bytes = 64u << 20, .max_nodes = 1u << 20 };
-	struct page pg = { .meta = { .title = "kiln agent: the last interval" } };
+	struct page pg = { .meta = { .title = "kiln agent: the last interval",
+				     .time_nanos = meta->time_nanos,
+				     .duration_nanos = meta->duration_nanos } };
 	struct profile *merged = profile__new();
-	struct read_info info;
+	char *text = malloc(LABELS_TEXT_MAX);
+	struct frame top = { .kind = FRAME_LABELS, .name = text };
 
-	for (size_t i = 0; merged && i < n; i++) {
-		memset(&info, 0, sizeof(info));
-		if (profile__read(merged, enc[i].file_pprof, enc[i].file_len, &lim, &info)) {
-			pr_warn("files: latest.html: cannot merge a profile: %s", info.why);
+	for (size_t i = 0; merged && text && i < n; i++) {
+		if (labels__to_text(&enc[i].e->labels, text, LABELS_TEXT_MAX) < 0 ||
+		    profile__merge_under(merged, enc[i].e->profile, &top)) {
+			pr_warn("files: latest.html: cannot merge a profile: out of memory");
 			break;
 		}
-		pg.meta.time_nanos = info.time_nanos;
-		pg.meta.duration_nanos = info.duration_nanos;
 	}
 	pg.profile = merged;
-	if (merged)
+	if (merged && text)
 		files__write(x->files, "latest.html", fill_html, &pg);
 	profile__free(merged);
+	free(text);
 }
 
 static void write_files(const struct agent_exporters *x, struct profile_set *set, struct encoded *enc,
-			size_t n, uint64_t start_s, bool page)
+			size_t n, const struct pprof_meta *meta, bool page)
 {
 	struct files_profile *p = calloc(n, sizeof(*p));
+	uint64_t start_s = (uint64_t)meta->time_nanos / 1000000000ull;
 
 	if (!p) {
 		pr_error("files: out of memory, interval %" PRIu64 " not written", start_s);
@@ -85,7 +88,7 @@ static void write_files(const struct agent_exporters *x, struct profile_set *set
 	files__write_interval(x->files, start_s, p, n, set);
 	free(p);
 	if (page)
-		write_latest_html(x, enc, n);
+		write_latest_html(x, enc, n, meta);
 }
 
 static int cmp_service(const void *x, const void *y)
@@ -298,7 +301,7 @@ struct agent_export_result agent_export__interval(const struct agent_exporters *
 	/* Files with one service_name in a row, so duplicates get numbered. */
 	qsort(enc, built, sizeof(*enc), cmp_service);
 	if (x->files && built) {
-		write_files(x, set, enc, built, start_ns / 1000000000ull, page);
+		write_files(x, set, enc, built, &meta, page);
 		r.page = page;
 	}
 	if (x->sender && built) {

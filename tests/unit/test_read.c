@@ -340,6 +340,51 @@ Test(read_pprof, kiln_round_trip_keeps_stacks_and_period)
 	profile__free(p);
 }
 
+/* latest.html merges the interval's profiles in memory, each under its
+ * labels: the same stacks as reading back their labeled pprof files. */
+Test(read_pprof, merge_under_labels_is_what_the_labeled_file_reads_back_as)
+{
+	static const char *const sets[2][2] = { { "service_name", "web" }, { "service_name", "db" } };
+	static const char *const texts[2] = { "app;main;work 3\napp;main 1\n",
+					      "db;main;scan 2\ndb;main;work_[k] 5\n" };
+	struct profile *back = profile__new(), *merged = profile__new();
+	char label_text[256], *a = NULL, *b = NULL;
+	size_t alen = 0, blen = 0;
+	FILE *fa, *fb;
+
+	for (int i = 0; i < 2; i++) {
+		struct profile *p = profile_of(texts[i]);
+		struct labels l = { 0 };
+		struct pprof_meta meta = { .period_ns = 10309278, .labels = &l };
+		struct frame top = { .kind = FRAME_LABELS, .name = label_text };
+		struct read_info info;
+		uint8_t *buf;
+		size_t len;
+
+		labels_of_array(&l, sets[i], 1);
+		cr_assert_eq(pprof__encode(p, &meta, true, &buf, &len), 0);
+		cr_assert_eq(profile__read(back, buf, len, &test_limits, &info), 0, "%s", info.why);
+		cr_assert_geq(labels__to_text(&l, label_text, sizeof(label_text)), 0);
+		cr_assert_eq(profile__merge_under(merged, p, &top), 0);
+		free(buf);
+		labels__release(&l);
+		profile__free(p);
+	}
+	/* (folded with its label frames) */
+	fa = open_memstream(&a, &alen);
+	fb = open_memstream(&b, &blen);
+	cr_assert(fa && fb);
+	cr_assert_eq(folded__write(back, true, fa), 0);
+	cr_assert_eq(folded__write(merged, true, fb), 0);
+	cr_assert_eq(fclose(fa) | fclose(fb), 0);
+	cr_assert_str_eq(b, a);
+	cr_assert(strstr(b, "{service_name=db};db;main;work_[k] 5\n"), "%s", b);
+	free(a);
+	free(b);
+	profile__free(back);
+	profile__free(merged);
+}
+
 Test(read_pprof, broken_messages_give_one_reason)
 {
 	struct pb_fixture fx = inline_fx;

@@ -181,7 +181,7 @@ int flame__add(struct flame *fl, const struct profile *p, int col)
 				  strtab__get(&p->strings, l->file), &func_of[i]);
 	}
 	if (!err)
-		err = stack_tree__graft(&fl->tree, &p->tree, func_of, node_of);
+		err = stack_tree__graft(&fl->tree, &p->tree, func_of, node_of, STACK_TREE_ROOT);
 	if (!err)
 		err = grow_columns(fl);
 	for (i = 0; i < p->tree.len && !err; i++) {

@@ -154,7 +154,7 @@ static int folder_build(struct folder *fo, const struct profile *p, bool labels)
 	fold_of = calloc(p->tree.len, sizeof(*fold_of));
 	if (!fold_of)
 		return -ENOMEM;
-	err = stack_tree__graft(&fo->tree, &p->tree, fo->loc_text, fold_of);
+	err = stack_tree__graft(&fo->tree, &p->tree, fo->loc_text, fold_of, STACK_TREE_ROOT);
 	for (i = 1; !err && i < p->tree.len; i++)
 		if (nodes[i].self)
 			stack_tree__count(&fo->tree, fold_of[i], nodes[i].self);

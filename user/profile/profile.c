@@ -242,17 +242,35 @@ static int add_stack_of(struct profile *dst, const struct profile *src, uint32_t
 	return err ? err : profile__add(dst, *frames, depth, count);
 }
 
+int profile__merge_under(struct profile *dst, const struct profile *src, const struct frame *top)
+{
+	uint32_t *loc_of = malloc((src->nlocs ? src->nlocs : 1) * sizeof(*loc_of));
+	uint32_t *node_of = malloc(src->tree.len * sizeof(*node_of));
+	uint32_t under = STACK_TREE_ROOT, loc;
+	int err = loc_of && node_of ? 0 : -ENOMEM;
+
+	/* each location interned once, then the tree's shape copied: no
+	 * stack is walked frame by frame */
+	for (size_t i = 0; i < src->nlocs && !err; i++) {
+		struct frame f = location_frame(src, &src->locs[i]);
+
+		err = intern_location(dst, &f, &loc_of[i]);
+	}
+	if (!err && top && !(err = intern_location(dst, top, &loc)))
+		err = stack_tree__child(&dst->tree, STACK_TREE_ROOT, loc, &under);
+	if (!err)
+		err = stack_tree__graft(&dst->tree, &src->tree, loc_of, node_of, under);
+	for (size_t i = 1; i < src->tree.len && !err; i++)
+		if (src->tree.nodes[i].self)
+			stack_tree__count(&dst->tree, node_of[i], src->tree.nodes[i].self);
+	free(loc_of);
+	free(node_of);
+	return err;
+}
+
 int profile__merge(struct profile *dst, const struct profile *src)
 {
-	struct frame *frames = NULL;
-	size_t cap = 0;
-	int err = 0;
-
-	for (uint32_t i = 1; i < src->tree.len && !err; i++)
-		if (src->tree.nodes[i].self)
-			err = add_stack_of(dst, src, i, src->tree.nodes[i].self, &frames, &cap);
-	free(frames);
-	return err;
+	return profile__merge_under(dst, src, NULL);
 }
 
 int profile__each_stack(const struct profile *p,

@@ -26,6 +26,9 @@ int profile__add(struct profile *p, const struct frame *frames, size_t n,
 /* Adds every stack of src to dst (which may not be src). 0 or -ENOMEM;
  * on failure dst holds part of src. */
 int profile__merge(struct profile *dst, const struct profile *src);
+/* profile__merge with every stack of src under the frame top (a
+ * FRAME_LABELS frame, say; NULL: none). */
+int profile__merge_under(struct profile *dst, const struct profile *src, const struct frame *top);
 /* Calls fn for every stack of p with samples of its own: its frames (root
  * first, valid during the call) and count; stops at fn's first non-zero
  * return, which it returns. 0, fn's error or -ENOMEM. */

@@ -67,13 +67,13 @@ int stack_tree__child(struct stack_tree *t, uint32_t parent, uint32_t key,
 }
 
 int stack_tree__graft(struct stack_tree *t, const struct stack_tree *src,
-		      const uint32_t *key_map, uint32_t *node_map)
+		      const uint32_t *key_map, uint32_t *node_map, uint32_t under)
 {
 	const struct stack_node *nodes = src->nodes;
 	size_t i;
 	int err;
 
-	node_map[STACK_TREE_ROOT] = STACK_TREE_ROOT;
+	node_map[STACK_TREE_ROOT] = under;
 	/* index order visits parents before their children */
 	for (i = 1; i < src->len; i++) {
 		if (key_map[nodes[i].key] == STACK_TREE_SKIP) {

@@ -36,13 +36,14 @@ int stack_tree__init(struct stack_tree *t);
  * 0 or -ENOMEM. */
 int stack_tree__child(struct stack_tree *t, uint32_t parent, uint32_t key,
 		      uint32_t *child);
-/* Adds every path of src to t with its keys translated: src's key k
- * becomes key_map[k], and a node whose key maps to STACK_TREE_SKIP is left
- * out (its children join its parent). node_map[i] receives t's node for src's node i, so
- * the caller can move src's counts over; none are copied here. Paths that
+/* Adds every path of src to t under t's node under (STACK_TREE_ROOT: at
+ * the top) with its keys translated: src's key k becomes key_map[k], and a
+ * node whose key maps to STACK_TREE_SKIP is left out (its children join
+ * its parent). node_map[i] receives t's node for src's node i, so the
+ * caller can move src's counts over; none are copied here. Paths that
  * meet under the new keys merge. 0 or -ENOMEM (t keeps what was added). */
 int stack_tree__graft(struct stack_tree *t, const struct stack_tree *src,
-		      const uint32_t *key_map, uint32_t *node_map);
+		      const uint32_t *key_map, uint32_t *node_map, uint32_t under);
 /* Adds n samples ending at node. */
 void stack_tree__count(struct stack_tree *t, uint32_t node, uint64_t n);
 size_t stack_tree__bytes(const struct stack_tree *t);
