@@ -47,6 +47,12 @@ const char *const unwinder_fallback_names[UNWINDER_FB_COUNT] = {
 #define EXES_MAX 16384                  /* files remembered, loaded or not */
 #define MISS_REFRESH_NS 1000000000ull   /* a process's mappings re-read at most this often */
 #define QUEUE_MAX 65536u                /* snapshots waiting for their tables */
+/* Ended processes' proc_maps entries are deleted together, by one
+ * BPF_MAP_DELETE_BATCH, at least this often and at most this many: a
+ * busy host ends tens of processes a second, a syscall each otherwise.
+ * Meanwhile the walker ignores them (their instance is no one's). */
+#define ENDED_MAX 256
+#define ENDED_FLUSH_NS 1000000000ull
 #define JOB_POLL_MS 10                  /* the loop's wake-ups while tables are built */
 /* ... and while an interpreter is to be tried again: a process's first
  * re-read is due 50 ms after its first read, and a short one (python -c)
@@ -119,6 +125,9 @@ struct unwinder {
 	uint32_t nrules;
 	struct kiln_proc_maps pm;       /* scratch */
 	size_t pending;                 /* entries with miss_pending */
+	uint32_t ended_pid[ENDED_MAX], ended_instance[ENDED_MAX]; /* to delete */
+	size_t nended;
+	uint64_t ended_since;           /* when the oldest of them ended */
 	uint32_t *queue;                /* instances to load, oldest first */
 	size_t qhead, qlen;
 	struct hashmap queued;          /* instance -> 1 */
@@ -723,6 +732,30 @@ void unwinder__mapped(struct unwinder *u, const struct proc_snapshot *s)
 	u->queue[(u->qhead + u->qlen++) % QUEUE_MAX] = s->instance;
 }
 
+/* Deletes the entries of the processes unwinder__ended queued, each while
+ * its pid's entry is still that process's (not the pid's next program's). */
+static void delete_ended(struct unwinder *u)
+{
+	uint32_t keys[ENDED_MAX];
+	__u32 n = 0, done;
+
+	for (size_t i = 0; i < u->nended; i++) {
+		uint32_t key = u->ended_pid[i];
+
+		if (hashmap__get_u64(&u->written, key) != (void *)(uintptr_t)u->ended_instance[i])
+			continue;
+		hashmap__del_u64(&u->written, key);
+		keys[n++] = key;
+	}
+	u->nended = 0;
+	done = n;
+	/* the rest one at a time where the batch stopped (or the kernel
+	 * has none, before 5.6): done is what it deleted */
+	if (n && bpf_map_delete_batch(u->m.proc_maps_fd, keys, &done, NULL))
+		for (__u32 i = done; i < n; i++)
+			bpf_map_delete_elem(u->m.proc_maps_fd, &keys[i]);
+}
+
 /* Writes s's mappings, each with its file's slot (tables still being built
  * are used as soon as they are loaded). */
 static int load_process(struct unwinder *u, const struct proc_snapshot *s)
@@ -761,7 +794,10 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 	for (int i = 0; i < KILN_LANG_COUNT; i++)
 		if (interp_procs__candidate(u->interp[i], s))
 			u->pm.flags |= KILN_PROC_INTERP;
-	if (bpf_map_update_elem(u->m.proc_maps_fd, &key, &u->pm, BPF_ANY)) {
+	/* full: maybe of ended processes' entries, not deleted yet */
+	if (bpf_map_update_elem(u->m.proc_maps_fd, &key, &u->pm, BPF_ANY) &&
+	    (!u->nended || (delete_ended(u), bpf_map_update_elem(u->m.proc_maps_fd, &key, &u->pm,
+								  BPF_ANY)))) {
 		for (size_t i = 0; i < nexes; i++)
 			exes[i]->refs--;
 		free(exes);
@@ -816,8 +852,12 @@ void unwinder__ended(struct unwinder *u, const struct proc_snapshot *s)
 	/* The pid's entry may already be the next program's (its new instance). */
 	held = hashmap__get_u64(&u->written, key);
 	if (held == (void *)(uintptr_t)s->instance) {
-		bpf_map_delete_elem(u->m.proc_maps_fd, &key);
-		hashmap__del_u64(&u->written, key);
+		if (u->nended == ENDED_MAX)
+			delete_ended(u);
+		if (!u->nended)
+			u->ended_since = monotonic_ns();
+		u->ended_pid[u->nended] = key;
+		u->ended_instance[u->nended++] = s->instance;
 	} else if (!held && bpf_map_lookup_elem(u->m.proc_maps_fd, &key, &cur) == 0 &&
 		   cur.instance == s->instance) {
 		bpf_map_delete_elem(u->m.proc_maps_fd, &key);
@@ -879,6 +919,8 @@ void unwinder__tick(struct unwinder *u, struct proc_table *procs)
 		for (size_t i = 0; i < w.n; i++)
 			unwinder__miss(u, procs, w.due[i]);
 	}
+	if (u->nended && monotonic_ns() - u->ended_since >= ENDED_FLUSH_NS)
+		delete_ended(u);
 	jobs_collect(u);
 	/* Oldest first; a process gone meanwhile is skipped. */
 	while (u->qlen) {
