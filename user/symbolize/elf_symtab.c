@@ -95,6 +95,7 @@ struct raw_sym {
 	uint64_t start, size;
 	const char *name;	/* in libelf's data: valid until elf_end */
 	unsigned rank;		/* 0 global, 1 weak, 2 local, 3 untyped label */
+	bool plt;		/* a PLT stub that jumps to name: "name@plt" */
 };
 
 /* State of one load; everything here is released by loader_release. */
@@ -110,6 +111,7 @@ struct loader {
 	struct raw_sym *raw;
 	size_t nraw, capraw;
 	Elf_Scn *symtab, *dynsym, *debugdata, *debuglink;
+	Elf_Scn *rela_plt, *plt, *plt_sec;
 	struct go_image go;	/* a Go binary's function table, names in it */
 	struct gopclntab go_table;	/* open on go's bytes when go_open */
 	bool go_open;
@@ -212,7 +214,7 @@ static int collect_syms(struct loader *ld, Elf *elf, Elf_Scn *scn, const char *f
 	if (!data || !data->d_buf)
 		return n ? -EINVAL : 0;
 	for (size_t i = 1; i < n; i++) {
-		struct raw_sym r;
+		struct raw_sym r = { .plt = false };
 		GElf_Sym s;
 		int type, bind, err;
 
@@ -308,15 +310,24 @@ static int scan_sections(struct loader *ld)
 			ld->symtab = scn;
 		else if (sh.sh_type == SHT_DYNSYM && !ld->dynsym)
 			ld->dynsym = scn;
-		if (sh.sh_type != SHT_PROGBITS)
+		if (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_RELA)
 			continue;
 		name = elf_strptr(ld->elf, shstrndx, sh.sh_name);
+		if (name && sh.sh_type == SHT_RELA) {
+			if (strcmp(name, ".rela.plt") == 0)
+				ld->rela_plt = scn;
+			continue;
+		}
 		if (!name)
 			continue;
 		if (strcmp(name, ".gnu_debugdata") == 0)
 			ld->debugdata = scn;
 		else if (strcmp(name, ".gnu_debuglink") == 0)
 			ld->debuglink = scn;
+		else if (strcmp(name, ".plt") == 0)
+			ld->plt = scn;
+		else if (strcmp(name, ".plt.sec") == 0)
+			ld->plt_sec = scn;
 	}
 	return 0;
 }
@@ -601,7 +612,7 @@ static const char *symbol_name(struct loader *ld, const char *raw, struct demang
 static int build_table(struct symtab *st, struct loader *ld)
 {
 	struct demangled *dem = NULL;
-
+	char plt_name[SYMTAB_NAME_MAX];
 	size_t n = 0, cap = 0;
 	size_t *offs = NULL;
 	uint64_t covered = 0;   /* end of the sized functions so far */
@@ -634,6 +645,12 @@ static int build_table(struct symtab *st, struct loader *ld)
 		if (r->rank == 3 && r->start < covered && r->size == 0)
 			continue;
 		name = symbol_name(ld, r->name, dem, &len);
+		if (r->plt) {
+			int k = snprintf(plt_name, sizeof(plt_name), "%.*s@plt", (int)len, name);
+
+			name = plt_name;
+			len = k < 0 ? 0 : (size_t)k < sizeof(plt_name) ? (size_t)k : sizeof(plt_name) - 1;
+		}
 		err = arena_add(st, &cap, name, len, ld->max_bytes, &offs[n]);
 		if (err) {
 			elf__refuse(ELF_REFUSED_NAMES, ld->name, "symbol names over the table bound");
@@ -798,6 +815,66 @@ static int load_go_source(struct symtab *st, struct loader *ld, int fd)
 	return 0;
 }
 
+/* The PLT's stubs, each as "name@plt" (perf's names): a sample in one is
+ * a call on its way to name, through the GOT slot that relocation i of
+ * .rela.plt fills. Stub i is at .plt.sec + 16 i where the linker made one
+ * (x86-64 IBT), else at .plt + 16 i past its header (x86-64 16 bytes,
+ * arm64 32): GNU ld's layout, taken only when the sizes say so exactly.
+ * Names only: a refusal leaves the stubs unnamed, nothing else. */
+static void collect_plt(struct loader *ld)
+{
+	size_t entsize = gelf_fsize(ld->elf, ELF_T_RELA, 1, EV_CURRENT), n, header, nsyms;
+	GElf_Shdr rsh, ssh, psh;
+	Elf_Data *rels, *syms;
+	GElf_Ehdr eh;
+	Elf_Scn *stubs = ld->plt_sec ? ld->plt_sec : ld->plt;
+
+	if (!ld->rela_plt || !stubs || !gelf_getehdr(ld->elf, &eh) ||
+	    !gelf_getshdr(ld->rela_plt, &rsh) || !gelf_getshdr(stubs, &psh) || entsize == 0 ||
+	    rsh.sh_entsize != entsize || !ld->dynsym || elf_getscn(ld->elf, rsh.sh_link) != ld->dynsym ||
+	    !gelf_getshdr(ld->dynsym, &ssh) || ssh.sh_entsize == 0)
+		return;
+	if (eh.e_machine == EM_X86_64)
+		header = ld->plt_sec ? 0 : 16;
+	else if (eh.e_machine == EM_AARCH64 && !ld->plt_sec)
+		header = 32;
+	else
+		return;
+	n = rsh.sh_size / entsize;
+	nsyms = ssh.sh_size / ssh.sh_entsize;
+	if (psh.sh_size != header + 16 * (uint64_t)n ||
+	    !section_fits(ld, ld->name, rsh.sh_size, "PLT relocations over twice the table bound"))
+		return;
+	rels = elf_getdata(ld->rela_plt, NULL);
+	syms = elf_getdata(ld->dynsym, NULL);
+	if (!rels || !syms)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct raw_sym r = { .start = psh.sh_addr + header + 16 * i, .size = 16, .rank = 2,
+				     .plt = true };
+		size_t sym;
+		GElf_Rela rel;
+		GElf_Sym s;
+
+		if (!gelf_getrela(rels, (int)i, &rel))
+			return;
+		sym = GELF_R_SYM(rel.r_info);
+		/* (0: an IFUNC resolved in place, no name) */
+		if (sym == 0 || sym >= nsyms || !gelf_getsym(syms, (int)sym, &s) || s.st_name == 0)
+			continue;
+		r.name = elf_strptr(ld->elf, ssh.sh_link, s.st_name);
+		if (r.name && r.name[0] && raw_push(ld, &r))
+			return;
+	}
+}
+
+/* The table of what was collected, the PLT's stubs added. */
+static int finish_table(struct symtab *st, struct loader *ld)
+{
+	collect_plt(ld);
+	return build_table(st, ld);
+}
+
 /* The part shared by files and images. fd < 0: no debug files. */
 static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *root,
 		    const char *path)
@@ -831,17 +908,17 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 		if (err)
 			return err;
 		if (ld->nraw)
-			return build_table(st, ld);
+			return finish_table(st, ld);
 	}
 	st->source = "debug-file";
 	if (fd >= 0 && load_debug_file(ld, st, fd, root ? root : "", path))
-		return build_table(st, ld);
+		return finish_table(st, ld);
 	/* Go's own table names every Go function; .dynsym adds cgo's. */
 	st->source = "gopclntab";
 	err = collect_go(ld);
 	if (err > 0) {
 		err = ld->dynsym ? collect_syms(ld, ld->elf, ld->dynsym, ld->name) : 0;
-		return err ? err : build_table(st, ld);
+		return err ? err : finish_table(st, ld);
 	}
 	if (err)
 		return err;
@@ -849,16 +926,19 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 	st->source = "minidebuginfo";
 	if (ld->debugdata && load_minidebuginfo(ld)) {
 		err = ld->dynsym ? collect_syms(ld, ld->elf, ld->dynsym, ld->name) : 0;
-		return err ? err : build_table(st, ld);
+		return err ? err : finish_table(st, ld);
 	}
 	st->source = "debuginfod";
 	if (fd >= 0 && ld->fetched &&
 	    debug_file__try(fd, st->build_id, ld->fetched, accept_debug_file, ld))
-		return build_table(st, ld);
+		return finish_table(st, ld);
 	st->source = "dynsym";
 	err = ld->dynsym ? collect_syms(ld, ld->elf, ld->dynsym, ld->name) : 0;
 	if (err)
 		return err;
+	/* (a stripped program's .dynsym may hold none of its functions: its
+	 * stubs are still named) */
+	collect_plt(ld);
 	if (ld->nraw)
 		return build_table(st, ld);
 	st->source = "none";
