@@ -48,7 +48,10 @@ static int fill_html(FILE *f, void *ctx)
 }
 
 /* latest.html: the last interval, every label set merged, each under a
- * frame of its labels (as view shows a file's), rewritten in place. */
+ * frame of its labels (as view shows a file's), rewritten in place; at
+ * most LATEST_MAX_NODES stack nodes merged, as view reads a file. */
+#define LATEST_MAX_NODES (1u << 20)
+
 static void write_latest_html(const struct agent_exporters *x, const struct encoded *enc, size_t n,
 			      const struct pprof_meta *meta)
 {
@@ -63,6 +66,11 @@ static void write_latest_html(const struct agent_exporters *x, const struct enco
 		if (labels__to_text(&enc[i].e->labels, text, LABELS_TEXT_MAX) < 0 ||
 		    profile__merge_under(merged, enc[i].e->profile, &top)) {
 			pr_warn("files: latest.html: cannot merge a profile: out of memory");
+			break;
+		}
+		if (profile__nodes(merged) > LATEST_MAX_NODES) {
+			pr_warn("files: latest.html: over %u stack nodes, the last label sets left out",
+				LATEST_MAX_NODES);
 			break;
 		}
 	}

@@ -187,36 +187,51 @@ static bool section_fits(const struct loader *ld, const char *file, uint64_t siz
 	return false;
 }
 
+/* A SHT_SYMTAB/SHT_DYNSYM section's header into *sh and its symbols'
+ * count into *n, once it and its string table are checked well-formed
+ * (-EINVAL) and within the bound (-EFBIG): reading them reads both whole.
+ * file: for logs. */
+static int symbol_section(struct loader *ld, Elf *elf, Elf_Scn *scn, const char *file,
+			  GElf_Shdr *sh, size_t *n)
+{
+	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	GElf_Shdr strsh;
+	Elf_Scn *strscn;
+
+	if (!gelf_getshdr(scn, sh) || entsize == 0 || sh->sh_entsize != entsize)
+		return -EINVAL;
+	*n = sh->sh_size / entsize;
+	if (*n > INT_MAX || !section_fits(ld, file, sh->sh_size, "symbol section over twice the table bound"))
+		return -EFBIG;
+	strscn = elf_getscn(elf, sh->sh_link);
+	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
+		return -EINVAL;
+	/* elf_strptr reads the whole string section on first use. */
+	if (!section_fits(ld, file, strsh.sh_size, "string section over twice the table bound"))
+		return -EFBIG;
+	return 0;
+}
+
 /* Appends the defined function symbols (and labels in executable sections)
  * of a SHT_SYMTAB/SHT_DYNSYM section. -EINVAL when the section or its
  * string table is malformed, -EFBIG when one is over its bound. file: for
  * logs. */
 static int collect_syms(struct loader *ld, Elf *elf, Elf_Scn *scn, const char *file)
 {
-	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-	GElf_Shdr sh, strsh;
-	Elf_Scn *strscn;
+	GElf_Shdr sh;
 	Elf_Data *data;
 	size_t n;
+	int err = symbol_section(ld, elf, scn, file, &sh, &n);
 
-	if (!gelf_getshdr(scn, &sh) || entsize == 0 || sh.sh_entsize != entsize)
-		return -EINVAL;
-	n = sh.sh_size / entsize;
-	if (n > INT_MAX || !section_fits(ld, file, sh.sh_size, "symbol section over twice the table bound"))
-		return -EFBIG;
-	strscn = elf_getscn(elf, sh.sh_link);
-	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
-		return -EINVAL;
-	/* elf_strptr reads the whole string section on first use. */
-	if (!section_fits(ld, file, strsh.sh_size, "string section over twice the table bound"))
-		return -EFBIG;
+	if (err)
+		return err;
 	data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf)
 		return n ? -EINVAL : 0;
 	for (size_t i = 1; i < n; i++) {
 		struct raw_sym r = { .plt = false };
 		GElf_Sym s;
-		int type, bind, err;
+		int type, bind;
 
 		if (!gelf_getsym(data, (int)i, &s))
 			return -EINVAL;
@@ -313,14 +328,12 @@ static int scan_sections(struct loader *ld)
 		if (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_RELA)
 			continue;
 		name = elf_strptr(ld->elf, shstrndx, sh.sh_name);
-		if (name && sh.sh_type == SHT_RELA) {
-			if (strcmp(name, ".rela.plt") == 0)
-				ld->rela_plt = scn;
-			continue;
-		}
 		if (!name)
 			continue;
-		if (strcmp(name, ".gnu_debugdata") == 0)
+		if (sh.sh_type == SHT_RELA) {
+			if (strcmp(name, ".rela.plt") == 0)
+				ld->rela_plt = scn;
+		} else if (strcmp(name, ".gnu_debugdata") == 0)
 			ld->debugdata = scn;
 		else if (strcmp(name, ".gnu_debuglink") == 0)
 			ld->debuglink = scn;
@@ -832,7 +845,7 @@ static void collect_plt(struct loader *ld)
 	if (!ld->rela_plt || !stubs || !gelf_getehdr(ld->elf, &eh) ||
 	    !gelf_getshdr(ld->rela_plt, &rsh) || !gelf_getshdr(stubs, &psh) || entsize == 0 ||
 	    rsh.sh_entsize != entsize || !ld->dynsym || elf_getscn(ld->elf, rsh.sh_link) != ld->dynsym ||
-	    !gelf_getshdr(ld->dynsym, &ssh) || ssh.sh_entsize == 0)
+	    symbol_section(ld, ld->elf, ld->dynsym, ld->name, &ssh, &nsyms))
 		return;
 	if (eh.e_machine == EM_X86_64)
 		header = ld->plt_sec ? 0 : 16;
@@ -841,7 +854,6 @@ static void collect_plt(struct loader *ld)
 	else
 		return;
 	n = rsh.sh_size / entsize;
-	nsyms = ssh.sh_size / ssh.sh_entsize;
 	if (psh.sh_size != header + 16 * (uint64_t)n ||
 	    !section_fits(ld, ld->name, rsh.sh_size, "PLT relocations over twice the table bound"))
 		return;

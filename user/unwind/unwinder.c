@@ -764,6 +764,7 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 	struct exe **exes;
 	size_t nexes = 0;
 	uint32_t key = (uint32_t)s->pid;
+	bool written;
 
 	if (s->ended || s->nmaps == 0)
 		return 0;
@@ -794,10 +795,13 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 	for (int i = 0; i < KILN_LANG_COUNT; i++)
 		if (interp_procs__candidate(u->interp[i], s))
 			u->pm.flags |= KILN_PROC_INTERP;
-	/* full: maybe of ended processes' entries, not deleted yet */
-	if (bpf_map_update_elem(u->m.proc_maps_fd, &key, &u->pm, BPF_ANY) &&
-	    (!u->nended || (delete_ended(u), bpf_map_update_elem(u->m.proc_maps_fd, &key, &u->pm,
-								  BPF_ANY)))) {
+	written = bpf_map_update_elem(u->m.proc_maps_fd, &key, &u->pm, BPF_ANY) == 0;
+	if (!written && u->nended) {
+		/* full, maybe of ended processes' entries not deleted yet */
+		delete_ended(u);
+		written = bpf_map_update_elem(u->m.proc_maps_fd, &key, &u->pm, BPF_ANY) == 0;
+	}
+	if (!written) {
 		for (size_t i = 0; i < nexes; i++)
 			exes[i]->refs--;
 		free(exes);
