@@ -179,9 +179,20 @@ static void on_sideband(const struct sideband_record *r, void *ctx)
 	proc_table__on_sideband(p->procs, r);
 }
 
+/* Interpreter frames are named while their process lives: a Ruby frame's
+ * method entry, for one, is known only from the stack. */
+static void on_new_key(const struct drained_sample *d, void *ctx)
+{
+	struct pipeline *p = ctx;
+
+	symbolizer__interp_stack(p->sym, d->key->instance, d->uips, d->un);
+}
+
 int pipeline__attach(struct pipeline *p)
 {
-	int err = sampler__attach(p->sampler, on_event, on_sideband, p);
+	const struct sampler_hooks hooks = { .on_event = on_event, .on_sideband = on_sideband,
+					     .on_new_key = on_new_key, .ctx = p };
+	int err = sampler__attach(p->sampler, &hooks);
 
 	/* Kernel symbols are first needed at the first drain: read them while
 	 * the first samples are taken, not before. */

@@ -74,8 +74,8 @@ Test(sample_table, adds_up_keys_with_their_stacks)
 	sample_table__add_stack(&t, &u, KILN_STACK_REC_BYTES(5)); /* another CPU's copy */
 	sample_table__add_stack(&t, &k, KILN_STACK_REC_BYTES(3));
 	for (int i = 0; i < 3; i++)
-		sample_table__add_sample(&t, &a);
-	sample_table__add_sample(&t, &b);
+		sample_table__add_sample(&t, &a, NULL);
+	sample_table__add_sample(&t, &b, NULL);
 	drain(&t, 4, &seen, &st);
 
 	cr_assert_eq(seen.n, 2);
@@ -101,6 +101,37 @@ Test(sample_table, adds_up_keys_with_their_stacks)
 	sample_table__free(&t);
 }
 
+/* The first sample of a key in a generation comes with its stacks, so
+ * that what only a live process can say is read at once; later ones, and
+ * one dropped, say nothing. */
+Test(sample_table, first_sample_of_a_key_comes_with_its_stacks)
+{
+	struct sample_table t;
+	struct kiln_stack_rec u = stack_rec(0x1234, 4, 0x500000);
+	struct kiln_sample_rec a = sample_rec(10, 0, 0x1234), b = sample_rec(11, 0, 0x1234);
+	struct drained_sample first;
+
+	sample_table__init(&t, 2, 2, 16);
+	sample_table__add_stack(&t, &u, KILN_STACK_REC_BYTES(4));
+	cr_assert(sample_table__add_sample(&t, &a, &first));
+	cr_assert_eq(first.key->pid, 10);
+	cr_assert_eq(first.count, 1);
+	cr_assert_eq(first.un, 4);
+	cr_assert_eq(first.uips[3], 0x500003);
+	cr_assert_eq(first.kn, 0);
+	cr_assert_not(sample_table__add_sample(&t, &a, &first));
+	cr_assert(sample_table__add_sample(&t, &b, NULL));
+	b.key.pid = 12;
+	cr_assert_not(sample_table__add_sample(&t, &b, &first)); /* over max_keys */
+	cr_assert_eq(t.dropped_keys, 1);
+	/* The next generation: first again. */
+	sample_table__reset(&t, 4);
+	sample_table__add_stack(&t, &u, KILN_STACK_REC_BYTES(4));
+	cr_assert(sample_table__add_sample(&t, &a, &first));
+	cr_assert_eq(first.uips[0], 0x500000);
+	sample_table__free(&t);
+}
+
 Test(sample_table, full_tables_drop_and_count_never_show_a_stack_missing)
 {
 	struct sample_table t;
@@ -113,10 +144,10 @@ Test(sample_table, full_tables_drop_and_count_never_show_a_stack_missing)
 	sample_table__init(&t, 0, 1, 1); /* one key, one stack */
 	sample_table__add_stack(&t, &s1, KILN_STACK_REC_BYTES(2));
 	sample_table__add_stack(&t, &s2, KILN_STACK_REC_BYTES(2)); /* refused */
-	sample_table__add_sample(&t, &on1);
-	sample_table__add_sample(&t, &on2); /* its stack refused: dropped */
-	sample_table__add_sample(&t, &other); /* a second key: dropped */
-	sample_table__add_sample(&t, &on1);
+	sample_table__add_sample(&t, &on1, NULL);
+	sample_table__add_sample(&t, &on2, NULL); /* its stack refused: dropped */
+	sample_table__add_sample(&t, &other, NULL); /* a second key: dropped */
+	sample_table__add_sample(&t, &on1, NULL);
 	drain(&t, 4, &seen, &st);
 
 	cr_assert_eq(seen.n, 1);
@@ -141,7 +172,7 @@ Test(sample_table, refuses_malformed_stack_records)
 	sample_table__add_stack(&t, &r, KILN_STACK_REC_BYTES(3)); /* shorter than its len */
 	r.stack.len = KILN_MAX_STACK_DEPTH + 1;
 	sample_table__add_stack(&t, &r, sizeof(r));
-	sample_table__add_sample(&t, &s);
+	sample_table__add_sample(&t, &s, NULL);
 	drain(&t, 1, &seen, &st);
 
 	/* Not refused for room: the sample stays, and the missing stack is

@@ -9,6 +9,10 @@
 #              its Ruby caller (Object#main), with the block of
 #              Shares#spin and the C method it runs in (Integer#times'
 #              native code) above them
+#   short      the same for a script that runs 1.5 s, less than a drain:
+#              its frames are named (method entries and all) from its
+#              samples' stacks as they arrive, not at the drain after it
+#              ended
 #   lines      pprof (go tool pprof -lines -traces) gives Shares#five its
 #              file and the line of its call to spin
 #   threads    one thread in Ruby (Object#rb_spin), one compressing with the
@@ -86,6 +90,8 @@ check_shares() {
 }
 
 test_shares() { check_shares shares; }
+
+test_short() { SECONDS_CPU=1.5 check_shares short; }
 
 # The unrolled walkers that kernels before 5.17 load (--no-bpf-loop).
 test_unrolled() { check_shares unrolled --no-bpf-loop; }
@@ -198,5 +204,5 @@ if [ "$(id -u)" != 0 ]; then
 	finish 1
 	exit
 fi
-run_tests test_shares test_lines test_threads test_fake test_refuse test_fallback test_off test_unrolled
-finish 8
+run_tests test_shares test_short test_lines test_threads test_fake test_refuse test_fallback test_off test_unrolled
+finish 9

@@ -62,39 +62,55 @@ static bool stack_refused(const struct sample_table *t, uint64_t id)
 	return id && t->stacks_refused && !hashmap__get_u64(&t->stack_ids, id);
 }
 
-void sample_table__add_sample(struct sample_table *t, const struct kiln_sample_rec *r)
-{
-	uint64_t h = hash__bytes(&r->key, sizeof(r->key));
-	uint32_t idx = hashmap__find_idx(&t->key_idx, h, key_eq, t, &r->key);
-
-	if (idx != HASHMAP_NO_INDEX) {
-		t->entries[idx].count++;
-		return;
-	}
-	if (stack_refused(t, r->key.kstack) || stack_refused(t, r->key.ustack)) {
-		t->dropped_stack++;
-		return;
-	}
-	if (t->nentries >= t->max_keys ||
-	    array_reserve(t->entries, t->entries_cap, t->nentries + 1) ||
-	    hashmap__add_idx(&t->key_idx, h, (uint32_t)t->nentries)) {
-		t->dropped_keys++;
-		return;
-	}
-	t->entries[t->nentries++] = (struct sample_entry){ .key = r->key, .count = 1 };
-}
-
 static const uint64_t *stack_frames(const struct sample_table *t, uint64_t id, uint32_t *n,
-				    uint32_t *flags, struct drain_stats *st)
+				    uint32_t *flags, uint64_t *missing)
 {
 	uintptr_t idx = id ? (uintptr_t)hashmap__get_u64(&t->stack_ids, id) : 0;
 	const struct stack_slot *slot = idx ? &t->slots[idx - 1] : NULL;
 
 	if (id && !slot)
-		st->stacks_missing++;
+		(*missing)++;
 	*n = slot ? slot->n : 0;
 	*flags = slot ? slot->flags : 0;
 	return slot ? t->frames + slot->off : NULL;
+}
+
+/* Entry e with its stacks as d; counts stacks not there in *missing. */
+static void entry_sample(const struct sample_table *t, const struct sample_entry *e,
+			 struct drained_sample *d, uint64_t *missing)
+{
+	uint32_t kflags;
+
+	*d = (struct drained_sample){ .key = &e->key, .count = e->count };
+	d->kips = stack_frames(t, e->key.kstack, &d->kn, &kflags, missing);
+	d->uips = stack_frames(t, e->key.ustack, &d->un, &d->uflags, missing);
+}
+
+bool sample_table__add_sample(struct sample_table *t, const struct kiln_sample_rec *r,
+			      struct drained_sample *first)
+{
+	uint64_t h = hash__bytes(&r->key, sizeof(r->key));
+	uint32_t idx = hashmap__find_idx(&t->key_idx, h, key_eq, t, &r->key);
+	uint64_t missing = 0;
+
+	if (idx != HASHMAP_NO_INDEX) {
+		t->entries[idx].count++;
+		return false;
+	}
+	if (stack_refused(t, r->key.kstack) || stack_refused(t, r->key.ustack)) {
+		t->dropped_stack++;
+		return false;
+	}
+	if (t->nentries >= t->max_keys ||
+	    array_reserve(t->entries, t->entries_cap, t->nentries + 1) ||
+	    hashmap__add_idx(&t->key_idx, h, (uint32_t)t->nentries)) {
+		t->dropped_keys++;
+		return false;
+	}
+	t->entries[t->nentries++] = (struct sample_entry){ .key = r->key, .count = 1 };
+	if (first)
+		entry_sample(t, &t->entries[t->nentries - 1], first, &missing);
+	return true;
 }
 
 void sample_table__emit(const struct sample_table *t, sample_fn fn, void *ctx,
@@ -107,12 +123,9 @@ void sample_table__emit(const struct sample_table *t, sample_fn fn, void *ctx,
 	st->outcomes[KILN_SAMPLED] -=
 		dropped < st->outcomes[KILN_SAMPLED] ? dropped : st->outcomes[KILN_SAMPLED];
 	for (size_t i = 0; i < t->nentries; i++) {
-		const struct sample_entry *e = &t->entries[i];
-		struct drained_sample d = { .key = &e->key, .count = e->count };
-		uint32_t kflags;
+		struct drained_sample d;
 
-		d.kips = stack_frames(t, e->key.kstack, &d.kn, &kflags, st);
-		d.uips = stack_frames(t, e->key.ustack, &d.un, &d.uflags, st);
+		entry_sample(t, &t->entries[i], &d, &st->stacks_missing);
 		for (unsigned b = 0; b < sizeof(st->ustack_flags) / sizeof(st->ustack_flags[0]);
 		     b++)
 			if (d.uflags & (1u << b))

@@ -49,8 +49,7 @@ const char *const kiln_outcome_names[KILN_OUTCOME_COUNT] = {
 struct sampler {
 	struct sampler_bpf *skel;
 	struct ring_buffer *rb;
-	event_fn on_event;
-	void *event_ctx;
+	struct sampler_hooks hooks;
 	struct sideband *sb;            /* NULL: no side-band records */
 	int epfd;                       /* both rings' epoll fds, when sb; else -1 */
 	/* kernel memory of the maps allocated whole at load (0: not read yet;
@@ -379,9 +378,13 @@ static void take_record(struct sampler *s, uint32_t type, const void *data, size
 	t = &s->tables[r->gen & 1];
 	if (r->gen != t->gen)
 		return;
-	if (type == KILN_REC_SAMPLE)
-		sample_table__add_sample(t, r);
-	else
+	if (type == KILN_REC_SAMPLE) {
+		struct drained_sample first;
+
+		if (sample_table__add_sample(t, r, s->hooks.on_new_key ? &first : NULL) &&
+		    s->hooks.on_new_key)
+			s->hooks.on_new_key(&first, s->hooks.ctx);
+	} else
 		sample_table__add_stack(t, data, size);
 }
 
@@ -397,29 +400,29 @@ static int handle_event(void *ctx, void *data, size_t size)
 		take_record(s, type, data, size);
 		return 0;
 	}
-	if (size < sizeof(struct kiln_event) || !s->on_event)
+	if (size < sizeof(struct kiln_event) || !s->hooks.on_event)
 		return 0;
 	/* A new process's mappings may have come since the side-band was last
 	 * read (this ring is read to its end, events written meanwhile
 	 * included): read it first. */
 	if (s->sb && ((const struct kiln_event *)data)->type == KILN_EVENT_NEW)
 		sideband__consume(s->sb);
-	s->on_event(data, s->event_ctx);
+	s->hooks.on_event(data, s->hooks.ctx);
 	return 0;
 }
 
-int sampler__attach(struct sampler *s, event_fn on_event, sideband_fn on_sideband, void *ctx)
+int sampler__attach(struct sampler *s, const struct sampler_hooks *hooks)
 {
 	int err;
 
-	s->on_event = on_event;
-	s->event_ctx = ctx;
+	s->hooks = *hooks;
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
 	if (!s->rb)
 		return -errno;
 	/* Before the first sample, so that no process maps code unseen. */
-	if (on_sideband) {
-		s->sb = sideband__open(s->cpu_ids, s->online, SIDEBAND_PAGES, on_sideband, ctx);
+	if (hooks->on_sideband) {
+		s->sb = sideband__open(s->cpu_ids, s->online, SIDEBAND_PAGES, hooks->on_sideband,
+				       hooks->ctx);
 		if (!s->sb)
 			pr_warn("no side-band perf records (%s): a process gone before its /proc files are read stays unsymbolized",
 				strerror(errno));

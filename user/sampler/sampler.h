@@ -62,10 +62,19 @@ int sampler__probe(void);
 struct sampler *sampler__open(const struct sampler_opts *opts, int *err);
 /* Profile pid (and, with KILN_FILTER_CHILDREN, what it forks from now). */
 int sampler__filter_add(struct sampler *s, pid_t pid, uint8_t flags);
+/* What the sampler hands up as it reads its rings (ctx to each). */
+struct sampler_hooks {
+	event_fn on_event;       /* lifecycle events */
+	sideband_fn on_sideband; /* side-band records (sideband.h); NULL: not read */
+	sample_fn on_new_key;    /* a generation's first sample of a key, with
+				  * its stacks (NULL: none) */
+	void *ctx;
+};
+
 /* Opens the perf events and attaches every program; with on_sideband
- * also the side-band records (sideband.h),
- * or logs why not and goes on without. ctx goes to both. 0 or -errno. */
-int sampler__attach(struct sampler *s, event_fn on_event, sideband_fn on_sideband, void *ctx);
+ * also the side-band records, or logs why not and goes on without.
+ * 0 or -errno. */
+int sampler__attach(struct sampler *s, const struct sampler_hooks *hooks);
 /* Waits up to timeout_ms for lifecycle events and hands them to on_event,
  * after the side-band records read so far to on_sideband. Returns the
  * number of events handled, or -errno. */

@@ -216,14 +216,14 @@ int code_names__frame(struct code_names *n, const void *facts, pid_t pid, uint32
 }
 
 void code_names__prefetch(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,
-			  uint64_t addr)
+			  uint64_t addr, uint64_t aux)
 {
 	enum code_names_failure why;
 	struct code_entry *e;
 
-	if (!facts || lookup(n, instance, addr, 0))
+	if (!facts || lookup(n, instance, addr, aux))
 		return;
-	e = read_entry(n, facts, pid, instance, addr, 0, &why);
+	e = read_entry(n, facts, pid, instance, addr, aux, &why);
 	if (e)
 		store(n, e);
 }

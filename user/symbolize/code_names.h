@@ -84,10 +84,10 @@ struct code_names *code_names__new(const struct code_lang *lang, size_t max_byte
 int code_names__frame(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,
 		      uint64_t addr, uint64_t aux, uint32_t check, uint32_t index,
 		      struct code_frame_name *out);
-/* Reads and caches object addr of a live process now (BPF saw it for the
- * first time): its name survives the process's exit. */
+/* Reads and caches object addr (with its aux slot, 0 without) of a live
+ * process now, unless cached: its name survives the process's exit. */
 void code_names__prefetch(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,
-			  uint64_t addr);
+			  uint64_t addr, uint64_t aux);
 void code_names__stats(const struct code_names *n, struct code_names_stats *out);
 void code_names__free(struct code_names *n);
 

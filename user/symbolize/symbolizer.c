@@ -438,23 +438,53 @@ static int interp_slot(uint64_t ip, bool *where)
 	return (int)(tag - KILN_PY_TAG_CODE) / 2;
 }
 
-/* An interpreter frame of language lang from its slots (aux: the value
- * of its third, 0 without). */
-static void interp_frame(struct symbolizer *sym, const struct proc_snapshot *snap, int lang,
-			 uint64_t code_slot, uint64_t where_slot, uint64_t aux, uint64_t count,
-			 struct frame *f)
+/* An interpreter frame's slots: code and where, and aux (the value of its
+ * third slot, 0 without). */
+struct interp_slots {
+	int lang;
+	uint64_t code_slot, where_slot, aux;
+};
+
+/* What slot *i of a user stack, read root first, starts: a native pc (0),
+ * an interpreter frame (1: its slots in *fr, *i moved to its innermost
+ * slot), or no frame (-1: a slot without its pair). */
+static int frame_slots(const uint64_t *uips, uint32_t *i, struct interp_slots *fr)
+{
+	bool where, code_where;
+	uint64_t aux = 0;
+	int lang = interp_slot(uips[*i], &where);
+
+	if (SLOT_AUX(uips[*i]) && *i > 0) {
+		/* a frame's third slot: its pair follows */
+		aux = SLOT_VALUE(uips[*i]);
+		lang = interp_slot(uips[--*i], &where);
+	}
+	if (lang >= 0 && where) {
+		if (*i == 0 || interp_slot(uips[*i - 1], &code_where) != lang || code_where)
+			return -1;
+		*fr = (struct interp_slots){ lang, uips[*i - 1], uips[*i], aux };
+		--*i;
+		return 1;
+	}
+	return lang >= 0 || SLOT_AUX(uips[*i]) ? -1 : 0;
+}
+
+/* The interpreter frame of slots fr. */
+static void interp_frame(struct symbolizer *sym, const struct proc_snapshot *snap,
+			 const struct interp_slots *fr, uint64_t count, struct frame *f)
 {
 	static const char *const unnamed[KILN_LANG_COUNT] = { "[python code 0x%" PRIx64 "]",
 							       "[ruby iseq 0x%" PRIx64 "]" };
-	uint64_t code = SLOT_VALUE(code_slot);
+	int lang = fr->lang;
+	uint64_t code = SLOT_VALUE(fr->code_slot);
 	const void *facts = snap ? interp_procs__get(sym->interp[lang], snap->instance) : NULL;
 	struct code_frame_name cn;
 
 	*f = (struct frame){ .kind = FRAME_USER, .addr = code };
 	sym->stats.user_frames += count;
-	if (snap && code_names__frame(sym->names[lang], facts, snap->pid, snap->instance, code, aux,
-				      (uint32_t)(where_slot >> 32) & KILN_INTERP_CHECK_MASK,
-				      (uint32_t)where_slot, &cn) == 0) {
+	if (snap && code_names__frame(sym->names[lang], facts, snap->pid, snap->instance, code,
+				      fr->aux, (uint32_t)(fr->where_slot >> 32) & KILN_INTERP_CHECK_MASK,
+				      (uint32_t)fr->where_slot, &cn) == 0) {
 		f->name = scratch_name(sym, "%s", cn.name);
 		f->file = scratch_name(sym, "%s", cn.file);
 		f->line = cn.line;
@@ -499,26 +529,14 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 		}
 	}
 	for (uint32_t i = un; i-- > 0;) {
-		bool where, code_where;
-		int lang = interp_slot(uips[i], &where);
-		uint64_t aux = 0;
+		struct interp_slots fr;
+		int kind = frame_slots(uips, &i, &fr);
 
-		if (SLOT_AUX(uips[i]) && i > 0) {
-			/* a frame's third slot: its pair follows */
-			aux = SLOT_VALUE(uips[i]);
-			lang = interp_slot(uips[--i], &where);
-		}
-		if (lang >= 0 && where) {
-			if (i > 0 && interp_slot(uips[i - 1], &code_where) == lang && !code_where) {
-				interp_frame(sym, snap, lang, uips[i - 1], uips[i], aux, count,
-					     &frames[n++]);
-				i--;
-			}
-			continue;
-		}
-		if (lang >= 0 || SLOT_AUX(uips[i]))
-			continue;       /* a slot without its pair: not a frame */
-		n += user_frame(sym, snap, uips[i], i ? uips[i] - 1 : uips[i], count, &frames[n]);
+		if (kind > 0)
+			interp_frame(sym, snap, &fr, count, &frames[n++]);
+		else if (kind == 0)
+			n += user_frame(sym, snap, uips[i], i ? uips[i] - 1 : uips[i], count,
+					&frames[n]);
 	}
 	for (uint32_t i = kn; i-- > 0;)
 		kernel_frame(sym, kips[i], i ? kips[i] - 1 : kips[i], count, &frames[n++]);
@@ -646,7 +664,28 @@ void symbolizer__interp_code(struct symbolizer *sym, enum kiln_interp_lang lang,
 	const struct proc_snapshot *snap = facts ? proc_table__get(sym->procs, instance) : NULL;
 
 	if (snap && !snap->ended)
-		code_names__prefetch(sym->names[lang], facts, snap->pid, instance, code);
+		code_names__prefetch(sym->names[lang], facts, snap->pid, instance, code, 0);
+}
+
+void symbolizer__interp_stack(struct symbolizer *sym, uint32_t instance, const uint64_t *uips,
+			      uint32_t un)
+{
+	const struct proc_snapshot *snap = NULL;
+	struct interp_slots fr;
+
+	for (uint32_t i = un; i-- > 0;) {
+		const void *facts;
+
+		if (frame_slots(uips, &i, &fr) <= 0)
+			continue;
+		if (!snap)
+			snap = proc_table__get(sym->procs, instance);
+		if (!snap || snap->ended)
+			return;
+		facts = interp_procs__get(sym->interp[fr.lang], instance);
+		code_names__prefetch(sym->names[fr.lang], facts, snap->pid, instance,
+				     SLOT_VALUE(fr.code_slot), fr.aux);
+	}
 }
 
 void symbolizer__interp_stats(const struct symbolizer *sym, enum kiln_interp_lang lang,

@@ -123,6 +123,11 @@ void symbolizer__use_interp(struct symbolizer *sym, enum kiln_interp_lang lang,
  * now, while the process lives. */
 void symbolizer__interp_code(struct symbolizer *sym, enum kiln_interp_lang lang,
 			     uint32_t instance, uint64_t code);
+/* A stack of instance's first sample this drain: reads the names of its
+ * interpreter frames not read yet (a Ruby frame's method entry is known
+ * only from its stack) while the process lives. */
+void symbolizer__interp_stack(struct symbolizer *sym, uint32_t instance, const uint64_t *uips,
+			      uint32_t un);
 void symbolizer__interp_stats(const struct symbolizer *sym, enum kiln_interp_lang lang,
 			      struct code_names_stats *out);
 void symbolizer__free(struct symbolizer *sym);
