@@ -38,7 +38,7 @@
 	CONFIG_ROW_BOOL(T, pipe.sampler.include_idle, "include-idle", 0, \
 			"keep samples of the idle task (pid 0)"), \
 	CONFIG_ROW_U64_AUTO(T, pipe.sampler.counts_entries, "counts-entries", "N", 1024, 1 << 24, \
-			    "distinct sample keys a drain holds (0: CPUs x Hz x 10, power of two; ~80 bytes each, grown as used)"), \
+			    "distinct sample keys a drain holds (0: CPUs x Hz x 20, power of two; ~80 bytes each, grown as used)"), \
 	CONFIG_ROW_U64_AUTO(T, pipe.sampler.stack_entries, "stack-entries", "N", 1024, 1 << 22, \
 			    "distinct stacks a drain holds (0: half the keys, at least 4096; ~40 bytes + 8 a frame, grown as used)"), \
 	CONFIG_ROW_U64(T, pipe.max_processes, "max-processes", 0, "N", "32768", 64, 1 << 22, \

@@ -38,7 +38,6 @@
 #include "stats.h"
 #include "symbolize/symbolizer.h"
 
-#define DRAIN_INTERVAL_NS (2000000000ull)
 #define MAX_PIDS 1024
 
 /* What the options give; pipe goes to pipeline__open as it is. */
@@ -595,7 +594,7 @@ static int run(struct record *r)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct pipeline_loop loop = {
-		.drain_every_ns = DRAIN_INTERVAL_NS, .stop = record_done, .ctx = r,
+		.drain_every_ns = SAMPLER_DRAIN_NS, .stop = record_done, .ctx = r,
 	};
 	uint64_t start, deadline, elapsed;
 	struct kiln_stats stats;

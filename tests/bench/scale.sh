@@ -8,8 +8,8 @@
 # (a drain then takes as long as the scheduler makes it wait), which hides
 # what kiln itself costs. One row per point:
 #   drain ms     mean and max wall time of one drain (record drains every
-#                2 s: swap, read and clear the maps, consume process events,
-#                symbolize, add to profiles)
+#                10 s: flip the generation, read the ring to its end, consume
+#                process events, symbolize, add to profiles)
 #   cpu ms/s     kiln's CPU time (user + system) per second recorded, start-up
 #                (BTF, kallsyms) and the final write included
 #   stacks       distinct stacks in the profile (folded lines; the chains

@@ -417,8 +417,8 @@ test_sigterm_flush() {
 	start_receiver flush
 	workload 60
 	start_agent flush --server "http://127.0.0.1:$RPORT" --interval 60
-	# two drains: more than a second of samples in the partial interval
-	wait_metric '^kiln_drains_total [2-9]'
+	# a drain (10 s): seconds of samples in the partial interval
+	wait_metric '^kiln_drains_total [1-9]'
 	stop_agent
 	stop_receiver
 	problem=$(exit_problem flush)

@@ -130,10 +130,11 @@ PY
 # Every sample accounted for, from the BPF program to the written file:
 # program runs == outcomes; sampled == drained; drained == profiled + each
 # named loss; profiled == the samples in the pprof, as go tool pprof reads it.
+# 22 s: three drains (every 10 s, and the last), so generations flip under load.
 test_conservation() {
 	local stats=$TMP/cons.json out=$TMP/cons.pb.gz load written
-	"$WORKLOADS/cpu_ratio" 9 & load=$!
-	"$KILN" record -q -d 7 -o "$out" --stats "$stats" 2>"$TMP/cons.err"
+	"$WORKLOADS/cpu_ratio" 24 & load=$!
+	"$KILN" record -q -d 22 -o "$out" --stats "$stats" 2>"$TMP/cons.err"
 	local rc=$?
 	wait $load
 	[ $rc -eq 0 ] || { fail conservation "kiln record failed: $(tail -1 "$TMP/cons.err")"; return; }

@@ -273,13 +273,14 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	}
 	s->online = (unsigned)online;
 
-	/* The tables of a generation: default bounds hold 10 s of a busy
-	 * host, five drains, every CPU sampling a distinct stack at every
-	 * tick; stacks repeat far more. They grow as used: the bounds cost
-	 * nothing until reached. The ring holds RING_SECONDS of samples that
-	 * average 128 bytes (64 a sample, and stacks): user space reads it every
-	 * 100 ms, or sooner when it fills. */
-	per_interval = s->online * opts->frequency * 10;
+	/* The tables of a generation: default bounds hold two drains' time
+	 * (SAMPLER_DRAIN_NS) of a busy host, every CPU sampling a distinct
+	 * key at every tick, and half as many distinct stacks; stacks repeat
+	 * far more. They grow as used: the bounds cost nothing until
+	 * reached. The ring holds RING_SECONDS of samples that average 128
+	 * bytes (64 a sample, and stacks): user space reads it every 100 ms,
+	 * or sooner when it fills. */
+	per_interval = s->online * opts->frequency * 2 * (SAMPLER_DRAIN_NS / 1000000000ull);
 	counts = opts->counts_entries ? opts->counts_entries : roundup_pow2(per_interval);
 	stacks = opts->stack_entries ? opts->stack_entries :
 		roundup_pow2(per_interval / 2 > 4096 ? per_interval / 2 : 4096);

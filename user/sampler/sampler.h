@@ -20,6 +20,12 @@
 /* 16 pages (64 KiB) a CPU: about 400 mappings between two reads. */
 #define SIDEBAND_PAGES 16
 
+/* The longest the commands let samples gather between drains. Each drain
+ * names every distinct stack it holds: a stack that recurs is named once
+ * a drain, so fewer drains cost less. The tables' default bounds hold
+ * twice this. */
+#define SAMPLER_DRAIN_NS (10ull * 1000000000ull)
+
 struct sampler_opts {
 	unsigned frequency;             /* Hz per CPU */
 	bool include_idle;
