@@ -235,7 +235,7 @@ int pipeline__run(struct pipeline *p, struct pipeline_loop *l)
 	uint64_t wall_start = realtime_ns() - (now - mono_start);
 	uint64_t deadline = l->deadline_ns ? l->deadline_ns : UINT64_MAX;
 	uint64_t next_interval = l->interval_ns ? mono_start + l->interval_ns : UINT64_MAX;
-	uint64_t next_drain = mono_start + l->drain_every_ns;
+	uint64_t next_drain = mono_start + (l->first_drain_ns ? l->first_drain_ns : l->drain_every_ns);
 	struct profile_set *set;
 	int err;
 

@@ -105,6 +105,7 @@ struct pipeline_loop {
 	uint64_t start_ns;      /* CLOCK_MONOTONIC the window began; 0: now */
 	uint64_t deadline_ns;   /* CLOCK_MONOTONIC end of the window; 0: none */
 	uint64_t drain_every_ns;
+	uint64_t first_drain_ns; /* after start_ns; 0: drain_every_ns */
 	/* 0: one interval, which the caller takes with pipeline__take after
 	 * the run; else interval() every interval_ns and for the last,
 	 * partial one. */
