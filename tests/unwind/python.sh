@@ -145,7 +145,7 @@ test_threads() {
 		[ $((native * 100)) -ge $((hashing * 95)) ]; then
 		pass threads
 	else
-		fail threads "py_spin $spin, hash_worker $hashing (sha256 $native), both $both"
+		fail threads "py_spin $spin, hash_worker $hashing (sha256 $native), both $both; python stats: $(python3 -c 'import json,sys; print({k: v for k, v in json.load(open(sys.argv[1]))["python"].items() if v})' "$TMP/threads.json"); heaviest stack: $(awk '$NF > m { m = $NF; l = $0 } END { print substr(l, 1, 600) }' "$TMP/threads.folded")"
 	fi
 }
 
