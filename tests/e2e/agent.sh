@@ -146,18 +146,20 @@ test_files() {
 	fi
 }
 
-# interval_agrees DIR: the newest interval whose files all survived: the
-# sum of its folded file equals the samples of its pprof files (go tool
-# pprof), and cpu_ratio's leaf shares appear in both.
+# interval_agrees DIR: the newest interval whose files all survived and
+# that holds half a second of samples at least (not the last, partial
+# one the agent writes at SIGTERM, which may hold a few samples or none):
+# the sum of its folded file equals the samples of its pprof files (go
+# tool pprof), and cpu_ratio's leaf shares appear in both.
 interval_agrees() {
 	local dir=$1 start folded pprof f
 	for f in $(ls -r "$dir" | grep -- '-all\.folded$'); do
 		start=${f%-all.folded}
-		ls "$dir" | grep -q "^$start-.*\.pb\.gz$" && break
+		folded=$(awk '{ s += $NF } END { print s + 0 }' "$dir/$f")
+		ls "$dir" | grep -q "^$start-.*\.pb\.gz$" && [ "$folded" -ge 97 ] && break
 		start=
 	done
-	[ -n "$start" ] || { echo "no interval with both a folded and a pprof file"; return 1; }
-	folded=$(awk '{ s += $NF } END { print s + 0 }' "$dir/$start-all.folded")
+	[ -n "$start" ] || { echo "no interval with both a folded and a pprof file and 97 samples"; return 1; }
 	pprof=0
 	for f in "$dir/$start"-*.pb.gz; do
 		pprof=$((pprof + $(pprof_samples "$f")))
