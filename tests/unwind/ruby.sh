@@ -9,10 +9,10 @@
 #              its Ruby caller (Object#main), with the block of
 #              Shares#spin and the C method it runs in (Integer#times'
 #              native code) above them
-#   short      the same for a script that runs 1.5 s, less than a drain:
-#              its frames are named (method entries and all) from its
-#              samples' stacks as they arrive, not at the drain after it
-#              ended
+#   short      the same for a script of 4 s, ended before kiln record's
+#              first drain (10 s): its frames are named (method entries and
+#              all) from its samples' stacks as they arrive, not at the
+#              drain after it ended (bar 3 points: a third of the samples)
 #   lines      pprof (go tool pprof -lines -traces) gives Shares#five its
 #              file and the line of its call to spin
 #   threads    one thread in Ruby (Object#rb_spin), one compressing with the
@@ -91,7 +91,7 @@ check_shares() {
 
 test_shares() { check_shares shares; }
 
-test_short() { SECONDS_CPU=1.5 check_shares short; }
+test_short() { SECONDS_CPU=4 SHARE_BAR=3 check_shares short; }
 
 # The unrolled walkers that kernels before 5.17 load (--no-bpf-loop).
 test_unrolled() { check_shares unrolled --no-bpf-loop; }
