@@ -68,14 +68,15 @@ static const uint64_t *stack_frames(const struct sample_table *t, uint64_t id, u
 	uintptr_t idx = id ? (uintptr_t)hashmap__get_u64(&t->stack_ids, id) : 0;
 	const struct stack_slot *slot = idx ? &t->slots[idx - 1] : NULL;
 
-	if (id && !slot)
+	if (id && !slot && missing)
 		(*missing)++;
 	*n = slot ? slot->n : 0;
 	*flags = slot ? slot->flags : 0;
 	return slot ? t->frames + slot->off : NULL;
 }
 
-/* Entry e with its stacks as d; counts stacks not there in *missing. */
+/* Entry e with its stacks as d; counts stacks not there in *missing
+ * (NULL: not counted). */
 static void entry_sample(const struct sample_table *t, const struct sample_entry *e,
 			 struct drained_sample *d, uint64_t *missing)
 {
@@ -91,7 +92,6 @@ bool sample_table__add_sample(struct sample_table *t, const struct kiln_sample_r
 {
 	uint64_t h = hash__bytes(&r->key, sizeof(r->key));
 	uint32_t idx = hashmap__find_idx(&t->key_idx, h, key_eq, t, &r->key);
-	uint64_t missing = 0;
 
 	if (idx != HASHMAP_NO_INDEX) {
 		t->entries[idx].count++;
@@ -109,7 +109,7 @@ bool sample_table__add_sample(struct sample_table *t, const struct kiln_sample_r
 	}
 	t->entries[t->nentries++] = (struct sample_entry){ .key = r->key, .count = 1 };
 	if (first)
-		entry_sample(t, &t->entries[t->nentries - 1], first, &missing);
+		entry_sample(t, &t->entries[t->nentries - 1], first, NULL);
 	return true;
 }
 

@@ -382,8 +382,7 @@ static void take_record(struct sampler *s, uint32_t type, const void *data, size
 	if (type == KILN_REC_SAMPLE) {
 		struct drained_sample first;
 
-		if (sample_table__add_sample(t, r, s->hooks.on_new_key ? &first : NULL) &&
-		    s->hooks.on_new_key)
+		if (sample_table__add_sample(t, r, &first) && s->hooks.on_new_key)
 			s->hooks.on_new_key(&first, s->hooks.ctx);
 	} else
 		sample_table__add_stack(t, data, size);
