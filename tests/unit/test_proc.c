@@ -412,12 +412,15 @@ Test(proc_table, live_process_from_the_sideband_log, .init = fake_proc, .fini = 
 	cr_assert_str_eq(s->cgroup, "0::/system.slice/app.service\n");
 	mapped_calls = 0;
 
+	cr_assert_not(proc_table__log_moved(t, s));
 	cr_assert_eq(proc_table__refresh(t, s), 0);     /* nothing new: told anyway */
 	cr_assert_eq(mapped_calls, 1);
 	logged(t, SIDEBAND_MMAP, 300, 0x500000);
+	cr_assert(proc_table__log_moved(t, s));         /* a library mapped since */
 	cr_assert_eq(proc_table__refresh(t, s), 0);
 	cr_assert_eq(s->nmaps, 3);
 	cr_assert(s->logged);
+	cr_assert_not(proc_table__log_moved(t, s));
 	proc_table__stats(t, &st);
 	cr_assert_eq(st.logged_live, 1);
 	cr_assert_eq(st.logged_unchanged, 1);
@@ -439,6 +442,7 @@ Test(proc_table, live_process_from_the_sideband_log, .init = fake_proc, .fini = 
 	s = proc_table__get(t, 9);
 	cr_assert(s->logged);
 	logged(t, SIDEBAND_LOST, 700, 0);
+	cr_assert_not(proc_table__log_moved(t, s));     /* the log no longer says all */
 	cr_assert_eq(proc_table__refresh(t, s), 0);
 	cr_assert_not(s->logged);
 	cr_assert_eq(s->nmaps, 4);      /* what the maps file says */

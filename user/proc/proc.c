@@ -1145,6 +1145,16 @@ static int refresh_from_log(struct proc_table *t, struct proc_snapshot *s)
 	return 0;
 }
 
+bool proc_table__log_moved(const struct proc_table *t, const struct proc_snapshot *s)
+{
+	const struct logged_mapping *logged;
+	struct mmap_log_version v;
+
+	return s->logged && !s->ended && t->log &&
+	       mmap_log__complete(t->log, (uint32_t)s->pid, UINT64_MAX, &logged, &v) &&
+	       v.exec_ns == s->log_version.exec_ns && v.gen != s->log_version.gen;
+}
+
 int proc_table__refresh(struct proc_table *t, struct proc_snapshot *s)
 {
 	uint64_t start, dev, ino;

@@ -166,6 +166,9 @@ void proc_table__refresh_young(struct proc_table *t);
  * -ESRCH when the process is gone or is another program now, or -E2BIG
  * (nothing read, counted) for a snapshot that hit a mapping cap. */
 int proc_table__refresh(struct proc_table *t, struct proc_snapshot *snap);
+/* The side-band log holds mappings of snap's program made since snap was
+ * taken from it: a refresh would find them (and costs no /proc read). */
+bool proc_table__log_moved(const struct proc_table *t, const struct proc_snapshot *snap);
 /* Called after each drain: frees snapshots that ended before the previous
  * drain began (their samples are all drained) and are not pinned. */
 void proc_table__drained(struct proc_table *t);

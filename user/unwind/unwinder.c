@@ -880,14 +880,17 @@ void unwinder__miss(struct unwinder *u, struct proc_table *procs, uint32_t insta
 
 	if (!p)
 		return;
-	if (monotonic_ns() - p->written_ns < MISS_REFRESH_NS) {
+	s = proc_table__get(procs, instance);
+	/* Re-reading too often would cost a /proc read a sample for a pc no
+	 * mapping will ever cover; what the side-band logged since (a library
+	 * the dynamic loader mapped after the first read) costs none. */
+	if (monotonic_ns() - p->written_ns < MISS_REFRESH_NS && !(s && proc_table__log_moved(procs, s))) {
 		if (!p->miss_pending) {
 			p->miss_pending = true;
 			u->pending++;
 		}
 		return;
 	}
-	s = proc_table__get(procs, instance);
 	u->st.miss_refreshes++;
 	/* A refresh hands the new mappings to unwinder__mapped (the table's
 	 * observer), which queues the rewrite that re-arms the walker; a
