@@ -39,6 +39,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Set by user space before load. */
 const volatile bool include_idle = false;
 const volatile bool filter_enabled = false;
+/* A new process's event wakes user space (--wake-on-new-process, or a
+ * filter), see send_event. */
+const volatile bool wake_on_new = false;
 
 /* Generation selected by user space (bit 0: which maps; user space counts
  * it up at every drain), and the instance counter. */
@@ -188,12 +191,18 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
 	e->root_key = e->cgroup_key = e->cgroup_epoch = 0;
 	if (type == KILN_EVENT_NEW)
 		set_identity_keys(e, task);
-	/* Only a new process is urgent (its /proc files must be read while it
-	 * lives); an exec's or exit's event waits for the next wakeup or
-	 * drain, which reads the ring in order: one wakeup a process, not 2-3.
-	 * (The default wakes only a consumer that has read up to this record,
-	 * which one waiting behind a quiet record has not: forced.) */
-	bpf_ringbuf_submit(e, type == KILN_EVENT_NEW ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	/* An exec's or exit's event waits for the next read of the ring (at
+	 * most 100 ms), which reads it in order. So does a new process's
+	 * unless wake_on_new: its tables then load within 100 ms of its first
+	 * sample, its earlier samples walked by frame pointers. A wakeup here
+	 * cost about 12 us of this program's time (irq_work's self-IPI, a VM
+	 * exit) and 30 us of user space's, at every new process of a busy
+	 * node. The processes a filter names (record -- COMMAND, -p) are few
+	 * and each one is the point: woken for. (The default wakes only a
+	 * consumer that has read up to this record, which one waiting behind
+	 * a quiet record has not: forced.) */
+	bpf_ringbuf_submit(e, type == KILN_EVENT_NEW && wake_on_new ? BPF_RB_FORCE_WAKEUP :
+								      BPF_RB_NO_WAKEUP);
 	count_event(KILN_EV_SENT);
 }
 
@@ -383,18 +392,6 @@ struct {
 	__type(value, __u64);
 	__uint(max_entries, KILN_LANG_COUNT * KILN_INTERP_STAT_COUNT);
 } interp_stats SEC(".maps");
-
-/* (pid, code object) announced to user space already. */
-struct interp_seen_key {
-	__u64 pid;
-	__u64 code;
-};
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, struct interp_seen_key);
-	__type(value, __u8);
-	__uint(max_entries, KILN_INTERP_SEEN_MAX);
-} interp_seen SEC(".maps");
 
 /* The walker (kiln_walk or kiln_walk_loop) and the interpreter walkers,
  * for tail calls (the walk continues in a fresh run of any; KILN_PROG_PY +
@@ -759,7 +756,7 @@ static __always_inline int rule_step(struct walk *w, __u32 idx)
 }
 
 /* An event of the walk (no task fields: those are the sampler's). */
-static __always_inline void send_walk_event(__u32 type, __u32 pid, __u32 instance, __u64 addr)
+static __always_inline void send_walk_event(__u32 type, __u32 pid, __u32 instance)
 {
 	struct kiln_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -771,10 +768,9 @@ static __always_inline void send_walk_event(__u32 type, __u32 pid, __u32 instanc
 	e->type = type;
 	e->pid = pid;
 	e->instance = instance;
-	e->addr = addr;
 	e->time_ns = bpf_ktime_get_ns();
-	/* urgent (names read while the process lives), and maybe behind a
-	 * quiet exec or exit event: forced, see send_event */
+	/* urgent (the walker misses mappings until user space reads them), and
+	 * maybe behind a quiet exec or exit event: forced, see send_event */
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	count_event(KILN_EV_SENT);
 }
@@ -786,7 +782,7 @@ static __always_inline void report_miss(struct kiln_proc_maps *pm, struct walk *
 	if (pm->flags & KILN_PROC_MISS_SENT)
 		return;
 	__sync_fetch_and_or(&pm->flags, KILN_PROC_MISS_SENT);
-	send_walk_event(KILN_EVENT_MAPS, w->maps_pid, pm->instance, 0);
+	send_walk_event(KILN_EVENT_MAPS, w->maps_pid, pm->instance);
 }
 
 /* Records the frame at w->pc and finds its caller. A pc in the
@@ -997,26 +993,12 @@ static __always_inline __u64 thread_pointer(void)
 #endif
 }
 
-/* The first time a process's code object is met, user space is told, so
- * that it reads its names while the process lives (a short one may be
- * gone by the drain). */
-static __always_inline void it_announce(struct walk *w, __u64 code, __u32 event)
-{
-	struct interp_seen_key k = { .pid = w->rec.key.pid, .code = code };
-	__u8 one = 1;
-
-	if (bpf_map_lookup_elem(&interp_seen, &k))
-		return;
-	bpf_map_update_elem(&interp_seen, &k, &one, BPF_ANY);
-	send_walk_event(event, w->rec.key.pid, w->it_instance, code);
-}
-
 /* Writes one interpreter frame (kiln/interp.h: with_aux, a third slot
- * holding aux) and announces its code object; IT_STOP when the stack or
- * the frame cap is full. */
+ * holding aux); IT_STOP when the stack or the frame cap is full. (User
+ * space reads the names of a stack's code objects as the stack arrives,
+ * while the process lives: sampler_hooks.on_new_key.) */
 static __always_inline int it_emit(struct walk *w, __u32 lang, __u64 tag_code, __u64 tag_where,
-				   __u64 code, __u32 check, __u32 idx, __u32 event, bool with_aux,
-				   __u64 aux)
+				   __u64 code, __u32 check, __u32 idx, bool with_aux, __u64 aux)
 {
 	__u32 n = w->srec.stack.len;
 
@@ -1038,7 +1020,6 @@ static __always_inline int it_emit(struct walk *w, __u32 lang, __u64 tag_code, _
 	}
 	w->it_emitted++;
 	count_interp(lang, KILN_INTERP_FRAMES);
-	it_announce(w, code, event);
 	return IT_MORE;
 }
 
@@ -1108,7 +1089,7 @@ static __always_inline int py_step(struct walk *w, const struct kiln_py_proc *py
 	if (instr >= code + py->o.code_bytecode && instr - code - py->o.code_bytecode < (1ull << 32))
 		idx = (instr - code - py->o.code_bytecode) / 2;
 	if (it_emit(w, KILN_LANG_PY, KILN_PY_TAG_CODE, KILN_PY_TAG_WHERE, code, check, (__u32)idx,
-		    KILN_EVENT_PY_CODE, false, 0) == IT_STOP)
+		    false, 0) == IT_STOP)
 		return IT_STOP;
 	if (py->o.entry_kind == KILN_PY_ENTRY_FLAG && entry && !w->it_leftover)
 		return IT_CALL_DONE;
@@ -1236,7 +1217,7 @@ static __always_inline int rb_step(struct walk *w, const struct kiln_rb_proc *rb
 			idx--;
 	}
 	if (it_emit(w, KILN_LANG_RB, KILN_RB_TAG_ISEQ, KILN_RB_TAG_WHERE, iseq, check, (__u32)idx,
-		    KILN_EVENT_RB_ISEQ, true, me & ((1ull << KILN_INTERP_TAG_SHIFT) - 1)) == IT_STOP)
+		    true, me & ((1ull << KILN_INTERP_TAG_SHIFT) - 1)) == IT_STOP)
 		return IT_STOP;
 	if ((flags & KILN_RB_FRAME_FINISH) && !w->it_leftover)
 		return IT_CALL_DONE;

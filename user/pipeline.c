@@ -163,12 +163,6 @@ static void on_event(const struct kiln_event *ev, void *ctx)
 			unwinder__miss(p->uw, p->procs, ev->instance);
 		return;
 	}
-	if (ev->type == KILN_EVENT_PY_CODE || ev->type == KILN_EVENT_RB_ISEQ) {
-		symbolizer__interp_code(p->sym,
-					ev->type == KILN_EVENT_PY_CODE ? KILN_LANG_PY : KILN_LANG_RB,
-					ev->instance, ev->addr);
-		return;
-	}
 	proc_table__on_event(p->procs, ev);
 }
 

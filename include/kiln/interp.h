@@ -34,11 +34,6 @@
  * counted. */
 #define KILN_INTERP_MAX_FRAMES 48
 
-/* Code objects the walker remembers having announced
- * (KILN_EVENT_PY_CODE, KILN_EVENT_RB_ISEQ), least recently used forgotten
- * first. */
-#define KILN_INTERP_SEEN_MAX 16384
-
 enum kiln_interp_lang {
 	KILN_LANG_PY = 0,
 	KILN_LANG_RB = 1,

@@ -96,9 +96,6 @@ enum kiln_event_type {
 	KILN_EVENT_EXEC = 2,
 	KILN_EVENT_EXIT = 3,
 	KILN_EVENT_MAPS = 4,    /* a walk met a pc outside the process's known mappings */
-	KILN_EVENT_PY_CODE = 5, /* a Python walk met a code object (addr) the first
-				 * time: user space names it while the process lives */
-	KILN_EVENT_RB_ISEQ = 6, /* the same for a Ruby instruction sequence */
 };
 
 struct kiln_event {
@@ -110,7 +107,6 @@ struct kiln_event {
 				  * included): /proc/PID/stat's starttime */
 	__u64 cgroup_id;
 	__u64 time_ns;          /* when sent, CLOCK_MONOTONIC */
-	__u64 addr;             /* KILN_EVENT_PY_CODE, _RB_ISEQ: the code object */
 	char comm[KILN_COMM_LEN];        /* the thread's */
 	char leader_comm[KILN_COMM_LEN]; /* the process's (its main thread's) */
 	__u32 flags;            /* KILN_EVENT_F_* */

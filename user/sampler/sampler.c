@@ -303,6 +303,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	}
 	s->skel->rodata->include_idle = opts->include_idle;
 	s->skel->rodata->filter_enabled = opts->filter;
+	s->skel->rodata->wake_on_new = opts->wake_on_new || opts->filter;
 	s->skel->rodata->ring_wakeup_bytes = s->ring_bytes / 2;
 	bpf_map__set_max_entries(s->skel->maps.instances,
 				 opts->process_entries ? opts->process_entries : 32768);

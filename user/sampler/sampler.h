@@ -36,6 +36,8 @@ struct sampler_opts {
 	uint32_t unwind_rows;           /* rows of unwind tables; 0: no table walks */
 	uint32_t unwind_processes;      /* processes walked with tables */
 	bool no_bpf_loop;               /* the unrolled walker even with bpf_loop */
+	bool wake_on_new;               /* a new process's first sample wakes user
+					 * space (always with filter) */
 };
 
 /* The walker's maps, for user/unwind/ to fill (include/kiln/unwind.h).

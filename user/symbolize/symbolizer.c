@@ -657,32 +657,26 @@ void symbolizer__use_interp(struct symbolizer *sym, enum kiln_interp_lang lang,
 	sym->interp[lang] = procs;
 }
 
-/* Reads the names of code object code (aux: its frame's third slot) of
- * instance now, unless cached or the process has ended. */
-static void prefetch_code(struct symbolizer *sym, int lang, uint32_t instance, uint64_t code,
-			  uint64_t aux)
-{
-	const void *facts = interp_procs__get(sym->interp[lang], instance);
-	const struct proc_snapshot *snap = facts ? proc_table__get(sym->procs, instance) : NULL;
-
-	if (snap && !snap->ended)
-		code_names__prefetch(sym->names[lang], facts, snap->pid, instance, code, aux);
-}
-
-void symbolizer__interp_code(struct symbolizer *sym, enum kiln_interp_lang lang,
-			     uint32_t instance, uint64_t code)
-{
-	prefetch_code(sym, lang, instance, code, 0);
-}
-
 void symbolizer__interp_stack(struct symbolizer *sym, uint32_t instance, const uint64_t *uips,
 			      uint32_t un)
 {
+	const struct proc_snapshot *snap = NULL;
 	struct interp_slots fr;
 
-	for (uint32_t i = un; i-- > 0;)
-		if (frame_slots(uips, &i, &fr) > 0)
-			prefetch_code(sym, fr.lang, instance, SLOT_VALUE(fr.code_slot), fr.aux);
+	for (uint32_t i = un; i-- > 0;) {
+		const void *facts;
+
+		if (frame_slots(uips, &i, &fr) <= 0)
+			continue;
+		facts = interp_procs__get(sym->interp[fr.lang], instance);
+		if (facts && !snap)
+			snap = proc_table__get(sym->procs, instance);
+		if (!facts || !snap || snap->ended)
+			continue;
+		/* (a name cached already is not read again) */
+		code_names__prefetch(sym->names[fr.lang], facts, snap->pid, instance,
+				     SLOT_VALUE(fr.code_slot), fr.aux);
+	}
 }
 
 void symbolizer__interp_stats(const struct symbolizer *sym, enum kiln_interp_lang lang,

@@ -119,10 +119,6 @@ void symbolizer__jit_stats(const struct symbolizer *sym, struct jit_stats *out);
  * unnamed, counted. */
 void symbolizer__use_interp(struct symbolizer *sym, enum kiln_interp_lang lang,
 			   struct interp_procs *procs);
-/* BPF met code object code of instance for the first time: read its names
- * now, while the process lives. */
-void symbolizer__interp_code(struct symbolizer *sym, enum kiln_interp_lang lang,
-			     uint32_t instance, uint64_t code);
 /* A stack of instance's first sample this drain: reads the names of its
  * interpreter frames not read yet (a Ruby frame's method entry is known
  * only from its stack) while the process lives. */
