@@ -496,8 +496,33 @@ test_html() {
 	pass "record -o FILE.html writes the flame graph page"
 }
 
+# System-wide, a new process's event waits for kiln's next read of the
+# ring (at most 100 ms), its samples until then walked by frame pointers;
+# --wake-on-new-process wakes kiln at its first sample, so its tables load
+# within milliseconds. Ten processes of 300 ms of CPU, one after another,
+# at 999 Hz: the stacks walked by frame pointers (walker.frame_pointer_stacks,
+# every process of the host) with the flag are fewer than half of those
+# without (~50 a process without, a few with).
+test_wake_on_new() {
+	local mode fp_with fp_without
+	for mode in without with; do
+		"$KILN" record -q -F 999 -d 5 -o "$TMP/wake_$mode.folded" --stats "$TMP/wake_$mode.json" \
+			$([ "$mode" = with ] && echo --wake-on-new-process) 2>"$TMP/wake_$mode.err" &
+		sleep 1.5
+		for _ in $(seq 10); do "$WORKLOADS/short_lived" 300; done
+		wait $! || { fail wake_on_new "kiln record ($mode the flag) failed: $(tail -1 "$TMP/wake_$mode.err")"; return; }
+	done
+	fp_with=$(python3 -c "import json; print(json.load(open('$TMP/wake_with.json'))['walker']['frame_pointer_stacks'])")
+	fp_without=$(python3 -c "import json; print(json.load(open('$TMP/wake_without.json'))['walker']['frame_pointer_stacks'])")
+	if [ $((fp_with * 2)) -lt "$fp_without" ]; then
+		pass "wake_on_new: stacks walked by frame pointers before their tables loaded: $fp_with with --wake-on-new-process, $fp_without without"
+	else
+		fail wake_on_new "stacks walked by frame pointers: $fp_with with --wake-on-new-process, $fp_without without (want fewer than half)"
+	fi
+}
+
 TESTS="test_cli test_footprint test_ratio test_kernel_frames test_short_lived test_gone_before_read test_cgroup_moved test_pid_filter test_conservation
-	test_html test_unwind_nofp test_unwind_cache test_unwind_self test_jit_namespace test_jit_node test_jit_jdk"
+	test_wake_on_new test_html test_unwind_nofp test_unwind_cache test_unwind_self test_jit_namespace test_jit_node test_jit_jdk"
 # all tests, or those named on the command line (e.g. test_jit_node)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" -ne 0 ]; then
