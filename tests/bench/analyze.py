@@ -848,7 +848,10 @@ def cmd_report(work, seconds, out):
             r["label"] += f" ({r['rounds_ok']} of {nr} rounds)"
     print(f"## kiln benchmark, {meta.get('date', '?')}: {nr} round(s), "
           f"{seconds:g} s per run, "
-          f"{meta.get('cpus', '?')} CPUs, kernel {meta.get('kernel', '?')}")
+          f"{meta.get('cpus', '?')} CPUs, kernel {meta.get('kernel', '?')}"
+          + (f", one VM exit {meta['vm_exit_us']:g} us (CPUID; bare metal ~0.1, "
+             "a VM 1-2, nested ~10: every wakeup, timer re-arm and self-IPI "
+             "costs one or more)" if meta.get("vm_exit_us") is not None else ""))
     print()
     print(f"Phases ran in rotated order, one round after another: "
           + "; ".join(f"{rnd['round']}: {' '.join(rnd['order'])}" for rnd in rounds) + ".")

@@ -124,13 +124,14 @@ setup() {
 		cp "$WORKLOADS/$w" "$TMP/$w"
 	done
 	mkdir -p "$(dirname "$WORKLOADS")/bench"
-	for tool in spin_counter stamp_exec; do
+	for tool in spin_counter stamp_exec vm_exit; do
 		clang -O2 -g -Wall -fno-omit-frame-pointer -pthread \
 			-o "$(dirname "$WORKLOADS")/bench/$tool" "$HERE/$tool.c" ||
 			{ log "cannot build $tool"; exit 2; }
 		cp "$(dirname "$WORKLOADS")/bench/$tool" "$TMP/$tool"
 	done
 	STAMP="$TMP/stamp_exec"
+	VM_EXIT_US=$("$TMP/vm_exit")
 
 	enable_bpf_stats
 
@@ -146,6 +147,7 @@ setup() {
 	 "bpftrace": "$(bpftrace --version 2>&1 | head -1)",
 	 "loadavg_start": "$(cut -d' ' -f1-3 /proc/loadavg)",
 	 "bpf_stats": "$BPF_STATS_HOW",
+	 "vm_exit_us": ${VM_EXIT_US:-null},
 	 "foreign_perf_event_progs": ${foreign:-0}}
 	EOF
 }
