@@ -406,8 +406,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	/* A new process's mappings, or those a walk missed, may have come
 	 * since the side-band was last read (this ring is read to its end,
 	 * events written meanwhile included): read it first. */
-	if (s->sb && (((const struct kiln_event *)data)->type == KILN_EVENT_NEW ||
-		      ((const struct kiln_event *)data)->type == KILN_EVENT_MAPS))
+	if (s->sb && (type == KILN_EVENT_NEW || type == KILN_EVENT_MAPS))
 		sideband__consume(s->sb);
 	s->hooks.on_event(data, s->hooks.ctx);
 	return 0;

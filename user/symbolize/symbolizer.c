@@ -669,10 +669,12 @@ void symbolizer__interp_stack(struct symbolizer *sym, uint32_t instance, const u
 		if (frame_slots(uips, &i, &fr) <= 0)
 			continue;
 		facts = interp_procs__get(sym->interp[fr.lang], instance);
-		if (facts && !snap)
-			snap = proc_table__get(sym->procs, instance);
-		if (!facts || !snap || snap->ended)
+		if (!facts)
 			continue;
+		if (!snap)
+			snap = proc_table__get(sym->procs, instance);
+		if (!snap || snap->ended)
+			return;         /* every frame is this process's */
 		/* (a name cached already is not read again) */
 		code_names__prefetch(sym->names[fr.lang], facts, snap->pid, instance,
 				     SLOT_VALUE(fr.code_slot), fr.aux);
