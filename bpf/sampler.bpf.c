@@ -42,6 +42,9 @@ const volatile bool filter_enabled = false;
 /* A new process's event wakes user space (--wake-on-new-process, or a
  * filter), see send_event. */
 const volatile bool wake_on_new = false;
+/* A process sampled this many times before its tables loaded wakes user
+ * space to load them (0: never), see unloaded_wakeup. */
+const volatile __u32 wake_unloaded_after = 0;
 
 /* Generation selected by user space (bit 0: which maps; user space counts
  * it up at every drain), and the instance counter. */
@@ -50,6 +53,11 @@ volatile __u32 gen = 0;
  * window is exact however late user space stops the perf events. 0: none. */
 volatile __u64 window_end_ns = 0;
 __u32 next_instance = 0;
+/* When unloaded_wakeup last woke user space (bpf_ktime_get_ns), and how
+ * often it may: a host starting many busy programs at once wakes kiln at
+ * most 20 times a second. */
+__u64 unloaded_wake_ns = 0;
+#define UNLOADED_WAKE_GAP_NS (50 * 1000000ull)
 /* Tasks moved between cgroups (or cgroups renamed) since load: user space
  * reads it, and each event carries it (struct kiln_event). */
 volatile __u64 cgroup_epoch = 0;
@@ -78,7 +86,8 @@ struct {
  * program before the exec. */
 struct instance {
 	__u32 id;
-	__u32 pad;
+	__u16 unloaded;         /* samples walked before its tables loaded */
+	__u16 woken;            /* and one of them woke user space */
 	__u64 mm;
 };
 
@@ -105,7 +114,8 @@ struct {
 } events SEC(".maps");
 
 /* Samples do not wake user space, which reads the ring at least every
- * 100 ms, unless it holds more than this many bytes. */
+ * second (100 ms with a filter or interpreters), unless it holds more than
+ * this many bytes. */
 const volatile __u64 ring_wakeup_bytes = 1;
 
 #define STACK_HASH_SEED 0x9e3779b97f4a7c15ull
@@ -191,13 +201,13 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
 	e->root_key = e->cgroup_key = e->cgroup_epoch = 0;
 	if (type == KILN_EVENT_NEW)
 		set_identity_keys(e, task);
-	/* An exec's or exit's event waits for the next read of the ring (at
-	 * most 100 ms), which reads it in order. So does a new process's
-	 * unless wake_on_new: its tables then load within 100 ms of its first
-	 * sample, its earlier samples walked by frame pointers. A wakeup here
-	 * cost about 12 us of this program's time (irq_work's self-IPI, a VM
-	 * exit) and 30 us of user space's, at every new process of a busy
-	 * node. The processes a filter names (record -- COMMAND, -p) are few
+	/* An exec's or exit's event waits for the next read of the ring,
+	 * which reads it in order. So does a new process's unless
+	 * wake_on_new: its tables then load at that read, or once a few of
+	 * its samples were walked by frame pointers (unloaded_wakeup). A
+	 * wakeup here cost about 12 us of this program's time (irq_work's
+	 * self-IPI, a VM exit) and 30 us of user space's, at every new
+	 * process of a busy node. The processes a filter names (record -- COMMAND, -p) are few
 	 * and each one is the point: woken for. (The default wakes only a
 	 * consumer that has read up to this record, which one waiting behind
 	 * a quiet record has not: forced.) */
@@ -503,12 +513,50 @@ static __always_inline int store_stack(struct walk *w, __u64 *id, bool loop)
 }
 
 /* Sends the sample, its stacks sent. */
-static __always_inline void commit(struct walk *w, struct task_struct *task, __u32 tid)
+/* Whether this sample of a process whose tables are not loaded wakes user
+ * space to load them: at its wake_unloaded_after-th such sample, once a
+ * process image, and at most every UNLOADED_WAKE_GAP_NS on the host. A
+ * process that ends sooner (most short-lived ones) wakes nothing: its few
+ * samples are walked by frame pointers, and its tables would come too
+ * late. One that runs on gets its tables within a few samples, where the
+ * loop's next read (up to a second) could leave it walked by frame
+ * pointers for a hundred. Unsynchronized: a count lost to a race costs a
+ * sample's delay. */
+static __always_inline bool unloaded_wakeup(__u32 tgid)
 {
+	struct instance *inst;
+	__u64 now;
+
+	if (!wake_unloaded_after)
+		return false;
+	inst = bpf_map_lookup_elem(&instances, &tgid);
+	if (!inst || inst->woken)
+		return false;
+	if (inst->unloaded < 0xffff)
+		inst->unloaded++;
+	if (inst->unloaded < wake_unloaded_after)
+		return false;
+	now = bpf_ktime_get_ns();
+	if (now - unloaded_wake_ns < UNLOADED_WAKE_GAP_NS)
+		return false;
+	unloaded_wake_ns = now;
+	inst->woken = 1;
+	count_event(KILN_EV_WAKE_UNLOADED);
+	return true;
+}
+
+/* unloaded: the user stack was walked by frame pointers because the
+ * process's tables are not loaded yet. */
+static __always_inline void commit(struct walk *w, struct task_struct *task, __u32 tid,
+				   bool unloaded)
+{
+	__u64 wake;
+
 	/* After the stacks: a dropped sample must not announce a process. */
 	w->rec.key.instance = tid == 0 ? 0 : instance_of(w->rec.key.pid, task);
 	w->rec.type = KILN_REC_SAMPLE;
-	if (bpf_ringbuf_output(&events, &w->rec, sizeof(w->rec), ring_wakeup()))
+	wake = unloaded && unloaded_wakeup(w->rec.key.pid) ? BPF_RB_FORCE_WAKEUP : ring_wakeup();
+	if (bpf_ringbuf_output(&events, &w->rec, sizeof(w->rec), wake))
 		count_outcome(w->gen, KILN_DROP_RING_FULL);
 	else
 		count_outcome(w->gen, KILN_SAMPLED);
@@ -527,7 +575,7 @@ static __always_inline void finish_walk(struct walk *w)
 		count_outcome(w->gen, KILN_DROP_RING_FULL);
 		return;
 	}
-	commit(w, bpf_get_current_task_btf(), (__u32)id);
+	commit(w, bpf_get_current_task_btf(), (__u32)id, false);
 }
 
 static __always_inline int read_user(__u64 *dst, __u64 addr)
@@ -1519,6 +1567,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	__u32 generation = gen, g = generation & 1, zero = 0;
 	struct task_struct *task = bpf_get_current_task_btf();
+	bool unloaded = false;
 	struct walk *w;
 
 	if (tid == 0 && !include_idle) {
@@ -1574,13 +1623,14 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 			/* no walker program: frame pointers below */
 		}
 		count_unwind(KILN_UW_NO_PROC);
+		unloaded = !tabled;
 		get_stack(ctx, w, true);
 		if (store_stack(w, &w->rec.key.ustack, loop)) {
 			count_outcome(g, KILN_DROP_RING_FULL);
 			return 0;
 		}
 	}
-	commit(w, task, tid);
+	commit(w, task, tid, unloaded);
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* DESIGN: one loop thread polls the ring buffer every 100 ms, drains the
- * BPF maps every 2 s into the interval's profiles, and at the end of each
+/* DESIGN: one loop thread reads the ring buffer (at least every second,
+ * see pipeline.c), drains it every 10 s into the interval's profiles, and at the end of each
  * interval encodes one pprof per label set and hands it to the exporters.
  * Sending happens on the sender's thread behind a bounded queue, so a slow
  * or absent server never delays a drain; files are written in the loop
@@ -324,6 +324,7 @@ static void serve_profile(void *ctx, const struct http_arg *args, size_t nargs,
 	struct agent *a = ctx;
 
 	pulls__request(a->pulls, args, nargs, d);
+	pipeline__wake(a->pipe);        /* a new pull starts at the next drain */
 }
 
 /* ---- what the pipeline's tap shows (loop thread) ---- */
@@ -339,11 +340,11 @@ static void tap(void *ctx, const struct labels *labels, const struct frame *fram
 		cpu_metrics__add(a->cpu, labels, frames, n, count);
 }
 
-static bool drain_due(void *ctx, uint64_t now)
+static uint64_t drain_at(void *ctx)
 {
 	struct agent *a = ctx;
 
-	return a->pulls && pulls__drain_due(a->pulls, now);
+	return a->pulls ? pulls__drain_at(a->pulls) : UINT64_MAX;
 }
 
 /* ---- the loop ---- */
@@ -480,7 +481,7 @@ static int run(struct agent *a)
 		.interval_ns = (uint64_t)(a->o.interval * 1e9),
 		.stop = stop_or_reload,
 		.drained = drained,
-		.drain_due = drain_due,
+		.drain_at = drain_at,
 		.interval = export_interval,
 		.ctx = a,
 	};

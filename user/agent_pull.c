@@ -171,15 +171,19 @@ out:
 	free_pull(u);
 }
 
-bool pulls__drain_due(struct pulls *p, uint64_t now)
+uint64_t pulls__drain_at(struct pulls *p)
 {
-	bool due = false;
+	uint64_t at = UINT64_MAX;
 
 	pthread_mutex_lock(&p->lock);
-	for (const struct pull *u = p->head; u && !due; u = u->next)
-		due = !u->start_ns || now >= u->start_ns + u->length_ns;
+	for (const struct pull *u = p->head; u && at; u = u->next) {
+		uint64_t t = u->start_ns ? u->start_ns + u->length_ns : 0;
+
+		if (t < at)
+			at = t;
+	}
 	pthread_mutex_unlock(&p->lock);
-	return due;
+	return at;
 }
 
 void pulls__add(struct pulls *p, const struct labels *labels, const struct frame *frames,

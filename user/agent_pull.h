@@ -8,8 +8,8 @@
  * (`pod=~web-.*` is a regular expression, `pod!=web-a` a negation).
  *
  * A pull starts at the first drain after its request and ends at the first
- * drain N seconds later (the loop drains at once when one is due, so the
- * window is N s within a poll of 100 ms); it reads the samples the
+ * drain N seconds later (the loop is woken for a request, and wakes to
+ * drain when one is due, so the window is N s within a millisecond); it reads the samples the
  * pipeline's tap shows, so it shares the one sampler and changes nothing
  * that is pushed or written. At most max_concurrent pulls at once (more
  * get 429 with Retry-After), N at most max_seconds (more: 400), and each
@@ -41,8 +41,10 @@ struct pulls *pulls__new(unsigned max_concurrent, double max_seconds, unsigned f
  * 400 or 429 at once, or registers the pull. */
 void pulls__request(struct pulls *p, const struct http_arg *args, size_t nargs,
 		    struct http_deferred *d);
-/* Whether a pull waits to start or has run its time: drain now. */
-bool pulls__drain_due(struct pulls *p, uint64_t now_ns);
+/* When a drain is due for the pulls (CLOCK_MONOTONIC): 0 when one waits
+ * to start, else when the first running one has run its time;
+ * UINT64_MAX: none. */
+uint64_t pulls__drain_at(struct pulls *p);
 /* One sample as the pipeline's tap shows it: added to the running pulls
  * whose selectors its labels satisfy. */
 void pulls__add(struct pulls *p, const struct labels *labels, const struct frame *frames,

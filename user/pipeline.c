@@ -15,7 +15,16 @@
 #include "unwind/unwinder.h"
 
 #define MAX_SEEN_LABEL_SETS 1000
-#define POLL_MS 100     /* process events are read at least this often */
+/* The loop reads its rings at least every POLL_SLOW_MS; every
+ * POLL_FAST_MS with a filter (a profiled COMMAND's exit and the end of -p's
+ * processes are noticed at a read) and while interpreter processes run
+ * (their frames are named from the living process as each new stack
+ * arrives: unwinder__poll_ms). Sooner when woken: the ring half full, a
+ * walk's miss, a new process's event with wake_on_new, a process sampled
+ * SAMPLER_UNLOADED_WAKE times before its tables loaded, sampler__wake.
+ * Each wakeup costs ~50 us of CPU on a VM whose exits are slow. */
+#define POLL_FAST_MS 100
+#define POLL_SLOW_MS 1000
 /* Samples held for debuginfod lookups (wait_for_names): about 16 000
  * stacks of 64 frames. */
 #define PIPELINE_WAIT_BYTES (16u << 20)
@@ -205,21 +214,35 @@ int pipeline__attach(struct pipeline *p)
 
 int pipeline__poll(struct pipeline *p, int timeout_ms)
 {
-	int err = sampler__poll(p->sampler, unwinder__poll_ms(p->uw, timeout_ms));
+	int err;
+
+	if (p->o.sampler.filter && timeout_ms > POLL_FAST_MS)
+		timeout_ms = POLL_FAST_MS;
+	err = sampler__poll(p->sampler, unwinder__poll_ms(p->uw, timeout_ms));
 
 	proc_table__refresh_young(p->procs);
 	unwinder__tick(p->uw, p->procs);
 	return err < 0 ? err : 0;
 }
 
-/* Milliseconds to poll: until wake, at most POLL_MS. */
+void pipeline__wake(struct pipeline *p)
+{
+	sampler__wake(p->sampler);
+}
+
+/* Milliseconds to poll: until wake, at most POLL_SLOW_MS. */
 static int poll_timeout(uint64_t now, uint64_t wake)
 {
 	if (wake <= now)
 		return 0;
-	if (wake - now >= POLL_MS * 1000000ull)
-		return POLL_MS;
+	if (wake - now >= POLL_SLOW_MS * 1000000ull)
+		return POLL_SLOW_MS;
 	return (int)((wake - now + 999999) / 1000000);
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
 }
 
 int pipeline__run(struct pipeline *p, struct pipeline_loop *l)
@@ -230,19 +253,21 @@ int pipeline__run(struct pipeline *p, struct pipeline_loop *l)
 	uint64_t deadline = l->deadline_ns ? l->deadline_ns : UINT64_MAX;
 	uint64_t next_interval = l->interval_ns ? mono_start + l->interval_ns : UINT64_MAX;
 	uint64_t next_drain = mono_start + (l->first_drain_ns ? l->first_drain_ns : l->drain_every_ns);
+	uint64_t due;
 	struct profile_set *set;
 	int err;
 
 	for (;;) {
 		if (next_drain > next_interval)
 			next_drain = next_interval;
-		err = pipeline__poll(p, poll_timeout(now, deadline < next_drain ? deadline : next_drain));
+		due = l->drain_at ? l->drain_at(l->ctx) : UINT64_MAX;
+		err = pipeline__poll(p, poll_timeout(now, min_u64(min_u64(deadline, next_drain), due)));
 		if (err)
 			break;
 		now = monotonic_ns();
 		if (now >= deadline || (l->stop && l->stop(l->ctx, now)))
 			break;
-		if (now < next_drain && !(l->drain_due && l->drain_due(l->ctx, now)))
+		if (now < next_drain && !(l->drain_at && l->drain_at(l->ctx) <= now))
 			continue;
 		pipeline__drain(p);
 		if (l->drained)

@@ -98,7 +98,7 @@ int pipeline__attach(struct pipeline *p);
 int pipeline__poll(struct pipeline *p, int timeout_ms);
 
 /* The loop of every command: polls process events (waking at least every
- * 100 ms), drains every drain_every_ns, hands over each interval's profiles
+ * second, see pipeline.c), drains every drain_every_ns, hands over each interval's profiles
  * every interval_ns, until stop says so or the deadline passes; then stops
  * sampling and drains once more, so the last profiles hold every sample. */
 struct pipeline_loop {
@@ -114,9 +114,10 @@ struct pipeline_loop {
 	bool (*stop)(void *ctx, uint64_t now_ns);
 	/* After each drain (NULL: nothing). */
 	void (*drained)(void *ctx);
-	/* After each poll: true asks for a drain now, ahead of drain_every_ns
-	 * (NULL: never). */
-	bool (*drain_due)(void *ctx, uint64_t now_ns);
+	/* When a drain is due ahead of drain_every_ns (CLOCK_MONOTONIC; 0:
+	 * now, UINT64_MAX: none): the loop wakes then. NULL: never. Another
+	 * thread that makes one due calls pipeline__wake. */
+	uint64_t (*drain_at)(void *ctx);
 	/* An interval's profiles over [wall_start_ns, wall_end_ns) of
 	 * CLOCK_REALTIME; the callee owns set. */
 	void (*interval)(void *ctx, struct profile_set *set, uint64_t wall_start_ns,
@@ -127,6 +128,8 @@ struct pipeline_loop {
 /* Runs the loop until it ends. 0, or the -errno of a failed poll (the loop
  * still stopped and drained). */
 int pipeline__run(struct pipeline *p, struct pipeline_loop *l);
+/* Ends the loop's wait at once (any thread). */
+void pipeline__wake(struct pipeline *p);
 /* Frees the symbol tables unused for cache_ttl_ns and, when tables were
  * freed or loaded since the last drain, hands the heap's free pages back to
  * the system; then drains the sampler into the current profiles. 0 or

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* DESIGN: record runs the whole pipeline in one thread: the ring buffer is
- * polled every 100 ms (new processes are snapshotted as they appear), the
- * BPF maps are drained every 2 s so they never fill, and every drained
+ * read as it fills and at least every second (every 100 ms with a COMMAND
+ * or -p, see pipeline.c; new processes are snapshotted as they appear),
+ * the samples are drained every 10 s, and every drained
  * sample is symbolized at once and added to one profile, written at the end.
  * With a COMMAND, kiln forks it, registers the child in the BPF pid filter
  * (children inherit), and only then lets it exec, so no sample of it is

@@ -206,6 +206,9 @@ static const struct counter stats_rows[] = {
 		events[KILN_EV_SENT], "events", "process lifecycle events from BPF, by result"),
 	LABELED("kiln_process_events_total", "result", "dropped", "events_dropped",
 		events[KILN_EV_DROPPED], "events", NULL),
+	COUNTER("kiln_unloaded_process_wakeups_total", "unloaded_process_wakeups",
+		events[KILN_EV_WAKE_UNLOADED], "wakeups",
+		"wakeups of kiln by a process sampled 4 times before its unwind tables loaded"),
 	/* drains */
 	COUNTER("kiln_drains_total", "drains", t.drains, "drains", "drains of the sampler's generations"),
 	COUNTER("kiln_drain_conservation_failures_total", "invariant_failures",

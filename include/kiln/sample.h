@@ -88,6 +88,8 @@ enum kiln_event_stat {
 	KILN_EV_EXEC_USER_SKIPPED, /* samples inside execve whose user registers
 				    * still held the replaced program's: kernel
 				    * frames only */
+	KILN_EV_WAKE_UNLOADED,  /* wakeups of user space by a process sampled a
+				 * few times before its tables loaded */
 	KILN_EV_STAT_COUNT,
 };
 

@@ -497,14 +497,16 @@ test_html() {
 }
 
 # System-wide, a new process's event waits for kiln's next read of the
-# ring (at most 100 ms), its samples until then walked by frame pointers;
-# --wake-on-new-process wakes kiln at its first sample, so its tables load
-# within milliseconds. Ten processes of 300 ms of CPU, one after another,
-# at 999 Hz: the stacks walked by frame pointers (walker.frame_pointer_stacks,
-# every process of the host) with the flag are fewer than half of those
-# without (~50 a process without, a few with).
+# ring (at least once a second), its samples until then walked by frame
+# pointers, unless its 4th such sample wakes kiln (unloaded_wakeup);
+# --wake-on-new-process wakes kiln at its first sample. Ten processes of
+# 300 ms of CPU, one after another, at 999 Hz (~3000 samples): without the
+# flag most of them woke kiln, and the stacks walked by frame pointers
+# (walker.frame_pointer_stacks, every process of the host) stay under a
+# tenth of their samples (a read once a second would leave most of each to
+# frame pointers); with it, fewer still.
 test_wake_on_new() {
-	local mode fp_with fp_without
+	local mode fp_with fp_without woken
 	for mode in without with; do
 		"$KILN" record -q -F 999 -d 5 -o "$TMP/wake_$mode.folded" --stats "$TMP/wake_$mode.json" \
 			$([ "$mode" = with ] && echo --wake-on-new-process) 2>"$TMP/wake_$mode.err" &
@@ -514,10 +516,11 @@ test_wake_on_new() {
 	done
 	fp_with=$(python3 -c "import json; print(json.load(open('$TMP/wake_with.json'))['walker']['frame_pointer_stacks'])")
 	fp_without=$(python3 -c "import json; print(json.load(open('$TMP/wake_without.json'))['walker']['frame_pointer_stacks'])")
-	if [ $((fp_with * 2)) -lt "$fp_without" ]; then
-		pass "wake_on_new: stacks walked by frame pointers before their tables loaded: $fp_with with --wake-on-new-process, $fp_without without"
+	woken=$(python3 -c "import json; print(json.load(open('$TMP/wake_without.json'))['unloaded_process_wakeups'])")
+	if [ "$woken" -ge 5 ] && [ "$fp_without" -lt 300 ] && [ "$fp_with" -lt "$fp_without" ]; then
+		pass "wake_on_new: stacks walked by frame pointers before their tables loaded: $fp_with with --wake-on-new-process, $fp_without without ($woken wakeups by a 4th such sample)"
 	else
-		fail wake_on_new "stacks walked by frame pointers: $fp_with with --wake-on-new-process, $fp_without without (want fewer than half)"
+		fail wake_on_new "stacks walked by frame pointers: $fp_with with --wake-on-new-process, $fp_without without (want under 300, and more than with), wakeups by a 4th such sample $woken (want 5 or more)"
 	fi
 }
 

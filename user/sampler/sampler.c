@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <linux/membarrier.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,8 @@ struct sampler {
 	struct ring_buffer *rb;
 	struct sampler_hooks hooks;
 	struct sideband *sb;            /* NULL: no side-band records */
-	int epfd;                       /* both rings' epoll fds, when sb; else -1 */
+	int epfd;                       /* the rings' epoll fds and wakefd */
+	int wakefd;                     /* an eventfd: sampler__wake */
 	/* kernel memory of the maps allocated whole at load (0: not read yet;
 	 * those filled as they go are read at each sampler__maps_bytes) */
 	uint64_t fixed_maps_bytes;
@@ -258,7 +260,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	*err = -ENOMEM;
 	if (!s)
 		return NULL;
-	s->epfd = -1;
+	s->epfd = s->wakefd = -1;
 	s->ncpus = libbpf_num_possible_cpus();
 	s->frequency = opts->frequency;
 	s->cpu_ids = calloc(s->ncpus, sizeof(*s->cpu_ids));
@@ -278,8 +280,8 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	 * key at every tick, and half as many distinct stacks; stacks repeat
 	 * far more. They grow as used: the bounds cost nothing until
 	 * reached. The ring holds RING_SECONDS of samples that average 128
-	 * bytes (64 a sample, and stacks): user space reads it every 100 ms,
-	 * or sooner when it fills. */
+	 * bytes (64 a sample, and stacks): user space reads it at least
+	 * every second, or sooner when it fills. */
 	per_interval = s->online * opts->frequency * 2 * (SAMPLER_DRAIN_NS / 1000000000ull);
 	counts = opts->counts_entries ? opts->counts_entries : roundup_pow2(per_interval);
 	stacks = opts->stack_entries ? opts->stack_entries :
@@ -304,6 +306,10 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	s->skel->rodata->include_idle = opts->include_idle;
 	s->skel->rodata->filter_enabled = opts->filter;
 	s->skel->rodata->wake_on_new = opts->wake_on_new || opts->filter;
+	/* Otherwise a process's tables load at the loop's next read, or
+	 * sooner once it was sampled this often without them. */
+	s->skel->rodata->wake_unloaded_after =
+		opts->unwind_rows && !s->skel->rodata->wake_on_new ? SAMPLER_UNLOADED_WAKE : 0;
 	s->skel->rodata->ring_wakeup_bytes = s->ring_bytes / 2;
 	bpf_map__set_max_entries(s->skel->maps.instances,
 				 opts->process_entries ? opts->process_entries : 32768);
@@ -428,19 +434,21 @@ int sampler__attach(struct sampler *s, const struct sampler_hooks *hooks)
 			pr_warn("no side-band perf records (%s): a process gone before its /proc files are read stays unsymbolized",
 				strerror(errno));
 	}
-	/* One epoll instance over both rings' own, registered once: poll()
-	 * on the two would register and unregister both at every wait. */
-	if (s->sb) {
-		struct epoll_event ev = { .events = EPOLLIN };
-
-		s->epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (s->epfd < 0 ||
-		    epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev) ||
-		    epoll_ctl(s->epfd, EPOLL_CTL_ADD, sideband__epoll_fd(s->sb), &ev)) {
-			err = -errno;
-			pr_error("cannot wait on the event rings: %s", strerror(errno));
-			return err;
-		}
+	/* One epoll instance over the rings' own and the wake eventfd,
+	 * registered once: poll() would register and unregister them at
+	 * every wait. */
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	s->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->epfd < 0 || s->wakefd < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wakefd,
+		      &(struct epoll_event){ .events = EPOLLIN, .data.fd = s->wakefd }) ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb),
+		      &(struct epoll_event){ .events = EPOLLIN, .data.fd = -1 }) ||
+	    (s->sb && epoll_ctl(s->epfd, EPOLL_CTL_ADD, sideband__epoll_fd(s->sb),
+				&(struct epoll_event){ .events = EPOLLIN, .data.fd = -1 }))) {
+		err = -errno;
+		pr_error("cannot wait on the event rings: %s", strerror(errno));
+		return err;
 	}
 	/* Tracepoints first, so no process escapes between its first sample
 	 * and its exit. */
@@ -479,19 +487,29 @@ int sampler__attach(struct sampler *s, const struct sampler_hooks *hooks)
 
 int sampler__poll(struct sampler *s, int timeout_ms)
 {
-	struct epoll_event evs[2];
-	int n;
+	struct epoll_event evs[3];
+	uint64_t woken;
+	int n = epoll_wait(s->epfd, evs, 3, timeout_ms);
 
-	if (!s->sb) {
-		n = ring_buffer__poll(s->rb, timeout_ms);
-		return n == -EINTR ? 0 : n;
-	}
-	if (epoll_wait(s->epfd, evs, 2, timeout_ms) < 0 && errno != EINTR)
+	if (n < 0 && errno != EINTR)
 		return -errno;
+	for (int i = 0; i < n; i++)
+		if (evs[i].data.fd == s->wakefd && read(s->wakefd, &woken, sizeof(woken)) < 0)
+			pr_debug("sampler: wake eventfd: %s", strerror(errno));
 	/* The mappings first: a process's event may need those it made. */
-	sideband__consume(s->sb);
+	if (s->sb)
+		sideband__consume(s->sb);
 	n = ring_buffer__consume(s->rb);
 	return n == -EINTR ? 0 : n;
+}
+
+void sampler__wake(struct sampler *s)
+{
+	uint64_t one = 1;
+
+	/* (EAGAIN, the counter full, cannot be: each poll resets it) */
+	if (s->wakefd >= 0 && write(s->wakefd, &one, sizeof(one)) < 0)
+		pr_debug("sampler: wake eventfd: %s", strerror(errno));
 }
 
 /* Waits until no program can still be writing the previous generation. */
@@ -676,6 +694,8 @@ void sampler__destroy(struct sampler *s)
 	sample_table__free(&s->tables[1]);
 	if (s->epfd >= 0)
 		close(s->epfd);
+	if (s->wakefd >= 0)
+		close(s->wakefd);
 	ring_buffer__free(s->rb);
 	sideband__free(s->sb);
 	sampler_bpf__destroy(s->skel);

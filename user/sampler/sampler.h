@@ -26,6 +26,12 @@
  * twice this. */
 #define SAMPLER_DRAIN_NS (10ull * 1000000000ull)
 
+/* Without wake_on_new, a process sampled this many times before its
+ * unwind tables loaded wakes user space to load them (once a process
+ * image, at most every 50 ms on the host): at 97 Hz, one that has run
+ * about 40 ms. Most short-lived processes end sooner and wake nothing. */
+#define SAMPLER_UNLOADED_WAKE 4
+
 struct sampler_opts {
 	unsigned frequency;             /* Hz per CPU */
 	bool include_idle;
@@ -87,6 +93,8 @@ int sampler__attach(struct sampler *s, const struct sampler_hooks *hooks);
  * after the side-band records read so far to on_sideband. Returns the
  * number of events handled, or -errno. */
 int sampler__poll(struct sampler *s, int timeout_ms);
+/* Ends a sampler__poll under way, or the next one, at once. Any thread. */
+void sampler__wake(struct sampler *s);
 /* Flips the generation, waits for programs still writing the old one, and
  * hands every sample of it to fn, then clears it. */
 int sampler__drain(struct sampler *s, sample_fn fn, void *ctx,
