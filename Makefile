@@ -253,6 +253,12 @@ UNWIND_BUILDER_SRCS := VERSION include/kiln/unwind.h user/unwind/unwind_table.c 
 $(OUT)/user/unwind/table_cache.o: $(UNWIND_BUILDER_SRCS)
 $(OUT)/user/unwind/table_cache.o: CFLAGS += -DKILN_UNWIND_BUILDER=0x$(shell cat \
 	$(UNWIND_BUILDER_SRCS) | sha256sum | cut -c1-16)ull
+# ... and a cached symbol table once its loader changes (elf_symtab.c).
+SYMTAB_LOADER_SRCS := VERSION user/symbolize/elf_symtab.c user/symbolize/demangle.c \
+	user/core/elf.c user/core/gopclntab.c user/core/debug_file.c
+$(OUT)/user/symbolize/elf_symtab.o: $(SYMTAB_LOADER_SRCS)
+$(OUT)/user/symbolize/elf_symtab.o: CFLAGS += -DKILN_SYMTAB_LOADER=0x$(shell cat \
+	$(SYMTAB_LOADER_SRCS) | sha256sum | cut -c1-16)ull
 
 $(OUT)/tests/%.o: tests/%.c $(SKELS) $(PROTO_C)
 	$(call msg,CC,$@)

@@ -107,6 +107,7 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 		unwinder__prewarm(p->uw);
 		for (int i = 0; i < KILN_LANG_COUNT; i++)
 			symbolizer__use_interp(p->sym, i, unwinder__interp(p->uw, i));
+		symbolizer__use_table_cache(p->sym, unwinder__table_cache(p->uw));
 	}
 	p->md = metadata__new(&opts->metadata);
 	if (!p->md)     /* metadata__new said why; EINVAL: a bad tag or label option */

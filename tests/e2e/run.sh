@@ -235,8 +235,9 @@ st = json.load(open(sys.argv[1]))
 u, k = st["unwinder"], st["kernel_symbols"]
 print(u["cache.hits"], u["cache.misses"], u["cache.writes"],
       sum(v for kk, v in u.items() if kk.startswith("cache.refused.")),
-      k["cached"], k["read"], k["cache_refused"], st["kernel_resolved"], st["kernel_frames"])' "$TMP/cache$i.json")
-		summary="$summary record $i: $chain/$all whole, cache hits/misses/writes/refused, kernel symbols cached/read/refused, kernel frames named/all $s;"
+      k["cached"], k["read"], k["cache_refused"], st["kernel_resolved"], st["kernel_frames"],
+      st["symtab_loads"], st["symtab_disk_hits"], st["symtab_disk_writes"])' "$TMP/cache$i.json")
+		summary="$summary record $i: $chain/$all whole, cache hits/misses/writes/refused, kernel symbols cached/read/refused, kernel frames named/all, symbol tables loaded/from disk/written $s;"
 		# shellcheck disable=SC2086
 		set -- $s
 		if [ "$7" != 0 ] || [ "$8" != "$9" ]; then
@@ -259,10 +260,19 @@ print(u["cache.hits"], u["cache.misses"], u["cache.writes"],
 			fail unwind_cache "the second record built tables again:$summary"
 			return
 		fi
+		# the symbol tables too: written by the first, read by the second
+		if [ "$i" = 1 ] && { [ "${11}" != 0 ] || [ "${12}" -lt 2 ]; }; then
+			fail unwind_cache "a fresh cache, symbol tables:$summary"
+			return
+		fi
+		if [ "$i" = 2 ] && { [ "${11}" -lt 2 ] || [ "${11}" != "${10}" ] || [ "${12}" != 0 ]; }; then
+			fail unwind_cache "the second record read symbol tables again:$summary"
+			return
+		fi
 	done
 	grep -q "^kiln: unwind table cache $cache: [0-9]* tables loaded" "$TMP/cache2.err" ||
 		{ fail unwind_cache "record's unwind line lacks the cache: $(grep 'unwind' "$TMP/cache2.err" | head -2)"; return; }
-	pass "unwind tables cached on disk:$summary"
+	pass "unwind and symbol tables cached on disk:$summary"
 }
 
 # kiln profiled by kiln (issue 14: its own stacks reach main): kiln view

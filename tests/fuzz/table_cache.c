@@ -9,9 +9,8 @@
  * reads back the same. */
 #include <errno.h>
 #include <string.h>
-#include <zlib.h>
 
-#include "fuzz.h"
+#include "cache_file.h"
 #include "unwind/table_cache.h"
 
 #define HEADER 296 /* table_cache.c's struct header */
@@ -78,29 +77,16 @@ static void check(const uint8_t *data, size_t size, const char *key)
 	unwind_table__free(t);
 }
 
+static void fix(uint8_t *file)
+{
+	memcpy(file + OFF_BUILDER, builder, sizeof(builder));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char key[TABLE_CACHE_KEY_MAX + 1] = "";
-	uint32_t klen = 0, crc;
-	uint8_t *fixed;
+	static const struct cache_file_target t = { HEADER, OFF_KEYLEN, TABLE_CACHE_KEY_MAX, fix,
+						    check };
 
-	if (size >= HEADER) {
-		memcpy(&klen, data + OFF_KEYLEN, sizeof(klen));
-		if (klen <= TABLE_CACHE_KEY_MAX && HEADER + (size_t)klen <= size) {
-			memcpy(key, data + HEADER, klen);
-			key[klen] = '\0';
-		}
-	}
-	check(data, size, key);
-	if (size < HEADER + sizeof(crc))
-		return 0;
-	fixed = malloc(size);
-	FUZZ_CHECK(fixed != NULL);
-	memcpy(fixed, data, size);
-	memcpy(fixed + OFF_BUILDER, builder, sizeof(builder));
-	crc = (uint32_t)crc32_z(crc32_z(0, NULL, 0), fixed, size - sizeof(crc));
-	memcpy(fixed + size - sizeof(crc), &crc, sizeof(crc));
-	check(fixed, size, key);
-	free(fixed);
+	cache_file_input(&t, data, size);
 	return 0;
 }

@@ -1,20 +1,34 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Rebuilds the seeds of tests/fuzz/corpus/table_cache/ (committed; run this
-# only to refresh them): the unwind table cache files kiln writes for two
-# small binaries of the host (KILN: the kiln binary, build/kiln), and the
-# first of them cut inside its rows. The fuzz target rewrites the builder
-# fingerprint and the checksum itself, so the seeds stay valid when the
-# table builder changes.
+# Rebuilds the seeds of the cache file targets (committed; run this only to
+# refresh them), from the files kiln writes (KILN: the kiln binary,
+# build/kiln):
+# - tests/fuzz/corpus/table_cache/: the unwind table cache files of two
+#   small binaries of the host, and the first cut inside its rows;
+# - tests/fuzz/corpus/symtab_cache/: the symbol table cache files of a
+#   shell loop (dash's and libc's), and the first cut inside its symbols.
+# The fuzz targets rewrite the format, the builder's or loader's
+# fingerprint and the checksum themselves, so the seeds stay valid when the
+# table builder or the symbol loader changes.
 set -eu
 kiln=$(cd "$(dirname "${KILN:-build/kiln}")" && pwd)/$(basename "${KILN:-build/kiln}")
-dst=$(cd "$(dirname "$0")" && pwd)/corpus/table_cache
+corpus=$(cd "$(dirname "$0")" && pwd)/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$dst"
+mkdir -p "$corpus/table_cache" "$corpus/symtab_cache"
 for f in /bin/true /usr/bin/xz; do
 	rm -rf "$tmp/cache"
 	"$kiln" unwind-table --cache "$tmp/cache" --summary "$f" >/dev/null
-	cp "$tmp"/cache/*.uwt "$dst/$(basename "$f").uwt"
+	cp "$tmp"/cache/*.uwt "$corpus/table_cache/$(basename "$f").uwt"
 done
-head -c 600 "$dst/true.uwt" >"$dst/cut"
+head -c 600 "$corpus/table_cache/true.uwt" >"$corpus/table_cache/cut"
+
+rm -rf "$tmp/cache"
+"$kiln" record -q -F 999 -o "$tmp/out.folded" --unwind-cache "$tmp/cache" -- \
+	/bin/dash -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done' 2>/dev/null
+n=0
+for f in $(ls -S -r "$tmp"/cache/*.sym | head -n 2); do
+	n=$((n + 1))
+	install -m 644 "$f" "$corpus/symtab_cache/table$n.sym"
+done
+head -c 700 "$corpus/symtab_cache/table1.sym" >"$corpus/symtab_cache/cut"

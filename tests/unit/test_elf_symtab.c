@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "core/elf.h"
 #include "symbolize/elf_symtab.h"
@@ -682,5 +683,139 @@ Test(elf_symtab, code_labels)
 	cr_assert_str_eq(s->name, "kiln_sized", "a label split the function: %s", s->name);
 	/* kiln_entry, kiln_sized, and nothing from .data or .L labels. */
 	cr_assert_eq(symtab__count(st), 2, "%zu symbols", symtab__count(st));
+	symtab__free(st);
+}
+
+/* ---- cache files (symtab__encode / symtab__decode) ---- */
+
+#define KEY "f:1:2:3:4.000000005 b: d:-"
+
+/* st's cache file, decoded again under max bytes: the error, *out. */
+static int round_trip(const struct symtab *st, const char *key, size_t max, struct symtab **out,
+		      uint8_t **buf, size_t *len)
+{
+	cr_assert_eq(symtab__encode(st, KEY, buf, len), 0);
+	return symtab__decode(*buf, *len, key, max, out);
+}
+
+Test(elf_symtab, cache_file_round_trip)
+{
+	struct symtab *st, *back;
+	uint64_t exp, hid;
+	uint8_t *buf;
+	size_t len;
+
+	build_lib();
+	exp = printed_offset("./libmain", "exported");
+	hid = printed_offset("./libmain", "hidden");
+	st = load("libkt.so", "", NULL);
+	cr_assert_eq(round_trip(st, KEY, SYMTAB_DEFAULT_MAX_BYTES, &back, &buf, &len), 0);
+	cr_assert_str_eq(symtab__source(back), "symtab");
+	cr_assert_str_eq(symtab__build_id(back), symtab__build_id(st));
+	cr_assert_eq(symtab__count(back), symtab__count(st));
+	cr_assert_eq(symtab__bytes(back), symtab__bytes(st));
+	expect_fn(back, exp, "kiln_lib_exported", "libkt.so", NULL);
+	expect_fn(back, hid, "kiln_lib_hidden", "libkt.so", NULL);
+	symtab__free(back);
+	/* another key (a hash collision of two files' names), a smaller bound */
+	cr_assert_eq(symtab__decode(buf, len, "f:1:2:3:4.000000005 b: d:9", SYMTAB_DEFAULT_MAX_BYTES,
+				    &back), -ENOENT);
+	cr_assert_eq(symtab__decode(buf, len, KEY, symtab__bytes(st) - 1, &back), -EFBIG);
+	cr_assert_null(back);
+	free(buf);
+	symtab__free(st);
+}
+
+/* A cache file's header (elf_symtab.c's struct cache_header). */
+#define OFF_FORMAT 8
+#define OFF_COUNT 24
+#define OFF_NAMES_LEN 32
+#define OFF_NSEGS 40
+#define HEADER_BYTES 184
+
+/* buf with width bytes of value written at off and its CRC-32 made
+ * right, so the checks behind the CRC are reached: decoded, want err. */
+static void expect_refused(const uint8_t *buf, size_t len, size_t off, uint64_t value,
+			   size_t width, int err)
+{
+	struct symtab *back = NULL;
+	uint8_t *bad = malloc(len);
+	uint32_t crc;
+
+	cr_assert_not_null(bad);
+	memcpy(bad, buf, len);
+	memcpy(bad + off, &value, width);
+	crc = (uint32_t)crc32_z(crc32_z(0, NULL, 0), bad, len - 4);
+	memcpy(bad + len - 4, &crc, 4);
+	cr_assert_eq(symtab__decode(bad, len, KEY, SYMTAB_DEFAULT_MAX_BYTES, &back), err,
+		     "%llx written at %zu", (unsigned long long)value, off);
+	cr_assert_null(back);
+	free(bad);
+}
+
+Test(elf_symtab, cache_file_refused_when_wrong)
+{
+	struct symtab *st, *back = NULL;
+	size_t len, syms, names;
+	uint64_t start;
+	uint32_t nsegs;
+	uint8_t *buf;
+
+	build_lib();
+	st = load("libkt.so", "", NULL);
+	cr_assert_gt(symtab__count(st), 1);
+	cr_assert_eq(symtab__encode(st, KEY, &buf, &len), 0);
+	memcpy(&nsegs, buf + OFF_NSEGS, 4);
+	syms = HEADER_BYTES + strlen(KEY) + nsegs * 24;
+	names = syms + symtab__count(st) * 24;
+
+	/* cut short anywhere, or one byte changed (the CRC): refused */
+	for (size_t cut = 0; cut < len; cut += len / 13 + 1)
+		cr_assert_eq(symtab__decode(buf, cut, KEY, SYMTAB_DEFAULT_MAX_BYTES, &back), -EBADMSG);
+	buf[names + 1] ^= 1;
+	cr_assert_eq(symtab__decode(buf, len, KEY, SYMTAB_DEFAULT_MAX_BYTES, &back), -EBADMSG);
+	buf[names + 1] ^= 1;
+
+	/* with a right CRC: another format is stale, not corrupt; counts
+	 * that lie are refused before any allocation; a name outside the
+	 * names, names not ending in NUL, two symbols at one start */
+	expect_refused(buf, len, OFF_FORMAT, 99, 4, -ESTALE);
+	expect_refused(buf, len, OFF_COUNT, UINT64_MAX / 2, 8, -EFBIG);
+	expect_refused(buf, len, OFF_COUNT, symtab__count(st) + 1, 8, -EBADMSG);
+	expect_refused(buf, len, OFF_NAMES_LEN, 0, 8, -EBADMSG);
+	expect_refused(buf, len, syms + 16, len, 8, -EBADMSG);
+	expect_refused(buf, len, len - 5, 'x', 1, -EBADMSG);
+	memcpy(&start, buf + syms, 8);
+	expect_refused(buf, len, syms + 24, start, 8, -EBADMSG);
+	free(buf);
+	symtab__free(st);
+}
+
+/* The key follows the debug file symtab__load would find: none, then the
+ * one placed under the root's build-id directory, then its replacement. */
+Test(elf_symtab, cache_key_follows_the_debug_file)
+{
+	char root[128], full[256], none[128], first[128], second[128];
+	struct symtab *st;
+	const char *id;
+	int fd;
+
+	build_split();
+	st = load("prog.nolink", "", NULL);
+	id = symtab__build_id(st);
+	snprintf(root, sizeof(root), "%s/r", dir);
+	fd = open(in_dir(full, sizeof(full), "prog.nolink"), O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(symtab__debug_file_id(fd, root, "/usr/bin/prog", none, sizeof(none)), 0);
+	cr_assert_str_eq(none, "-");
+	sh("mkdir -p r/usr/lib/debug/.build-id/%.2s && cp prog.debug "
+	   "r/usr/lib/debug/.build-id/%.2s/%s.debug", id, id, id + 2);
+	cr_assert_eq(symtab__debug_file_id(fd, root, "/usr/bin/prog", first, sizeof(first)), 0);
+	cr_assert_str_neq(first, "-");
+	sh("cp r/usr/lib/debug/.build-id/%.2s/%s.debug new.debug && "
+	   "mv new.debug r/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2, id, id + 2);
+	cr_assert_eq(symtab__debug_file_id(fd, root, "/usr/bin/prog", second, sizeof(second)), 0);
+	cr_assert_str_neq(second, first);
+	close(fd);
 	symtab__free(st);
 }

@@ -1154,6 +1154,219 @@ size_t symtab__source_frames(const struct symtab *st, uint64_t vaddr, struct src
 	return n;
 }
 
+/* ---- the cache file (symtab__encode, symtab__decode) ----
+ * A fixed header, the key, the segments, the symbols {start, size, name
+ * offset}, the names and a CRC-32 of everything before it. The reader
+ * checks every count against the table bound and the file's size before
+ * it allocates, the CRC, the key, and then the table as symtab__lookup
+ * uses it: starts increasing, every name inside the names, which end in
+ * NUL. */
+
+#ifndef KILN_SYMTAB_LOADER
+/* The Makefile sets it from the loader's sources. */
+#define KILN_SYMTAB_LOADER 0ull
+#endif
+
+#define CACHE_MAGIC "KILNSYM\n"
+#define CACHE_FORMAT 1u
+#define CACHE_KEY_MAX 512u
+
+/* The sources a cache file may hold: the file's own, or a debug file
+ * whose identity the key holds. A Go binary's source positions and a
+ * debuginfod download are not cached. */
+static const char *const cached_sources[] = { "symtab", "debug-file", "minidebuginfo", "dynsym",
+					      "none" };
+#define CACHED_SOURCES (sizeof(cached_sources) / sizeof(cached_sources[0]))
+
+struct cache_header {
+	char magic[8];
+	uint32_t format, key_len;
+	uint64_t loader;
+	uint64_t count, names_len;
+	uint32_t nsegs, source;
+	char build_id[2 * ELF_BUILD_ID_MAX + 8];
+};
+
+_Static_assert(sizeof(struct cache_header) == 184, "symbol cache header layout");
+
+struct cache_sym {
+	uint64_t start, size, name;
+};
+
+/* debug_file__find's accept, for the key: the first candidate's identity. */
+static bool note_debug_file(Elf *elf, int fd, const char *file, void *ctx)
+{
+	char **id = ctx;
+	struct stat st;
+
+	(void)file;
+	if (fstat(fd, &st) == 0)
+		snprintf(id[0], (size_t)(id[1] - id[0]), "%llu:%llu:%lld:%lld.%09ld",
+			 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+			 (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	elf_end(elf);
+	close(fd);
+	return true;
+}
+
+int symtab__debug_file_id(int fd, const char *root, const char *path, char *id, size_t len)
+{
+	struct loader ld = { .aux_fd = -1, .name = path ? path : "(fd)" };
+	char build_id[2 * ELF_BUILD_ID_MAX + 1] = "";
+	char *span[2] = { id, id + len };
+	int err = elf__ready();
+
+	if (len < 2)
+		return -EINVAL;
+	snprintf(id, len, "-");
+	if (err)
+		return err;
+	ld.elf = elf__begin_fd(fd, path);
+	if (!ld.elf)
+		return -errno;
+	err = scan_sections(&ld);
+	if (!err) {
+		if (elf__read_build_id(ld.elf, ld.name, build_id, sizeof(build_id)))
+			build_id[0] = '\0';
+		debug_file__find(ld.elf, ld.debuglink, fd, build_id, root ? root : "", path,
+				 note_debug_file, span);
+	}
+	elf_end(ld.elf);
+	return err;
+}
+
+int symtab__encode(const struct symtab *st, const char *key, uint8_t **buf, size_t *len)
+{
+	struct cache_header h = { .format = CACHE_FORMAT, .loader = KILN_SYMTAB_LOADER };
+	size_t klen = strlen(key), n, src;
+	struct cache_sym cs;
+	uint8_t *p, *q;
+	uint32_t crc;
+
+	for (src = 0; src < CACHED_SOURCES; src++)
+		if (strcmp(symtab__source(st), cached_sources[src]) == 0)
+			break;
+	if (st->go || src == CACHED_SOURCES || klen > CACHE_KEY_MAX)
+		return -EINVAL;
+	memcpy(h.magic, CACHE_MAGIC, sizeof(h.magic));
+	h.key_len = (uint32_t)klen;
+	h.count = st->count;
+	h.names_len = st->names_len;
+	h.nsegs = (uint32_t)st->nsegs;
+	h.source = (uint32_t)src;
+	snprintf(h.build_id, sizeof(h.build_id), "%s", st->build_id);
+	n = sizeof(h) + klen + st->nsegs * sizeof(struct seg) + st->count * sizeof(cs) +
+	    st->names_len + sizeof(crc);
+	p = malloc(n);
+	if (!p)
+		return -ENOMEM;
+	q = p;
+	memcpy(q, &h, sizeof(h));
+	q += sizeof(h);
+	memcpy(q, key, klen);
+	q += klen;
+	if (st->nsegs)
+		memcpy(q, st->segs, st->nsegs * sizeof(struct seg));
+	q += st->nsegs * sizeof(struct seg);
+	for (size_t i = 0; i < st->count; i++) {
+		cs = (struct cache_sym){ st->syms[i].start, st->syms[i].size,
+					 (uint64_t)(st->syms[i].name - st->names) };
+		memcpy(q, &cs, sizeof(cs));
+		q += sizeof(cs);
+	}
+	if (st->names_len)
+		memcpy(q, st->names, st->names_len);
+	crc = (uint32_t)crc32_z(crc32_z(0, NULL, 0), p, n - sizeof(crc));
+	memcpy(p + n - sizeof(crc), &crc, sizeof(crc));
+	*buf = p;
+	*len = n;
+	return 0;
+}
+
+/* The header's fields against the bounds and the file's length. */
+static int cache_check(const struct cache_header *h, size_t len, size_t max_bytes)
+{
+	const char *end = memchr(h->build_id, '\0', 2 * ELF_BUILD_ID_MAX + 1);
+
+	if (memcmp(h->magic, CACHE_MAGIC, sizeof(h->magic)) != 0)
+		return -EBADMSG;
+	if (h->format != CACHE_FORMAT || h->loader != KILN_SYMTAB_LOADER)
+		return -ESTALE;
+	if (h->key_len > CACHE_KEY_MAX || h->nsegs > ELF_SEGMENTS_MAX ||
+	    h->source >= CACHED_SOURCES || (h->count && !h->names_len) || !end ||
+	    strspn(h->build_id, "0123456789abcdef") != (size_t)(end - h->build_id))
+		return -EBADMSG;
+	if (h->count > max_bytes / sizeof(struct sym) || h->names_len > max_bytes)
+		return -EFBIG;
+	if (len != sizeof(*h) + h->key_len + h->nsegs * sizeof(struct seg) +
+			   h->count * sizeof(struct cache_sym) + h->names_len + sizeof(uint32_t))
+		return -EBADMSG;
+	return 0;
+}
+
+int symtab__decode(const uint8_t *buf, size_t len, const char *key, size_t max_bytes,
+		   struct symtab **out)
+{
+	size_t klen = strlen(key);
+	struct cache_header h;
+	struct symtab *st;
+	const uint8_t *q;
+	uint32_t crc;
+	int err;
+
+	*out = NULL;
+	if (len < sizeof(h) + sizeof(crc))
+		return -EBADMSG;
+	memcpy(&h, buf, sizeof(h));
+	err = cache_check(&h, len, max_bytes);
+	if (err)
+		return err;
+	memcpy(&crc, buf + len - sizeof(crc), sizeof(crc));
+	if (crc != (uint32_t)crc32_z(crc32_z(0, NULL, 0), buf, len - sizeof(crc)))
+		return -EBADMSG;
+	if (h.key_len != klen || memcmp(buf + sizeof(h), key, klen) != 0)
+		return -ENOENT;
+	q = buf + sizeof(h) + klen;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->segs = h.nsegs ? malloc(h.nsegs * sizeof(struct seg)) : NULL;
+	st->syms = h.count ? malloc(h.count * sizeof(struct sym)) : NULL;
+	st->names = h.names_len ? malloc(h.names_len) : NULL;
+	if ((h.nsegs && !st->segs) || (h.count && !st->syms) || (h.names_len && !st->names)) {
+		symtab__free(st);
+		return -ENOMEM;
+	}
+	st->nsegs = h.nsegs;
+	st->count = h.count;
+	st->names_len = h.names_len;
+	st->source = cached_sources[h.source];
+	memcpy(st->build_id, h.build_id, sizeof(st->build_id) - 1);
+	if (st->nsegs)
+		memcpy(st->segs, q, st->nsegs * sizeof(struct seg));
+	q += st->nsegs * sizeof(struct seg);
+	if (st->names_len)
+		memcpy(st->names, q + st->count * sizeof(struct cache_sym), st->names_len);
+	err = st->names_len && st->names[st->names_len - 1] ? -EBADMSG : 0;
+	for (size_t i = 0; i < st->count && !err; i++) {
+		struct cache_sym cs;
+
+		memcpy(&cs, q + i * sizeof(cs), sizeof(cs));
+		if (cs.name >= st->names_len || (i && cs.start <= st->syms[i - 1].start))
+			err = -EBADMSG;
+		else
+			st->syms[i] = (struct sym){ cs.start, cs.size, st->names + cs.name };
+	}
+	if (!err && symtab__bytes(st) > max_bytes)
+		err = -EFBIG;
+	if (err) {
+		symtab__free(st);
+		return err;
+	}
+	*out = st;
+	return 0;
+}
+
 const char *symtab__build_id(const struct symtab *st)
 {
 	return st ? st->build_id : "";

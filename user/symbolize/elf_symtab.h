@@ -79,6 +79,29 @@ size_t symtab__count(const struct symtab *st);
 size_t symtab__bytes(const struct symtab *st);
 /* Lower-case hex build id, "" when the file has none. */
 const char *symtab__build_id(const struct symtab *st);
+
+/* Symbol tables cached on disk (symbolize/symbolizer.c keeps them in the
+ * unwind table cache's directory, unwind/table_cache.h), so the next run
+ * does not read, demangle and sort a file's symbols again.
+ *
+ * What a table depends on beyond the file open at fd: its separate debug
+ * file as symtab__load finds it (through the safe opener, inside root),
+ * into id as "dev:inode:size:mtime", or "-" when there is none. 0 or
+ * -errno (not ELF: no table to cache either). */
+int symtab__debug_file_id(int fd, const char *root, const char *path, char *id, size_t len);
+/* The bytes of st's cache file under key (at most 512 bytes), malloc'd.
+ * -EINVAL for a table that is not cached: a Go binary's (its source
+ * positions), one from a debuginfod download or from memory; 0 or
+ * -ENOMEM. */
+int symtab__encode(const struct symtab *st, const char *key, uint8_t **buf, size_t *len);
+/* The table in buf[0, len) when it is a valid cache file of key within
+ * max_bytes (as symtab__load's bound): 0, -ENOENT (another key),
+ * -ESTALE (another format or loader), -EFBIG (over max_bytes), -EBADMSG
+ * (anything else wrong), -ENOMEM. Every count is checked against
+ * max_bytes and len before anything is allocated, then the table as
+ * symtab__lookup reads it. */
+int symtab__decode(const uint8_t *buf, size_t len, const char *key, size_t max_bytes,
+		   struct symtab **out);
 /* Where the symbols came from: "symtab", "debug-file", "gopclntab",
  * "minidebuginfo", "debuginfod", "dynsym" or "none". */
 const char *symtab__source(const struct symtab *st);

@@ -17,6 +17,7 @@
 #include "symbolize/jit.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/symbolizer.h"
+#include "unwind/table_cache.h"
 
 /* Longest frame name kept; longer (template-heavy C++) names are cut. */
 #define NAME_MAX_BYTES 1024
@@ -44,6 +45,7 @@ struct symbolizer {
 	uint64_t loads_aged;    /* stats.symtab_loads at the last symbolizer__age */
 	struct proc_table *procs;
 	struct debuginfod *dbgi;        /* NULL: no debuginfod lookups */
+	struct table_cache *tables;     /* symbol tables on disk; NULL: none */
 	uint64_t found_seen;            /* debug files fetched at the last age */
 	uint64_t lookups_ended;         /* lookups ended, any way, at the last age */
 	bool waiting;                   /* the last stack has a frame waiting for one */
@@ -248,17 +250,69 @@ static bool lacks_debug(const struct symtab *st)
 	return strcmp(src, "dynsym") == 0 || strcmp(src, "none") == 0;
 }
 
+/* b's table from the cache directory (key: what it is filed under there,
+ * "" when it cannot be: no directory, or b not ELF), or NULL: refused
+ * ones counted and deleted there. */
+static struct symtab *from_disk(struct symbolizer *sym, const struct binary *b, char *key,
+				size_t len)
+{
+	char debug_id[SYMBOLIZER_DISK_KEY_MAX / 2];
+	struct symtab *st = NULL;
+	uint8_t *buf;
+	size_t n;
+	int err;
+
+	if (!sym->tables || table_cache__dir(sym->tables) == NULL ||
+	    table_cache__key(b->fd, key, len) ||
+	    symtab__debug_file_id(b->fd, b->root, b->path, debug_id, sizeof(debug_id))) {
+		key[0] = '\0';
+		return NULL;
+	}
+	n = strlen(key);
+	snprintf(key + n, len - n, " d:%s", debug_id);
+	/* (the file holds the table's bytes, a header and the key besides) */
+	err = table_cache__read_symbols(sym->tables, key, sym->table_max + 4096, &buf, &n);
+	if (!err) {
+		err = symtab__decode(buf, n, key, sym->table_max, &st);
+		free(buf);
+	}
+	if (!err) {
+		sym->stats.symtab_disk_hits++;
+		return st;
+	}
+	table_cache__refuse_symbols(sym->tables, key, b->path, err);
+	return NULL;
+}
+
+/* Files a table just loaded under key, when it is one that can be. */
+static void to_disk(struct symbolizer *sym, const char *key, const struct symtab *st)
+{
+	uint8_t *buf;
+	size_t n;
+
+	if (symtab__encode(st, key, &buf, &n))
+		return; /* a Go binary's: not cached */
+	if (table_cache__write_symbols(sym->tables, key, buf, n) == 0)
+		sym->stats.symtab_disk_writes++;
+	free(buf);
+}
+
 /* b's table, from the debug file a debuginfod client fetched for it when
  * there is one; otherwise, when no local source had debug symbols, a
  * lookup is asked for (its file is used once it arrived: symbolizer__age). */
 static struct symtab *load_table(struct symbolizer *sym, const struct binary *b)
 {
-	char fetched[PATH_MAX];
+	char fetched[PATH_MAX], key[SYMBOLIZER_DISK_KEY_MAX] = "";
 	bool have = sym->dbgi && b->build_id[0] &&
 		    debuginfod__fetched(sym->dbgi, b->build_id, fetched, sizeof(fetched));
-	struct symtab *st = symtab__load_with(b->fd, b->root, b->path, sym->table_max,
-					      have ? fetched : NULL);
+	struct symtab *st = have ? NULL : from_disk(sym, b, key, sizeof(key));
 
+	if (!st) {
+		st = symtab__load_with(b->fd, b->root, b->path, sym->table_max,
+				       have ? fetched : NULL);
+		if (st && key[0])
+			to_disk(sym, key, st);
+	}
 	if (!st || !sym->dbgi || !b->build_id[0] || !lacks_debug(st))
 		return st;
 	if (have) {
@@ -655,6 +709,11 @@ void symbolizer__use_interp(struct symbolizer *sym, enum kiln_interp_lang lang,
 			   struct interp_procs *procs)
 {
 	sym->interp[lang] = procs;
+}
+
+void symbolizer__use_table_cache(struct symbolizer *sym, struct table_cache *tables)
+{
+	sym->tables = tables;
 }
 
 void symbolizer__interp_stack(struct symbolizer *sym, uint32_t instance, const uint64_t *uips,

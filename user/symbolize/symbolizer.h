@@ -26,6 +26,9 @@
 #define SYMBOLIZER_MAX_INLINED 128
 /* Frames of one stack: root + both stacks + inlined calls. */
 #define SYMBOLIZER_MAX_FRAMES (2 + 2 * KILN_MAX_STACK_DEPTH + SYMBOLIZER_MAX_INLINED)
+/* Bytes of a symbol table's key in the cache directory: the file's
+ * identity and build id, and its debug file's identity. */
+#define SYMBOLIZER_DISK_KEY_MAX 512
 
 struct symbolizer_stats {
 	/* Frames weighted by their sample counts. */
@@ -35,6 +38,9 @@ struct symbolizer_stats {
 	 * mapping (the callers beyond it shown as one [unknown] frame). */
 	uint64_t user_stacks_cut;
 	uint64_t symtab_loads, symtab_failures;
+	/* Of symtab_loads, those read from the cache directory; tables
+	 * written there. */
+	uint64_t symtab_disk_hits, symtab_disk_writes;
 	/* Tables loaded again because their debug file arrived from a
 	 * debuginfod server; debug files fetched but refused by the readers. */
 	uint64_t debuginfod_reloads, debuginfod_unusable;
@@ -119,6 +125,11 @@ void symbolizer__jit_stats(const struct symbolizer *sym, struct jit_stats *out);
  * unnamed, counted. */
 void symbolizer__use_interp(struct symbolizer *sym, enum kiln_interp_lang lang,
 			   struct interp_procs *procs);
+/* Keeps the symbol tables of ELF files in the unwind table cache's
+ * directory (unwind/table_cache.h), under its bound: a later run reads a
+ * file's table there instead of its ELF sections. tables may be NULL. */
+struct table_cache;
+void symbolizer__use_table_cache(struct symbolizer *sym, struct table_cache *tables);
 /* A stack of instance's first sample this drain: reads the names of its
  * interpreter frames not read yet (a Ruby frame's method entry is known
  * only from its stack) while the process lives. */

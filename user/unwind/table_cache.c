@@ -35,6 +35,7 @@
 #define MAGIC "KILNUWT\n"
 #define FORMAT 2u /* this layout */
 #define SUFFIX ".uwt"
+#define SYMBOLS_SUFFIX ".sym" /* symbol tables (table_cache__read_symbols); as long */
 #define TMP_STALE_NS (600ull * 1000000000ull) /* a temporary file older than this is a crash's */
 
 const char *const table_cache_refusal_names[TABLE_CACHE_REFUSAL_COUNT] = {
@@ -279,12 +280,41 @@ static void refuse(struct table_cache *c, enum table_cache_refusal r)
 	ADD(c, refused[r], 1);
 }
 
+/* A cache file name that a read or its decoder refused with err: counted
+ * and deleted. Not there, another key (a hash collision), over the
+ * reader's bounds: a miss, nothing to do. */
+static void refuse_file(struct table_cache *c, const char *name, const char *path, int err)
+{
+	enum table_cache_refusal r;
+
+	switch (err) {
+	case -EPERM:
+		r = TABLE_CACHE_NOT_OURS;
+		break;
+	case -EBADMSG:
+		r = TABLE_CACHE_CORRUPT;
+		break;
+	case -ESTALE:
+		r = TABLE_CACHE_VERSION;
+		break;
+	case -EAGAIN:
+		r = TABLE_CACHE_STALE;
+		break;
+	default:
+		return;
+	}
+	refuse(c, r);
+	pr_debug("table cache: %s: %s refused (%s), deleted", path ? path : "?", name,
+		 strerror(-err));
+	unlinkat(c->dirfd, name, 0);
+}
+
 static bool cache_name(const char *name)
 {
 	size_t n = strlen(name);
 
 	return n == 16 + strlen(SUFFIX) && strspn(name, "0123456789abcdef") == 16 &&
-	       strcmp(name + 16, SUFFIX) == 0;
+	       (strcmp(name + 16, SUFFIX) == 0 || strcmp(name + 16, SYMBOLS_SUFFIX) == 0);
 }
 
 static bool tmp_name(const char *name)
@@ -472,14 +502,15 @@ int table_cache__default_dir(char *buf, size_t len)
 	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
-static void file_name(const char *key, char *name, size_t len)
+static void file_name(const char *key, const char *suffix, char *name, size_t len)
 {
-	snprintf(name, len, "%016llx" SUFFIX, (unsigned long long)hash__str(key));
+	snprintf(name, len, "%016llx%s", (unsigned long long)hash__str(key), suffix);
 }
 
 /* Reads the cache file name: fd's bytes into a malloc'd *buf. 0, -ENOENT
- * (none), or -EPERM (not a file of kiln's own under the cap). */
-static int read_file(struct table_cache *c, const char *name, uint8_t **buf, size_t *len)
+ * (none), or -EPERM (not a file of kiln's own under max bytes). */
+static int read_file(struct table_cache *c, const char *name, uint64_t max, uint8_t **buf,
+		     size_t *len)
 {
 	int fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
@@ -489,7 +520,7 @@ static int read_file(struct table_cache *c, const char *name, uint8_t **buf, siz
 	if (fd < 0)
 		return errno == ELOOP ? -EPERM : -ENOENT;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (uint64_t)st.st_size > TABLE_CACHE_FILE_MAX) {
+	    (uint64_t)st.st_size > max) {
 		close(fd);
 		return -EPERM;
 	}
@@ -531,8 +562,8 @@ struct unwind_table *table_cache__get(struct table_cache *c, int fd, const char 
 		ADD(c, misses, 1);
 		return NULL;
 	}
-	file_name(key, name, sizeof(name));
-	err = read_file(c, name, &buf, &len);
+	file_name(key, SUFFIX, name, sizeof(name));
+	err = read_file(c, name, TABLE_CACHE_FILE_MAX, &buf, &len);
 	if (!err)
 		err = table_cache__decode(buf, len, key, lim, &t);
 	free(buf);
@@ -545,31 +576,12 @@ struct unwind_table *table_cache__get(struct table_cache *c, int fd, const char 
 			err = -EAGAIN;
 		}
 	}
-	switch (err) {
-	case 0:
+	if (!err) {
 		ADD(c, hits, 1);
 		pr_debug("unwind cache: %s: %s", path ? path : "?", name);
 		return t;
-	case -EPERM:
-		refuse(c, TABLE_CACHE_NOT_OURS);
-		break;
-	case -EBADMSG:
-		refuse(c, TABLE_CACHE_CORRUPT);
-		break;
-	case -ESTALE:
-		refuse(c, TABLE_CACHE_VERSION);
-		break;
-	case -EAGAIN:
-		refuse(c, TABLE_CACHE_STALE);
-		break;
-	default: /* not there, another key, over lim: a miss */
-		break;
 	}
-	if (err == -EPERM || err == -EBADMSG || err == -ESTALE || err == -EAGAIN) {
-		pr_debug("unwind cache: %s: %s refused (%s), deleted", path ? path : "?", name,
-			 strerror(-err));
-		unlinkat(c->dirfd, name, 0);
-	}
+	refuse_file(c, name, path, err);
 	ADD(c, misses, 1);
 	return NULL;
 }
@@ -582,13 +594,34 @@ static int write_bytes(FILE *f, void *ctx)
 	return fwrite(p[0], 1, len, f) == len ? 0 : -EIO;
 }
 
+/* Writes buf[0, len) as key's file (counted: write_error when it fails),
+ * then evicts while the directory is over its bound. 0 or -errno. */
+static int write_file(struct table_cache *c, const char *key, const char *suffix,
+		      const uint8_t *buf, size_t len)
+{
+	const uint8_t *span[2] = { buf, buf + len };
+	uint64_t wrote = 0, total;
+	char name[32];
+	int err;
+
+	file_name(key, suffix, name, sizeof(name));
+	err = file__write_at(c->dirfd, name, name, 0600, write_bytes, span, &wrote);
+	if (err) {
+		refuse(c, TABLE_CACHE_WRITE);
+		return err;
+	}
+	ADD(c, write_bytes, wrote);
+	total = ADD(c, bytes, wrote) + wrote;
+	if (total > c->max_bytes)
+		scan(c, true);
+	return 0;
+}
+
 void table_cache__put(struct table_cache *c, int fd, const struct unwind_table *t)
 {
-	char key[TABLE_CACHE_KEY_MAX], name[32];
+	char key[TABLE_CACHE_KEY_MAX];
 	struct unwind_table_info in;
 	uint8_t *buf;
-	const uint8_t *span[2];
-	uint64_t wrote = 0, total;
 	size_t len;
 
 	if (!c || c->dirfd < 0 || !t)
@@ -609,20 +642,43 @@ void table_cache__put(struct table_cache *c, int fd, const struct unwind_table *
 		free(buf);
 		return;
 	}
-	file_name(key, name, sizeof(name));
-	span[0] = buf;
-	span[1] = buf + len;
-	if (file__write_at(c->dirfd, name, name, 0600, write_bytes, span, &wrote)) {
-		refuse(c, TABLE_CACHE_WRITE);
-		free(buf);
-		return;
-	}
+	if (write_file(c, key, SUFFIX, buf, len) == 0)
+		ADD(c, writes, 1);
 	free(buf);
-	ADD(c, writes, 1);
-	ADD(c, write_bytes, wrote);
-	total = ADD(c, bytes, wrote) + wrote;
-	if (total > c->max_bytes)
-		scan(c, true);
+}
+
+int table_cache__read_symbols(struct table_cache *c, const char *key, uint64_t max,
+			      uint8_t **buf, size_t *len)
+{
+	char name[32];
+
+	if (!c || c->dirfd < 0)
+		return -ENOENT;
+	file_name(key, SYMBOLS_SUFFIX, name, sizeof(name));
+	return read_file(c, name, max, buf, len);
+}
+
+void table_cache__refuse_symbols(struct table_cache *c, const char *key, const char *path,
+				 int err)
+{
+	char name[32];
+
+	if (!c || c->dirfd < 0)
+		return;
+	file_name(key, SYMBOLS_SUFFIX, name, sizeof(name));
+	refuse_file(c, name, path, err);
+}
+
+int table_cache__write_symbols(struct table_cache *c, const char *key, const uint8_t *buf,
+			       size_t len)
+{
+	if (!c || c->dirfd < 0)
+		return -ENOENT;
+	if (len > c->max_bytes / 4) {
+		refuse(c, TABLE_CACHE_TOO_LARGE);
+		return -EFBIG;
+	}
+	return write_file(c, key, SYMBOLS_SUFFIX, buf, len);
 }
 
 void table_cache__stats(const struct table_cache *c, struct table_cache_stats *out)

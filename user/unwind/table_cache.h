@@ -24,8 +24,15 @@
  *
  * The directory is kept under its size bound by deleting the least
  * recently used files (kiln sets a file's atime when it loads it).
- * Single-threaded (the unwinder's builder thread); the stats are read from
- * any thread. */
+ *
+ * The same directory, under the same bound, keeps the symbolizer's symbol
+ * tables (table_cache__read_symbols: their own format and checks, in
+ * symbolize/elf_symtab.c).
+ *
+ * The unwind tables are read and written on the unwinder's builder thread,
+ * the symbol tables on the loop thread: each file is written whole under a
+ * temporary name and renamed, the counters are atomic, and two eviction
+ * passes at once delete no more than one would. */
 #ifndef KILN_UNWIND_TABLE_CACHE_H
 #define KILN_UNWIND_TABLE_CACHE_H
 
@@ -89,6 +96,21 @@ struct unwind_table *table_cache__get(struct table_cache *c, int fd, const char 
 /* Stores t, the table just built from the file at fd; then deletes the
  * least recently used files while the directory is over its bound. */
 void table_cache__put(struct table_cache *c, int fd, const struct unwind_table *t);
+/* A symbol table's cache file (named by a hash of key): its bytes, read as
+ * a cache file of kiln's own under max bytes, into a malloc'd *buf. 0,
+ * -ENOENT (none, or no usable directory), -EPERM (not kiln's own: the
+ * caller refuses it, below), -ENOMEM. */
+int table_cache__read_symbols(struct table_cache *c, const char *key, uint64_t max,
+			      uint8_t **buf, size_t *len);
+/* The symbol table file of key, refused with err by its reader (-EPERM,
+ * -EBADMSG, -ESTALE): counted as table_cache__get's refusals and deleted;
+ * any other err: nothing done (a miss). path: for the log. */
+void table_cache__refuse_symbols(struct table_cache *c, const char *key, const char *path,
+				 int err);
+/* Stores a symbol table's cache file under key; then evicts as
+ * table_cache__put. 0 or -errno (counted: too_large, write_error). */
+int table_cache__write_symbols(struct table_cache *c, const char *key, const uint8_t *buf,
+			       size_t len);
 void table_cache__stats(const struct table_cache *c, struct table_cache_stats *out);
 /* The directory, or NULL when it could not be used. */
 const char *table_cache__dir(const struct table_cache *c);

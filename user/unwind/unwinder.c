@@ -968,6 +968,11 @@ const char *unwinder__cache_dir(const struct unwinder *u)
 	return u ? table_cache__dir(u->cache) : NULL;
 }
 
+struct table_cache *unwinder__table_cache(const struct unwinder *u)
+{
+	return u ? u->cache : NULL;
+}
+
 struct interp_procs *unwinder__interp(const struct unwinder *u, enum kiln_interp_lang lang)
 {
 	return u ? u->interp[lang] : NULL;

@@ -95,6 +95,9 @@ void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
 struct interp_procs *unwinder__interp(const struct unwinder *u, enum kiln_interp_lang lang);
 /* The disk cache's directory, checked and in use; NULL: none. */
 const char *unwinder__cache_dir(const struct unwinder *u);
+/* The disk cache itself, which the symbolizer keeps its symbol tables in
+ * too (any thread, table_cache.h); NULL: none. */
+struct table_cache *unwinder__table_cache(const struct unwinder *u);
 void unwinder__free(struct unwinder *u);
 
 #endif
