@@ -207,10 +207,10 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
 	 * its samples were walked by frame pointers (unloaded_wakeup). A
 	 * wakeup here cost about 12 us of this program's time (irq_work's
 	 * self-IPI, a VM exit) and 30 us of user space's, at every new
-	 * process of a busy node. The processes a filter names (record -- COMMAND, -p) are few
-	 * and each one is the point: woken for. (The default wakes only a
-	 * consumer that has read up to this record, which one waiting behind
-	 * a quiet record has not: forced.) */
+	 * process of a busy node. The processes a filter names (record --
+	 * COMMAND, -p) are few and each one is the point: woken for. (The
+	 * default wakes only a consumer that has read up to this record,
+	 * which one waiting behind a quiet record has not: forced.) */
 	bpf_ringbuf_submit(e, type == KILN_EVENT_NEW && wake_on_new ? BPF_RB_FORCE_WAKEUP :
 								      BPF_RB_NO_WAKEUP);
 	count_event(KILN_EV_SENT);
@@ -512,7 +512,6 @@ static __always_inline int store_stack(struct walk *w, __u64 *id, bool loop)
 	return store_hashed(w, stack_hash(&w->srec.stack, loop), id);
 }
 
-/* Sends the sample, its stacks sent. */
 /* Whether this sample of a process whose tables are not loaded wakes user
  * space to load them: at its wake_unloaded_after-th such sample, once a
  * process image, and at most every UNLOADED_WAKE_GAP_NS on the host. A
@@ -545,8 +544,8 @@ static __always_inline bool unloaded_wakeup(__u32 tgid)
 	return true;
 }
 
-/* unloaded: the user stack was walked by frame pointers because the
- * process's tables are not loaded yet. */
+/* Sends the sample, its stacks sent. unloaded: its user stack was walked
+ * by frame pointers because the process's tables are not loaded yet. */
 static __always_inline void commit(struct walk *w, struct task_struct *task, __u32 tid,
 				   bool unloaded)
 {

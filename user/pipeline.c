@@ -228,7 +228,8 @@ int pipeline__poll(struct pipeline *p, int timeout_ms)
 
 void pipeline__wake(struct pipeline *p)
 {
-	sampler__wake(p->sampler);
+	if (p->sampler)
+		sampler__wake(p->sampler);
 }
 
 /* Milliseconds to poll: until wake, at most POLL_SLOW_MS. */

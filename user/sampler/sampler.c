@@ -260,7 +260,14 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	*err = -ENOMEM;
 	if (!s)
 		return NULL;
-	s->epfd = s->wakefd = -1;
+	s->epfd = -1;
+	/* before any other thread may call sampler__wake */
+	s->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wakefd < 0) {
+		*err = -errno;
+		pr_error("cannot create the loop's eventfd: %s", strerror(errno));
+		goto fail;
+	}
 	s->ncpus = libbpf_num_possible_cpus();
 	s->frequency = opts->frequency;
 	s->cpu_ids = calloc(s->ncpus, sizeof(*s->cpu_ids));
@@ -438,8 +445,7 @@ int sampler__attach(struct sampler *s, const struct sampler_hooks *hooks)
 	 * registered once: poll() would register and unregister them at
 	 * every wait. */
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
-	s->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->epfd < 0 || s->wakefd < 0 ||
+	if (s->epfd < 0 ||
 	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wakefd,
 		      &(struct epoll_event){ .events = EPOLLIN, .data.fd = s->wakefd }) ||
 	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb),
