@@ -594,8 +594,9 @@ static int write_bytes(FILE *f, void *ctx)
 	return fwrite(p[0], 1, len, f) == len ? 0 : -EIO;
 }
 
-/* Writes buf[0, len) as key's file (counted: write_error when it fails),
- * then evicts while the directory is over its bound. 0 or -errno. */
+/* Writes buf[0, len) as key's file, unless it is over a quarter of the
+ * bound (counted: too_large, write_error when it fails), then evicts while
+ * the directory is over its bound. 0 or -errno. */
 static int write_file(struct table_cache *c, const char *key, const char *suffix,
 		      const uint8_t *buf, size_t len)
 {
@@ -604,6 +605,10 @@ static int write_file(struct table_cache *c, const char *key, const char *suffix
 	char name[32];
 	int err;
 
+	if (len > c->max_bytes / 4) {
+		refuse(c, TABLE_CACHE_TOO_LARGE);
+		return -EFBIG;
+	}
 	file_name(key, suffix, name, sizeof(name));
 	err = file__write_at(c->dirfd, name, name, 0600, write_bytes, span, &wrote);
 	if (err) {
@@ -635,11 +640,6 @@ void table_cache__put(struct table_cache *c, int fd, const struct unwind_table *
 		return;
 	if (table_cache__encode(t, key, &buf, &len)) {
 		refuse(c, TABLE_CACHE_WRITE);
-		return;
-	}
-	if (len > c->max_bytes / 4) {
-		refuse(c, TABLE_CACHE_TOO_LARGE);
-		free(buf);
 		return;
 	}
 	if (write_file(c, key, SUFFIX, buf, len) == 0)
@@ -674,10 +674,6 @@ int table_cache__write_symbols(struct table_cache *c, const char *key, const uin
 {
 	if (!c || c->dirfd < 0)
 		return -ENOENT;
-	if (len > c->max_bytes / 4) {
-		refuse(c, TABLE_CACHE_TOO_LARGE);
-		return -EFBIG;
-	}
 	return write_file(c, key, SYMBOLS_SUFFIX, buf, len);
 }
 
