@@ -45,14 +45,16 @@ const volatile bool wake_on_new = false;
 /* A process sampled this many times before its tables loaded wakes user
  * space to load them (0: never), see unloaded_wakeup. */
 const volatile __u32 wake_unloaded_after = 0;
+/* Bits of an instance id that hold the CPU it was made on: enough for
+ * every possible CPU (see new_instance_id). */
+const volatile __u32 instance_cpu_bits = 0;
 
 /* Generation selected by user space (bit 0: which maps; user space counts
- * it up at every drain), and the instance counter. */
+ * it up at every drain). */
 volatile __u32 gen = 0;
 /* record -d: samples after this bpf_ktime_get_ns() are not counted, so the
  * window is exact however late user space stops the perf events. 0: none. */
 volatile __u64 window_end_ns = 0;
-__u32 next_instance = 0;
 /* When unloaded_wakeup last woke user space (bpf_ktime_get_ns), and how
  * often it may: a host starting many busy programs at once wakes kiln at
  * most 20 times a second. */
@@ -90,6 +92,14 @@ struct instance {
 	__u16 woken;            /* and one of them woke user space */
 	__u64 mm;
 };
+
+/* Each CPU's count of the instance ids it made. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} instance_seqs SEC(".maps");
 
 /* tgid -> instance of every process sampled since its last exec. */
 struct {
@@ -227,6 +237,25 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
  * load through a trusted task pointer by name in the kernel's BTF, in
  * every state it visits, and this code is in every walker: about 20 ms of
  * each start-up.) */
+/* A new instance id, never 0, unique among those in use: this CPU's own
+ * count above the CPU's number (2^31 ids a CPU on a 2-CPU host, 2^24 on
+ * one of 256). Kernels before 5.12 have no atomic fetch-and-add, whose
+ * instruction they refuse even where it cannot run; instance_of runs only
+ * in the sampling program, which never interrupts itself on a CPU, so a
+ * CPU's count needs no atomic. */
+static __always_inline __u32 new_instance_id(void)
+{
+	__u32 zero = 0, *seq, id;
+
+	seq = bpf_map_lookup_elem(&instance_seqs, &zero);
+	if (!seq)
+		return 0;
+	id = ++*seq << instance_cpu_bits;
+	if (!id)                /* the count wrapped */
+		id = ++*seq << instance_cpu_bits;
+	return id | (bpf_get_smp_processor_id() & ((1u << instance_cpu_bits) - 1));
+}
+
 static __always_inline __u32 instance_of(__u32 tgid, struct task_struct *task)
 {
 	struct instance *found = bpf_map_lookup_elem(&instances, &tgid);
@@ -237,7 +266,9 @@ static __always_inline __u32 instance_of(__u32 tgid, struct task_struct *task)
 	if (BPF_CORE_READ(task, mm, end_code) == 0)
 		return 0;
 	fresh.mm = (__u64)BPF_CORE_READ(task, mm);
-	fresh.id = __sync_fetch_and_add(&next_instance, 1) + 1;
+	fresh.id = new_instance_id();
+	if (!fresh.id)
+		return 0;
 	if (bpf_map_update_elem(&instances, &tgid, &fresh, BPF_NOEXIST) == 0) {
 		send_event(KILN_EVENT_NEW, task, fresh.id);
 		return fresh.id;
@@ -574,7 +605,7 @@ static __always_inline void finish_walk(struct walk *w)
 		count_outcome(w->gen, KILN_DROP_RING_FULL);
 		return;
 	}
-	commit(w, bpf_get_current_task_btf(), (__u32)id, false);
+	commit(w, (struct task_struct *)bpf_get_current_task(), (__u32)id, false);
 }
 
 static __always_inline int read_user(__u64 *dst, __u64 addr)
@@ -828,7 +859,9 @@ static __always_inline void report_miss(struct kiln_proc_maps *pm, struct walk *
 {
 	if (pm->flags & KILN_PROC_MISS_SENT)
 		return;
-	__sync_fetch_and_or(&pm->flags, KILN_PROC_MISS_SENT);
+	/* (not atomic: kernels before 5.12 have no atomic or; two CPUs that
+	 * race here send the event twice) */
+	pm->flags |= KILN_PROC_MISS_SENT;
 	send_walk_event(KILN_EVENT_MAPS, w->maps_pid, pm->instance);
 }
 
@@ -1032,7 +1065,7 @@ static __always_inline __u8 scratch_u8(struct walk *w, __u32 off)
 static __always_inline __u64 thread_pointer(void)
 {
 #ifdef __TARGET_ARCH_x86
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 
 	return BPF_CORE_READ(task, thread.fsbase);
 #else
@@ -1531,7 +1564,7 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct tas
 		return 0;
 	}
 	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
-		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	else
 		regs = (struct pt_regs *)((__u64)BPF_CORE_READ(task, stack) + KERNEL_THREAD_SIZE -
 					  bpf_core_type_size(struct pt_regs));
@@ -1565,7 +1598,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	__u32 generation = gen, g = generation & 1, zero = 0;
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	bool unloaded = false;
 	struct walk *w;
 

@@ -17,7 +17,10 @@
 #
 # Environment: KERNELS (names, default all), CACHE (default build/kernels),
 # BUILD_amd64 / BUILD_arm64 (kiln build folders, default build and
-# build-arm64), BOOT_TIMEOUT (hang guard per guest, seconds, default 900).
+# build-arm64), BOOT_TIMEOUT (hang guard per guest, seconds, default 900),
+# KVM_DEADLINE (seconds a KVM guest has to begin its checks before it is
+# stopped and the kernel booted under TCG instead, default 60; a KVM
+# internal error stops it at once).
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,6 +29,7 @@ CHECKS=$ROOT/tests/kernels/checks.sh
 CACHE=${CACHE:-$ROOT/build/kernels}
 KERNELS=${KERNELS:-}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-900}
+KVM_DEADLINE=${KVM_DEADLINE:-60}
 BUILD_amd64=${BUILD_amd64:-$ROOT/build}
 BUILD_arm64=${BUILD_arm64:-$ROOT/build-arm64}
 HOST_ARCH=$(dpkg --print-architecture)
@@ -49,15 +53,32 @@ selected() {
 	return 1
 }
 
-# fetch PACKAGE ARCH: the unpacked package's folder, on stdout.
+# apt_suite SUITE: sets apt_opts to apt-get options that fetch from
+# Debian's SUITE (and its -security) through apt state of its own under
+# $CACHE, updated here; the host's sources and lists stay as they are.
+apt_suite() {
+	local suite=$1 st=$CACHE/apt-$1
+	apt_opts=(-o Dir::Etc::SourceList="$st/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o Dir::State::Lists="$st/lists" -o Dir::Cache="$st/cache")
+	mkdir -p "$st/lists/partial" "$st/cache/archives/partial" || return 1
+	printf 'deb [arch=amd64,arm64] http://deb.debian.org/debian %s main\ndeb [arch=amd64,arm64] http://deb.debian.org/debian-security %s-security main\n' \
+		"$suite" "$suite" >"$st/sources.list"
+	apt-get -q "${apt_opts[@]}" update >"$CACHE/logs/apt-$suite.update" 2>&1 ||
+		{ log "apt-get update for $suite: $(tail -n 1 "$CACHE/logs/apt-$suite.update")"; return 1; }
+}
+
+# fetch PACKAGE ARCH [SUITE]: the unpacked package's folder, on stdout.
 fetch() {
-	local pkg=$1 arch=$2 deb dir
+	local pkg=$1 arch=$2 suite=${3:--} deb dir apt_opts=()
 	dir=$CACHE/$pkg
 	if [ ! -e "$dir/.unpacked" ]; then
 		deb=$(ls "$CACHE"/debs/"${pkg}"_*_"$arch".deb 2>/dev/null | tail -n 1)
 		if [ -z "$deb" ]; then
+			if [ "$suite" != - ]; then
+				apt_suite "$suite" || return 1
+			fi
 			# apt-get download writes into the current folder
-			(cd "$CACHE/debs" && apt-get download -q "$pkg:$arch") >"$CACHE/logs/$pkg.fetch" 2>&1 ||
+			(cd "$CACHE/debs" && apt-get download -q "${apt_opts[@]}" "$pkg:$arch") >"$CACHE/logs/$pkg.fetch" 2>&1 ||
 				{ log "apt-get download $pkg:$arch: $(tail -n 1 "$CACHE/logs/$pkg.fetch")"; return 1; }
 			deb=$(ls "$CACHE"/debs/"${pkg}"_*_"$arch".deb | tail -n 1)
 		fi
@@ -159,9 +180,12 @@ EOF
 	rm -rf "$st"
 }
 
-# boot ACCEL FLAVOUR KERNEL INITRD LOG: runs the guest until it powers off.
+# boot ACCEL FLAVOUR KERNEL INITRD LOG [DEADLINE]: runs the guest until it
+# powers off; with DEADLINE, stops it when its checks have not begun that
+# many seconds after the start, or at once when KVM reports an internal
+# error (a KVM that hangs instead of failing; KVM boots a guest in seconds).
 boot() {
-	local accel=$1 flavour=$2 kernel=$3 initrd=$4 logf=$5 qemu console machine cpu=max
+	local accel=$1 flavour=$2 kernel=$3 initrd=$4 logf=$5 deadline=${6:-} qemu console machine cpu=max pid t
 	case $flavour in
 	pc) qemu=qemu-system-x86_64 console=ttyS0 machine=pc ;;
 	virt) qemu=qemu-system-aarch64 console=ttyAMA0 machine=virt ;;
@@ -171,7 +195,21 @@ boot() {
 	timeout -k 10 "$BOOT_TIMEOUT" $qemu -machine "$machine,accel=$accel" -cpu $cpu \
 		-smp 2 -m 1024 -no-reboot -display none -monitor none -serial stdio \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=$console panic=-1 quiet loglevel=3" </dev/null >"$logf" 2>&1
+		-append "console=$console panic=-1 quiet loglevel=3" </dev/null >"$logf" 2>&1 &
+	pid=$!
+	if [ -n "$deadline" ]; then
+		for ((t = 0; t < deadline; t++)); do
+			grep -q '^KCHECK-BEGIN' "$logf" 2>/dev/null && break
+			grep -q 'KVM internal error' "$logf" 2>/dev/null && break
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 1
+		done
+		if ! grep -q '^KCHECK-BEGIN' "$logf" 2>/dev/null && kill -0 "$pid" 2>/dev/null; then
+			log "$accel: no checks $t s after the start: stopped"
+			kill "$pid" 2>/dev/null
+		fi
+	fi
+	wait "$pid"
 }
 
 # report NAME RELEASE WHERE SECONDS CHECKLINES: the kernel's line.
@@ -207,9 +245,9 @@ run_host() {
 }
 
 run_guest() {
-	local name=$1 pkg=$2 arch=$3 flavour=$4 t0=$SECONDS dir kernel release why
+	local name=$1 pkg=$2 arch=$3 flavour=$4 suite=$5 t0=$SECONDS dir kernel release why
 	local initrd=$CACHE/initramfs-$arch.cpio.gz logf=$CACHE/logs/$name.log lines where
-	dir=$(fetch "$pkg" "$arch") || { kernel_fail "$name" "cannot fetch $pkg:$arch"; return; }
+	dir=$(fetch "$pkg" "$arch" "$suite") || { kernel_fail "$name" "cannot fetch $pkg:$arch"; return; }
 	kernel=$(ls "$dir"/boot/vmlinuz-* 2>/dev/null | head -n 1)
 	[ -n "$kernel" ] || { kernel_fail "$name" "no /boot/vmlinuz-* in $pkg"; return; }
 	release=${kernel##*/vmlinuz-}
@@ -220,11 +258,13 @@ run_guest() {
 		built[$arch]=1
 	fi
 	# KVM when the host offers it for this guest; where /dev/kvm exists but
-	# does not work (nested virtualisation), qemu stops at once: then TCG.
+	# does not work (nested virtualisation), qemu stops at once, or hangs
+	# (a KVM internal error, a spinning vCPU): stopped then, or after
+	# KVM_DEADLINE s without its checks begun. Then TCG.
 	local rc=1
 	rm -f "$logf" "$logf.kvm-failed"
 	if [ "$flavour" = pc ] && [ "$HOST_ARCH" = amd64 ] && [ -w /dev/kvm ]; then
-		{ boot kvm "$flavour" "$kernel" "$initrd" "$logf"; rc=$?; } 2>/dev/null
+		{ boot kvm "$flavour" "$kernel" "$initrd" "$logf" "$KVM_DEADLINE"; rc=$?; } 2>/dev/null
 		grep -q '^KCHECK-BEGIN' "$logf" || mv "$logf" "$logf.kvm-failed"
 	fi
 	if ! grep -qs '^KCHECK-BEGIN' "$logf"; then
@@ -243,7 +283,7 @@ run_guest() {
 declare -A built
 names=" "
 t_all=$SECONDS
-while read -r name pkg arch flavour _; do
+while read -r name pkg arch flavour suite _; do
 	case $name in ''|'#'*) continue ;; esac
 	names="$names$name "
 	if ! selected "$name"; then
@@ -252,7 +292,7 @@ while read -r name pkg arch flavour _; do
 	if [ "$pkg" = host ]; then
 		run_host "$name" "$arch"
 	else
-		run_guest "$name" "$pkg" "$arch" "$flavour"
+		run_guest "$name" "$pkg" "$arch" "$flavour" "${suite:--}"
 	fi
 done <"$LIST"
 for k in $KERNELS; do

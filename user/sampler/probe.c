@@ -20,9 +20,6 @@
 #include "core/log.h"
 #include "sampler/sampler.h"
 
-/* What kiln needs, with the release that has everything below. */
-#define KILN_MIN_KERNEL "5.11"
-
 /* The BTF header's magic (include/uapi/linux/btf.h), and the header's
  * fixed part: magic, version, flags, hdr_len, then four u32 offsets and
  * lengths, of which type_len (the fourth u32 after hdr_len) must be > 0. */
@@ -107,8 +104,6 @@ static const struct feature features[] = {
 	  "the bpf_get_current_cgroup_id helper", "4.18" },
 	{ PROBE_TP_BTF, 0, 0, "BTF-enabled tracepoints (tp_btf)", "5.5" },
 	{ PROBE_MAP, BPF_MAP_TYPE_RINGBUF, 0, "the BPF ring buffer", "5.8" },
-	{ PROBE_HELPER, BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_task_btf,
-	  "the bpf_get_current_task_btf helper", "5.11" },
 };
 
 static int probe_one(const struct feature *f, const char *btf_path)
@@ -126,11 +121,58 @@ static int probe_one(const struct feature *f, const char *btf_path)
 	return -EINVAL;
 }
 
+/* 1 when a perf event program may do what code (a few instructions ending
+ * in r0 = 0; exit) does, 0 when the verifier refuses it, -errno. */
+static int probe_insns(const struct bpf_insn *insns, size_t n)
+{
+	int fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, NULL, "GPL", insns, n, NULL);
+
+	if (fd < 0)
+		return errno == EPERM ? -EPERM : 0;
+	close(fd);
+	return 1;
+}
+
+/* A perf event program using a hash map that is not preallocated (Linux
+ * 6.1: its elements come from the BPF memory allocator, safe where the
+ * program interrupts). */
+static int probe_lazy_hash(void)
+{
+	int map = bpf_map_create(BPF_MAP_TYPE_HASH, NULL, 4, 8, 1,
+				 &(struct bpf_map_create_opts){ .sz = sizeof(struct bpf_map_create_opts),
+								.map_flags = BPF_F_NO_PREALLOC });
+	int r;
+
+	if (map < 0)
+		return -errno;
+	const struct bpf_insn insns[] = {
+		{ .code = 0x62, .dst_reg = 10, .off = -4, .imm = 0 },   /* *(u32 *)(r10 - 4) = 0 */
+		{ .code = 0x18, .dst_reg = 1, .src_reg = 1, .imm = map }, /* r1 = map (ld_imm64) */
+		{ 0 },
+		{ .code = 0xbf, .dst_reg = 2, .src_reg = 10 },          /* r2 = r10 */
+		{ .code = 0x07, .dst_reg = 2, .imm = -4 },              /* r2 += -4 */
+		{ .code = 0x85, .imm = BPF_FUNC_map_lookup_elem },      /* call */
+		{ .code = 0xb7, .dst_reg = 0, .imm = 0 },               /* r0 = 0 */
+		{ .code = 0x95 },                                       /* exit */
+	};
+	r = probe_insns(insns, sizeof(insns) / sizeof(insns[0]));
+	close(map);
+	return r;
+}
+
+bool sampler__lazy_hash_maps(void)
+{
+	if (probe_lazy_hash() == 1)
+		return true;
+	pr_debug("sampler: perf event programs need preallocated hash maps (before Linux 6.1)");
+	return false;
+}
+
 int sampler__probe(void)
 {
-	/* The kernel's own BTF: tp_btf programs and bpf_get_current_task_btf
-	 * need it inside the kernel, so a BTF file given on the side (libbpf's
-	 * btf_custom_path) could not stand in for it. */
+	/* The kernel's own BTF: tp_btf programs need it inside the kernel, so
+	 * a BTF file given on the side (libbpf's btf_custom_path) could not
+	 * stand in for it. */
 	const char *path = "/sys/kernel/btf/vmlinux";
 	size_t n = sizeof(features) / sizeof(features[0]);
 	int ok = btf_usable(path);

@@ -152,7 +152,7 @@ static void explain_load_error(int err)
 		pr_error("the kernel could not allocate the BPF maps (%s): lower --unwind-memory, or raise the locked-memory limit (ulimit -l unlimited) on kernels before 5.11",
 			 strerror(-err));
 	else
-		pr_error("the kernel rejected the BPF program (%s): kiln needs Linux 5.11 or newer with BTF; run with -v to see the verifier's log",
+		pr_error("the kernel rejected the BPF program (%s): kiln needs Linux " KILN_MIN_KERNEL " or newer with BTF; run with -v to see the verifier's log",
 			 strerror(-err));
 }
 
@@ -179,6 +179,24 @@ static void choose_programs(struct sampler *s, const struct sampler_opts *opts)
 		bpf_program__set_autoload(all[i][0], s->walkers[i] == all[i][0]);
 		bpf_program__set_autoload(all[i][1], s->walkers[i] == all[i][1]);
 	}
+}
+
+/* Sizes instance ids for this host's CPUs; preallocates the hash maps
+ * where the kernel wants it. */
+static void adapt_to_kernel(struct sampler_bpf *k)
+{
+	struct bpf_map *m;
+	int cpus = libbpf_num_possible_cpus();
+	uint32_t bits = 0;
+
+	while (cpus > 0 && (1u << bits) < (unsigned)cpus)
+		bits++;
+	k->rodata->instance_cpu_bits = bits;
+	if (sampler__lazy_hash_maps())
+		return;
+	bpf_object__for_each_map(m, k->obj)
+		if (bpf_map__map_flags(m) & BPF_F_NO_PREALLOC)
+			bpf_map__set_map_flags(m, bpf_map__map_flags(m) & ~BPF_F_NO_PREALLOC);
 }
 
 static int fill_walk_progs(struct sampler *s)
@@ -336,6 +354,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 				 opts->unwind_rows && opts->unwind_processes ?
 				 opts->unwind_processes : 1);
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)s->ring_bytes);
+	adapt_to_kernel(s->skel);
 	if (!opts->filter)
 		bpf_program__set_autoload(s->skel->progs.kiln_fork, false);
 	choose_programs(s, opts);

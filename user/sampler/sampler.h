@@ -17,6 +17,10 @@
 #include "sampler/sample_table.h"
 #include "sampler/sideband.h"
 
+/* The oldest kernel kiln runs on (the kernel matrix's oldest): it has
+ * every feature sampler__probe asks for. */
+#define KILN_MIN_KERNEL "5.10"
+
 /* 16 pages (64 KiB) a CPU: about 400 mappings between two reads. */
 #define SIDEBAND_PAGES 16
 
@@ -71,6 +75,11 @@ struct sampler;
  * -1 after logging one line naming the first one missing and the Linux
  * release that added it. sampler__open runs it before loading anything. */
 int sampler__probe(void);
+
+/* Whether perf event programs may use hash maps that are not preallocated
+ * (Linux 6.1; before, the sampler preallocates them: their bound's worth
+ * of memory from the start, docs/kernels.md). */
+bool sampler__lazy_hash_maps(void);
 /* Opens and loads the BPF object sized from opts. NULL and *err
  * (-errno) on failure, after logging one sentence saying why. */
 struct sampler *sampler__open(const struct sampler_opts *opts, int *err);
