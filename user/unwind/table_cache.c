@@ -197,8 +197,11 @@ static bool rows_valid(const struct kiln_unwind_row *rows, size_t nrows,
 	return nrows && rows[nrows - 1].rule == (KILN_UNWIND_CMD | KILN_CMD_INVALID);
 }
 
-int table_cache__decode(const uint8_t *buf, size_t len, const char *key,
-			const struct unwind_limits *lim, struct unwind_table **out)
+/* table_cache__decode; with own (buf malloc'd, and freed here whatever
+ * happens) the rows are moved to buf's start and buf becomes their array:
+ * a table from the disk is in memory once, not twice (libLLVM's: 7 MB). */
+static int decode(uint8_t *buf, size_t len, bool own, const char *key,
+		  const struct unwind_limits *lim, struct unwind_table **out)
 {
 	struct unwind_table_info in = { 0 };
 	struct kiln_unwind_row *rows = NULL;
@@ -207,47 +210,60 @@ int table_cache__decode(const uint8_t *buf, size_t len, const char *key,
 	const uint8_t *p;
 	struct header h;
 	uint32_t crc;
+	int err;
 
 	*out = NULL;
 	lim = lim ? lim : &unwind_default_limits;
+	err = -EBADMSG;
 	if (len < sizeof(h) + sizeof(crc))
-		return -EBADMSG;
+		goto fail;
 	memcpy(&h, buf, sizeof(h));
 	if (memcmp(h.magic, MAGIC, sizeof(h.magic)) != 0)
-		return -EBADMSG;
+		goto fail;
+	err = -ESTALE;
 	if (h.format != FORMAT || h.row_size != sizeof(*rows) || h.rule_size != sizeof(*rules) ||
 	    h.builder != builder_version())
-		return -ESTALE;
+		goto fail;
 	/* Every count against its bound and the size before a byte is
 	 * allocated; the sizes cannot overflow below these bounds. */
+	err = -EBADMSG;
 	if (h.key_len > TABLE_CACHE_KEY_MAX || h.nrows > UNWIND_ROWS_MAX ||
 	    h.nrules > UNWIND_RULES_MAX || h.nsegs > UNWIND_SEGMENTS_MAX || h.debug_source >= 3 ||
 	    h.go_source >= 4 || h.debug_lookup > UNWIND_DEBUG_FOUND ||
 	    (h.machine != EM_X86_64 && h.machine != EM_AARCH64) ||
 	    (lim->machine && h.machine != lim->machine))
-		return -EBADMSG;
+		goto fail;
 	rows_bytes = (size_t)h.nrows * sizeof(*rows);
 	rules_bytes = (size_t)h.nrules * sizeof(*rules);
 	if (len != sizeof(h) + h.key_len + rows_bytes + rules_bytes + sizeof(crc))
-		return -EBADMSG;
+		goto fail;
 	memcpy(&crc, buf + len - sizeof(crc), sizeof(crc));
 	if (crc != (uint32_t)crc32_z(crc32_z(0, NULL, 0), buf, len - sizeof(crc)))
-		return -EBADMSG;
+		goto fail;
+	err = -ENOENT;
 	if (h.key_len != klen || memcmp(buf + sizeof(h), key, klen) != 0)
-		return -ENOENT;
+		goto fail;
+	err = -E2BIG;
 	if (h.nrows > lim->max_rows || h.nrules > lim->max_rules)
-		return -E2BIG;
+		goto fail;
 	p = buf + sizeof(h) + h.key_len;
-	rows = malloc(rows_bytes ? rows_bytes : 1);
 	rules = h.nrules ? malloc(rules_bytes) : NULL;
-	if (!rows || (h.nrules && !rules)) {
-		free(rows);
-		free(rules);
-		return -ENOMEM;
-	}
-	memcpy(rows, p, rows_bytes);
+	if (h.nrules && !rules)
+		goto nomem;
 	if (rules_bytes)
 		memcpy(rules, p + rows_bytes, rules_bytes);
+	if (own) {
+		memmove(buf, p, rows_bytes);
+		rows = realloc(buf, rows_bytes ? rows_bytes : 1);
+		if (!rows)
+			goto nomem;     /* (buf is still ours) */
+		buf = NULL;
+	} else {
+		rows = malloc(rows_bytes ? rows_bytes : 1);
+		if (!rows)
+			goto nomem;
+		memcpy(rows, p, rows_bytes);
+	}
 	if (!rows_valid(rows, h.nrows, rules, h.nrules)) {
 		free(rows);
 		free(rules);
@@ -271,6 +287,20 @@ int table_cache__decode(const uint8_t *buf, size_t len, const char *key,
 		in.unsupported[i] = h.unsupported[i];
 	*out = unwind_table__adopt(rows, h.nrows, rules, h.nrules, &in);
 	return *out ? 0 : -ENOMEM;
+nomem:
+	free(rules);
+	err = -ENOMEM;
+fail:
+	if (own)
+		free(buf);
+	return err;
+}
+
+int table_cache__decode(const uint8_t *buf, size_t len, const char *key,
+			const struct unwind_limits *lim, struct unwind_table **out)
+{
+	/* (not own: buf is only read) */
+	return decode((uint8_t *)buf, len, false, key, lim, out);
 }
 
 /* ---- the directory ---- */
@@ -565,8 +595,7 @@ struct unwind_table *table_cache__get(struct table_cache *c, int fd, const char 
 	file_name(key, SUFFIX, name, sizeof(name));
 	err = read_file(c, name, TABLE_CACHE_FILE_MAX, &buf, &len);
 	if (!err)
-		err = table_cache__decode(buf, len, key, lim, &t);
-	free(buf);
+		err = decode(buf, len, true, key, lim, &t);
 	if (!err) {
 		unwind_table__info(t, &in);
 		if (in.debug_lookup == UNWIND_DEBUG_NOT_FOUND &&

@@ -356,29 +356,40 @@ static int rule_intern(struct unwinder *u, const struct kiln_unwind_rule *r)
 	return (int)u->nrules++;
 }
 
+/* Rows written through one mapping of unwind_rows: 256 KiB, so that
+ * writing a big table (libLLVM's, 7 MB) does not map it all into kiln's
+ * RSS at once. */
+#define ROWS_WINDOW (32768u)
+
 /* Writes rows (rule indices through map, none without one) at first in
- * unwind_rows, through a mapping of just their pages, gone again after. */
+ * unwind_rows, a window of their pages at a time, each mapped while it is
+ * written. */
 static int rows_write(struct unwinder *u, uint32_t first, const struct kiln_unwind_row *rows,
 		      size_t nrows, const uint16_t *map)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), row = sizeof(*rows);
-	size_t start = (size_t)first * row & ~(page - 1);
-	size_t len = (((size_t)first + nrows) * row - start + page - 1) & ~(page - 1);
-	uint8_t *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->m.rows_fd,
-			    (off_t)start);
-	struct kiln_unwind_row *dst;
 
-	if (mem == MAP_FAILED) {
-		pr_warn("unwind: cannot map unwind rows: %s", strerror(errno));
-		return -errno;
+	for (size_t done = 0; done < nrows;) {
+		size_t n = nrows - done < ROWS_WINDOW ? nrows - done : ROWS_WINDOW;
+		size_t at = ((size_t)first + done) * row, start = at & ~(page - 1);
+		size_t len = (at + n * row - start + page - 1) & ~(page - 1);
+		uint8_t *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->m.rows_fd,
+				    (off_t)start);
+		struct kiln_unwind_row *dst;
+
+		if (mem == MAP_FAILED) {
+			pr_warn("unwind: cannot map unwind rows: %s", strerror(errno));
+			return -errno;
+		}
+		dst = (struct kiln_unwind_row *)(mem + (at - start));
+		for (size_t i = 0; i < n; i++) {
+			dst[i] = rows[done + i];
+			if (map && !(dst[i].rule & KILN_UNWIND_CMD))
+				dst[i].rule = map[dst[i].rule];
+		}
+		munmap(mem, len);
+		done += n;
 	}
-	dst = (struct kiln_unwind_row *)(mem + (size_t)first * row - start);
-	for (size_t i = 0; i < nrows; i++) {
-		dst[i] = rows[i];
-		if (map && !(dst[i].rule & KILN_UNWIND_CMD))
-			dst[i].rule = map[dst[i].rule];
-	}
-	munmap(mem, len);
 	return 0;
 }
 
