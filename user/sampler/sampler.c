@@ -242,8 +242,8 @@ static void unmap_unwind(struct sampler *s)
 }
 
 /* Maps the walker's small arrays into this process for user/unwind/ (the
- * rows are mapped a table's range at a time, while it is written, so they
- * do not count in kiln's RSS). */
+ * rows are mapped a window of a table's range at a time, while it is
+ * written, so they do not count in kiln's RSS). */
 static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
 {
 	size_t rules, tables;
