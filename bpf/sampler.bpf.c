@@ -226,17 +226,6 @@ static __always_inline void send_event(__u32 type, struct task_struct *task,
 	count_event(KILN_EV_SENT);
 }
 
-/* The instance of the sampled process; the first sample of a process (or
- * the first after its exec) allocates one and tells user space. Not while
- * execve builds the new image (end_code still zero): the process's name
- * may still be the old program's then, and nothing of the new is mapped;
- * such a sample has kernel frames only, under instance 0 (none).
- * (task's fields here, in user_regs_stale and in kiln_sample are read
- * with BPF_CORE_READ, not loaded directly: on newer kernels (6.5 and
- * later at least; not 6.2 and before) the verifier looks up each direct
- * load through a trusted task pointer by name in the kernel's BTF, in
- * every state it visits, and this code is in every walker: about 20 ms of
- * each start-up.) */
 /* A new instance id, never 0, unique among those in use: this CPU's own
  * count above the CPU's number (2^31 ids a CPU on a 2-CPU host, 2^24 on
  * one of 256). Kernels before 5.12 have no atomic fetch-and-add, whose
@@ -256,6 +245,17 @@ static __always_inline __u32 new_instance_id(void)
 	return id | (bpf_get_smp_processor_id() & ((1u << instance_cpu_bits) - 1));
 }
 
+/* The instance of the sampled process; the first sample of a process (or
+ * the first after its exec) allocates one and tells user space. Not while
+ * execve builds the new image (end_code still zero): the process's name
+ * may still be the old program's then, and nothing of the new is mapped;
+ * such a sample has kernel frames only, under instance 0 (none).
+ * (task's fields here, in user_regs_stale and in kiln_sample are read
+ * with BPF_CORE_READ, not loaded directly: on newer kernels (6.5 and
+ * later at least; not 6.2 and before) the verifier looks up each direct
+ * load through a trusted task pointer by name in the kernel's BTF, in
+ * every state it visits, and this code is in every walker: about 20 ms of
+ * each start-up.) */
 static __always_inline __u32 instance_of(__u32 tgid, struct task_struct *task)
 {
 	struct instance *found = bpf_map_lookup_elem(&instances, &tgid);
