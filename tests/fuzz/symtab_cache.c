@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The symbol table cache's file reader (symtab__decode, seeds:
- * tests/fuzz/table_cache_seeds.sh). Each input is read twice: as it is,
+/* The symbol table cache's file reader (symtab__decode and symtab__adopt;
+ * seeds: tests/fuzz/table_cache_seeds.sh). Each input is read twice: as it is,
  * and with its format, loader fingerprint and CRC-32 made right, so the
  * checks behind them (counts, sizes, names, order) see mutated files too;
  * the key is the one the input names. A table read must be one
  * symtab__lookup can take: every lookup a symbol at or below the address
  * with a name inside the table; it encodes to a file that reads back the
- * same table, and a smaller bound refuses that file whole. */
+ * same table, and a smaller bound refuses that file whole. symtab__adopt,
+ * given a copy, says the same and keeps the same table. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -58,6 +60,26 @@ static void check_lookups(const struct symtab *st)
 	}
 }
 
+/* symtab__adopt of a copy of the input says what symtab__decode said,
+ * and keeps the same table. */
+static void check_adopt(const uint8_t *data, size_t size, const char *key, int err,
+			const struct symtab *st)
+{
+	struct symtab *own = NULL;
+	uint8_t *copy = malloc(size ? size : 1);
+
+	FUZZ_CHECK(copy != NULL);
+	memcpy(copy, data, size);
+	FUZZ_CHECK(symtab__adopt(copy, size, key, SYMTAB_DEFAULT_MAX_BYTES, &own) == err);
+	FUZZ_CHECK(!err == (own != NULL));
+	if (!own)
+		return;
+	FUZZ_CHECK(symtab__count(own) == symtab__count(st) &&
+		   symtab__bytes(own) == symtab__bytes(st));
+	check_lookups(own);
+	symtab__free(own);
+}
+
 static void check(const uint8_t *data, size_t size, const char *key)
 {
 	struct symtab *st = NULL, *back = NULL;
@@ -68,6 +90,7 @@ static void check(const uint8_t *data, size_t size, const char *key)
 	FUZZ_CHECK(err == 0 || err == -ENOENT || err == -ESTALE || err == -EBADMSG ||
 		   err == -EFBIG || err == -ENOMEM);
 	FUZZ_CHECK(!err == (st != NULL));
+	check_adopt(data, size, key, err, st);
 	if (!st)
 		return;
 	FUZZ_CHECK(symtab__bytes(st) <= SYMTAB_DEFAULT_MAX_BYTES);

@@ -1304,67 +1304,105 @@ static int cache_check(const struct cache_header *h, size_t len, size_t max_byte
 	return 0;
 }
 
-int symtab__decode(const uint8_t *buf, size_t len, const char *key, size_t max_bytes,
-		   struct symtab **out)
+/* symtab__decode; with own (buf malloc'd, and freed here whatever
+ * happens) the names are moved to buf's start and buf becomes their
+ * arena: a table from the disk holds its names once, not twice (libLLVM's
+ * 3 MB). */
+static int decode(uint8_t *buf, size_t len, bool own, const char *key, size_t max_bytes,
+		  struct symtab **out)
 {
 	size_t klen = strlen(key);
 	struct cache_header h;
-	struct symtab *st;
-	const uint8_t *q;
+	struct symtab *st = NULL;
+	const uint8_t *q, *names;
 	uint32_t crc;
-	int err;
+	int err = -EBADMSG;
 
 	*out = NULL;
 	if (len < sizeof(h) + sizeof(crc))
-		return -EBADMSG;
+		goto fail;
 	memcpy(&h, buf, sizeof(h));
 	err = cache_check(&h, len, max_bytes);
 	if (err)
-		return err;
+		goto fail;
+	err = -EBADMSG;
 	memcpy(&crc, buf + len - sizeof(crc), sizeof(crc));
 	if (crc != (uint32_t)crc32_z(crc32_z(0, NULL, 0), buf, len - sizeof(crc)))
-		return -EBADMSG;
+		goto fail;
+	err = -ENOENT;
 	if (h.key_len != klen || memcmp(buf + sizeof(h), key, klen) != 0)
-		return -ENOENT;
+		goto fail;
 	q = buf + sizeof(h) + klen;
+	names = q + h.nsegs * sizeof(struct seg) + h.count * sizeof(struct cache_sym);
+	err = -ENOMEM;
 	st = calloc(1, sizeof(*st));
 	if (!st)
-		return -ENOMEM;
+		goto fail;
 	st->segs = h.nsegs ? malloc(h.nsegs * sizeof(struct seg)) : NULL;
 	st->syms = h.count ? malloc(h.count * sizeof(struct sym)) : NULL;
-	st->names = h.names_len ? malloc(h.names_len) : NULL;
-	if ((h.nsegs && !st->segs) || (h.count && !st->syms) || (h.names_len && !st->names)) {
-		symtab__free(st);
-		return -ENOMEM;
-	}
+	if ((h.nsegs && !st->segs) || (h.count && !st->syms))
+		goto fail;
 	st->nsegs = h.nsegs;
 	st->count = h.count;
-	st->names_len = h.names_len;
 	st->source = cached_sources[h.source];
 	memcpy(st->build_id, h.build_id, sizeof(st->build_id) - 1);
 	if (st->nsegs)
 		memcpy(st->segs, q, st->nsegs * sizeof(struct seg));
 	q += st->nsegs * sizeof(struct seg);
-	if (st->names_len)
-		memcpy(st->names, q + st->count * sizeof(struct cache_sym), st->names_len);
-	err = st->names_len && st->names[st->names_len - 1] ? -EBADMSG : 0;
+	err = h.names_len && names[h.names_len - 1] ? -EBADMSG : 0;
+	/* the names' offsets first: their arena may be buf itself, below */
 	for (size_t i = 0; i < st->count && !err; i++) {
 		struct cache_sym cs;
 
 		memcpy(&cs, q + i * sizeof(cs), sizeof(cs));
-		if (cs.name >= st->names_len || (i && cs.start <= st->syms[i - 1].start))
+		if (cs.name >= h.names_len || (i && cs.start <= st->syms[i - 1].start))
 			err = -EBADMSG;
 		else
-			st->syms[i] = (struct sym){ cs.start, cs.size, st->names + cs.name };
+			st->syms[i] = (struct sym){ cs.start, cs.size, (const char *)(uintptr_t)cs.name };
 	}
-	if (!err && symtab__bytes(st) > max_bytes)
-		err = -EFBIG;
-	if (err) {
-		symtab__free(st);
-		return err;
+	if (err)
+		goto fail;
+	err = -ENOMEM;
+	if (own && h.names_len) {
+		memmove(buf, names, h.names_len);
+		st->names = realloc(buf, h.names_len);
+		if (!st->names)
+			goto fail;      /* (buf is still ours) */
+		buf = NULL;
+	} else if (h.names_len) {
+		st->names = malloc(h.names_len);
+		if (!st->names)
+			goto fail;
+		memcpy(st->names, names, h.names_len);
 	}
+	st->names_len = h.names_len;
+	for (size_t i = 0; i < st->count; i++)
+		st->syms[i].name = st->names + (uintptr_t)st->syms[i].name;
+	err = symtab__bytes(st) > max_bytes ? -EFBIG : 0;
+	if (err)
+		goto fail;
+	if (own)
+		free(buf);
 	*out = st;
 	return 0;
+fail:
+	symtab__free(st);
+	if (own)
+		free(buf);
+	return err;
+}
+
+int symtab__decode(const uint8_t *buf, size_t len, const char *key, size_t max_bytes,
+		   struct symtab **out)
+{
+	/* (not own: buf is only read) */
+	return decode((uint8_t *)buf, len, false, key, max_bytes, out);
+}
+
+int symtab__adopt(uint8_t *buf, size_t len, const char *key, size_t max_bytes,
+		  struct symtab **out)
+{
+	return decode(buf, len, true, key, max_bytes, out);
 }
 
 const char *symtab__build_id(const struct symtab *st)

@@ -102,6 +102,10 @@ int symtab__encode(const struct symtab *st, const char *key, uint8_t **buf, size
  * symtab__lookup reads it. */
 int symtab__decode(const uint8_t *buf, size_t len, const char *key, size_t max_bytes,
 		   struct symtab **out);
+/* symtab__decode of a malloc'd buf it takes (freed, or kept as the names'
+ * arena): the table's names are not copied. */
+int symtab__adopt(uint8_t *buf, size_t len, const char *key, size_t max_bytes,
+		  struct symtab **out);
 /* Where the symbols came from: "symtab", "debug-file", "gopclntab",
  * "minidebuginfo", "debuginfod", "dynsym" or "none". */
 const char *symtab__source(const struct symtab *st);

@@ -272,10 +272,8 @@ static struct symtab *from_disk(struct symbolizer *sym, const struct binary *b, 
 	snprintf(key + n, len - n, " d:%s", debug_id);
 	/* (the file holds the table's bytes, a header and the key besides) */
 	err = table_cache__read_symbols(sym->tables, key, sym->table_max + 4096, &buf, &n);
-	if (!err) {
-		err = symtab__decode(buf, n, key, sym->table_max, &st);
-		free(buf);
-	}
+	if (!err)
+		err = symtab__adopt(buf, n, key, sym->table_max, &st);
 	if (!err) {
 		sym->stats.symtab_disk_hits++;
 		return st;
