@@ -42,6 +42,11 @@ it) and the process's peak RSS:
    Then an interpreter sample beside a native one: python3.11 cpu.py and
    ruby3.1 cpu.rb (tests/unwind/workloads/) recorded with their frames read
    and with --no-python / --no-ruby, alternated: BPF ns per sample.
+4. record RSS: `kiln record -d 5 --stats` of the host while clang compiles
+   a small file again and again (libLLVM's and libclang-cpp's tables and
+   symbols, the largest here), first with an empty --unwind-cache (tables
+   and symbol tables built), then with the one it filled (read from the
+   disk); kiln's peak RSS (max_rss_kb), median of UNWIND_ROUNDS rounds.
 
 Prints markdown; writes every figure to OUT.json (default
 tests/bench/results/unwind-<date>.json). Needs root to read every
@@ -342,6 +347,51 @@ def walk_run(unwind_memory, options=(), cmd=(PYTHON, CPU_PY)):
             "ns_per_sample": ns / sampled if sampled else None}
 
 
+CLANG_SRC = "int f(int x) { int s = 0; for (int i = 0; i < x; i++) s += i * i % 7; return s; }\n"
+
+
+def record_rss(cache):
+    """kiln record's peak RSS (kB) while clang compiles in a loop, with
+    the unwind cache in cache; None when it failed."""
+    src = f"/tmp/kiln-rss-cost.{os.getpid()}.c"
+    stats = f"/tmp/kiln-rss-cost.{os.getpid()}.json"
+    with open(src, "w") as f:
+        f.write(CLANG_SRC)
+    loop = subprocess.Popen(["sh", "-c", f"while :; do clang -O2 -c {src} -o {src}.o; done"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        time.sleep(0.5)
+        subprocess.run([KILN, "record", "-q", "-d", "5", "--unwind-cache", cache, "--stats", stats,
+                        "-o", f"/tmp/kiln-rss-cost.{os.getpid()}.pb.gz"], capture_output=True)
+        with open(stats) as f:
+            return json.load(f).get("max_rss_kb")
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.killpg(loop.pid, signal.SIGTERM)
+        loop.wait()
+        for x in (src, src + ".o", stats, f"/tmp/kiln-rss-cost.{os.getpid()}.pb.gz"):
+            if os.path.exists(x):
+                os.unlink(x)
+
+
+def part_record_rss():
+    if not shutil.which("clang"):
+        return {"failed": "no clang"}
+    cold, warm = [], []
+    for _ in range(ROUNDS):
+        cache = f"/tmp/kiln-rss-cost.{os.getpid()}.cache"
+        shutil.rmtree(cache, ignore_errors=True)
+        cold.append(record_rss(cache))
+        warm.append(record_rss(cache))
+        shutil.rmtree(cache, ignore_errors=True)
+    if None in cold + warm:
+        return {"failed": "kiln record failed"}
+    return {"cold_kb": med(cold), "cold_range_kb": [min(cold), max(cold)],
+            "warm_kb": med(warm), "warm_range_kb": [min(warm), max(warm)]}
+
+
 def part_walk():
     if not (os.path.exists(PYTHON) and os.path.exists(CPU_PY)):
         return {"failed": "no /usr/bin/python3.11 or tests/unwind/workloads/cpu.py"}
@@ -483,11 +533,22 @@ def main():
             else:
                 print(f"| {r['label']} | {r['interp_ns_per_sample']:.0f} "
                       f"| {r['native_ns_per_sample']:.0f} |")
+    rss = part_record_rss()
+    print()
+    if "failed" in rss:
+        print(f"kiln record RSS beside clang: not measured ({rss['failed']})")
+    else:
+        print(f"kiln record -d 5 while clang compiles (peak RSS, median of {ROUNDS} rounds, "
+              f"min-max): tables and symbols built (empty --unwind-cache) "
+              f"{rss['cold_kb'] / 1024:.1f} MB ({rss['cold_range_kb'][0] / 1024:.1f}-"
+              f"{rss['cold_range_kb'][1] / 1024:.1f}); read from the disk cache "
+              f"{rss['warm_kb'] / 1024:.1f} MB ({rss['warm_range_kb'][0] / 1024:.1f}-"
+              f"{rss['warm_range_kb'][1] / 1024:.1f})")
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w") as f:
         json.dump({"meta": meta, "binaries": bins,
                    "processes": [dict(host=label, **procs) for label, procs in scans],
-                   "walk": walk},
+                   "walk": walk, "record_rss": rss},
                   f, indent=1)
         f.write("\n")
     print()
