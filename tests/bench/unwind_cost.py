@@ -376,6 +376,12 @@ def record_rss(cache):
                 os.unlink(x)
 
 
+def mb_range(r, k):
+    """r[k_kb] and r[k_range_kb] in MB, as 'M MB (lo-hi)'."""
+    lo, hi = r[k + "_range_kb"]
+    return f"{r[k + '_kb'] / 1024:.1f} MB ({lo / 1024:.1f}-{hi / 1024:.1f})"
+
+
 def part_record_rss():
     if not shutil.which("clang"):
         return {"failed": "no clang"}
@@ -535,15 +541,10 @@ def main():
                       f"| {r['native_ns_per_sample']:.0f} |")
     rss = part_record_rss()
     print()
-    if "failed" in rss:
-        print(f"kiln record RSS beside clang: not measured ({rss['failed']})")
-    else:
-        print(f"kiln record -d 5 while clang compiles (peak RSS, median of {ROUNDS} rounds, "
-              f"min-max): tables and symbols built (empty --unwind-cache) "
-              f"{rss['cold_kb'] / 1024:.1f} MB ({rss['cold_range_kb'][0] / 1024:.1f}-"
-              f"{rss['cold_range_kb'][1] / 1024:.1f}); read from the disk cache "
-              f"{rss['warm_kb'] / 1024:.1f} MB ({rss['warm_range_kb'][0] / 1024:.1f}-"
-              f"{rss['warm_range_kb'][1] / 1024:.1f})")
+    print(f"kiln record -d 5 while clang compiles, peak RSS (median of {ROUNDS} rounds, min-max): "
+          + (f"not measured ({rss['failed']})" if "failed" in rss else
+             f"tables and symbols built (empty --unwind-cache) {mb_range(rss, 'cold')}; "
+             f"read from the disk cache {mb_range(rss, 'warm')}"))
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w") as f:
         json.dump({"meta": meta, "binaries": bins,
