@@ -54,6 +54,19 @@ static int btf_usable(const char *path)
 	return n == (ssize_t)sizeof(h) && h.magic == BTF_MAGIC_LE && h.type_len > 0;
 }
 
+/* 1 when the kernel loads insns (a few instructions ending in r0 = 0;
+ * exit) as a program of type, 0 when the verifier refuses them, -EPERM. */
+static int probe_insns(enum bpf_prog_type type, const struct bpf_insn *insns, size_t n,
+		       const struct bpf_prog_load_opts *opts)
+{
+	int fd = bpf_prog_load(type, NULL, "GPL", insns, n, opts);
+
+	if (fd < 0)
+		return errno == EPERM ? -EPERM : 0;
+	close(fd);
+	return 1;
+}
+
 /* tp_btf: libbpf cannot probe BPF_PROG_TYPE_TRACING (it needs a target),
  * so load "return 0" attached to the sched_process_exec tracepoint by its
  * BTF id, as kiln's own program is. 1 accepted, 0 refused, -errno. */
@@ -64,7 +77,7 @@ static int probe_tp_btf(const char *path)
 		{ .code = 0x95 },                               /* exit */
 	};
 	struct btf *btf = btf__parse(path, NULL);
-	int id, fd;
+	int id;
 
 	if (!btf)
 		return -errno;
@@ -74,11 +87,7 @@ static int probe_tp_btf(const char *path)
 		return 0;
 	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = BPF_TRACE_RAW_TP,
 		    .attach_btf_id = (uint32_t)id);
-	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, 2, &po);
-	if (fd < 0)
-		return errno == EPERM ? -EPERM : 0;
-	close(fd);
-	return 1;
+	return probe_insns(BPF_PROG_TYPE_TRACING, insns, 2, &po);
 }
 
 enum probe_kind { PROBE_PROG, PROBE_MAP, PROBE_HELPER, PROBE_TP_BTF };
@@ -121,18 +130,6 @@ static int probe_one(const struct feature *f, const char *btf_path)
 	return -EINVAL;
 }
 
-/* 1 when a perf event program may do what code (a few instructions ending
- * in r0 = 0; exit) does, 0 when the verifier refuses it, -errno. */
-static int probe_insns(const struct bpf_insn *insns, size_t n)
-{
-	int fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, NULL, "GPL", insns, n, NULL);
-
-	if (fd < 0)
-		return errno == EPERM ? -EPERM : 0;
-	close(fd);
-	return 1;
-}
-
 /* A perf event program using a hash map that is not preallocated (Linux
  * 6.1: its elements come from the BPF memory allocator, safe where the
  * program interrupts). */
@@ -155,7 +152,7 @@ static int probe_lazy_hash(void)
 		{ .code = 0xb7, .dst_reg = 0, .imm = 0 },               /* r0 = 0 */
 		{ .code = 0x95 },                                       /* exit */
 	};
-	r = probe_insns(insns, sizeof(insns) / sizeof(insns[0]));
+	r = probe_insns(BPF_PROG_TYPE_PERF_EVENT, insns, sizeof(insns) / sizeof(insns[0]), NULL);
 	close(map);
 	return r;
 }

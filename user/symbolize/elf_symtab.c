@@ -1306,8 +1306,8 @@ static int cache_check(const struct cache_header *h, size_t len, size_t max_byte
 
 /* symtab__decode; with own (buf malloc'd, and freed here whatever
  * happens) the names are moved to buf's start and buf becomes their
- * arena: a table from the disk holds its names once, not twice (libLLVM's
- * 3 MB). */
+ * arena: a table from the disk holds its names once, not twice (clang's
+ * libraries: 3-4 MB of names). */
 static int decode(uint8_t *buf, size_t len, bool own, const char *key, size_t max_bytes,
 		  struct symtab **out)
 {

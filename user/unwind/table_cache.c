@@ -199,7 +199,8 @@ static bool rows_valid(const struct kiln_unwind_row *rows, size_t nrows,
 
 /* table_cache__decode; with own (buf malloc'd, and freed here whatever
  * happens) the rows are moved to buf's start and buf becomes their array:
- * a table from the disk is in memory once, not twice (libLLVM's: 7 MB). */
+ * a table from the disk is in memory once, not twice (clang's libraries:
+ * 6.5-7 MB of rows). */
 static int decode(uint8_t *buf, size_t len, bool own, const char *key,
 		  const struct unwind_limits *lim, struct unwind_table **out)
 {

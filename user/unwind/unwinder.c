@@ -357,7 +357,7 @@ static int rule_intern(struct unwinder *u, const struct kiln_unwind_rule *r)
 }
 
 /* Rows written through one mapping of unwind_rows: 256 KiB, so that
- * writing a big table (libLLVM's, 7 MB) does not map it all into kiln's
+ * writing a big table (libLLVM's, 6.5 MB) does not map it all into kiln's
  * RSS at once. */
 #define ROWS_WINDOW (32768u)
 
