@@ -121,55 +121,113 @@ int table_cache__key(int fd, char *key, size_t len)
 	return 0;
 }
 
-int table_cache__encode(const struct unwind_table *t, const char *key, uint8_t **buf, size_t *len)
+/* Emits the pieces of a cache file in order (a piece sink: memory or a
+ * file). 0 or -errno. */
+typedef int (*piece_fn)(void *ctx, const void *p, size_t n);
+
+/* The cache file of t under key, in pieces: the header, the key, the rows
+ * and the rules as they are in t (no copy of its megabytes), and the crc
+ * over them. len: the file's size, known before the first piece. */
+struct encoding {
+	struct header h;
+	const char *key;
+	size_t klen;
+	const struct kiln_unwind_row *rows;
+	const struct kiln_unwind_rule *rules;
+	size_t nrows, nrules, len;
+};
+
+static void encoding_of(const struct unwind_table *t, const char *key, struct encoding *e)
 {
-	size_t nrows, nrules, klen = strlen(key), n;
+	size_t nrows, nrules, klen = strlen(key);
 	const struct kiln_unwind_row *rows = unwind_table__rows(t, &nrows);
 	const struct kiln_unwind_rule *rules = unwind_table__rules(t, &nrules);
 	struct unwind_table_info in;
-	struct header h = { .format = FORMAT };
-	uint8_t *p;
-	uint32_t crc;
+	struct header *h = &e->h;
 
+	/* (zeroed whole: the padding goes into the crc and the file) */
+	memset(e, 0, sizeof(*e));
+	h->format = FORMAT;
 	unwind_table__info(t, &in);
-	memcpy(h.magic, MAGIC, sizeof(h.magic));
-	h.row_size = sizeof(*rows);
-	h.rule_size = sizeof(*rules);
-	h.key_len = (uint32_t)klen;
-	h.builder = builder_version();
-	h.nrows = (uint32_t)nrows;
-	h.nrules = (uint32_t)nrules;
-	h.base = in.base;
-	h.nsegs = (uint16_t)in.nsegs;
-	h.machine = in.machine;
+	memcpy(h->magic, MAGIC, sizeof(h->magic));
+	h->row_size = sizeof(*rows);
+	h->rule_size = sizeof(*rules);
+	h->key_len = (uint32_t)klen;
+	h->builder = builder_version();
+	h->nrows = (uint32_t)nrows;
+	h->nrules = (uint32_t)nrules;
+	h->base = in.base;
+	h->nsegs = (uint16_t)in.nsegs;
+	h->machine = in.machine;
 	for (size_t i = 0; i < in.nsegs && i < UNWIND_SEGMENTS_MAX; i++) {
-		h.segs[i].offset = in.segs[i].offset;
-		h.segs[i].vaddr = in.segs[i].vaddr;
-		h.segs[i].filesz = in.segs[i].filesz;
+		h->segs[i].offset = in.segs[i].offset;
+		h->segs[i].vaddr = in.segs[i].vaddr;
+		h->segs[i].filesz = in.segs[i].filesz;
 	}
-	h.debug_source = (uint8_t)index_of(in.debug_source, debug_sources, 3);
-	h.go_source = (uint8_t)index_of(in.go_source, go_sources, 4);
-	h.debug_lookup = (uint8_t)in.debug_lookup;
-#define TO_HEADER(f) h.f = in.f;
+	h->debug_source = (uint8_t)index_of(in.debug_source, debug_sources, 3);
+	h->go_source = (uint8_t)index_of(in.go_source, go_sources, 4);
+	h->debug_lookup = (uint8_t)in.debug_lookup;
+#define TO_HEADER(f) h->f = in.f;
 	INFO_COUNTS(TO_HEADER)
 #undef TO_HEADER
 	for (int i = 0; i < UNWIND_UNSUP_COUNT; i++)
-		h.unsupported[i] = in.unsupported[i];
-	n = sizeof(h) + klen + nrows * sizeof(*rows) + nrules * sizeof(*rules) + sizeof(crc);
-	p = malloc(n);
+		h->unsupported[i] = in.unsupported[i];
+	e->key = key;
+	e->klen = klen;
+	e->rows = rows;
+	e->rules = rules;
+	e->nrows = nrows;
+	e->nrules = nrules;
+	e->len = sizeof(*h) + klen + nrows * sizeof(*rows) + nrules * sizeof(*rules) +
+		 sizeof(uint32_t);
+}
+
+static int emit_encoding(const struct encoding *e, piece_fn emit, void *ctx)
+{
+	const struct { const void *p; size_t n; } pieces[] = {
+		{ &e->h, sizeof(e->h) },
+		{ e->key, e->klen },
+		{ e->rows, e->nrows * sizeof(*e->rows) },
+		{ e->rules, e->nrules * sizeof(*e->rules) },
+	};
+	uLong crc = crc32_z(0, NULL, 0);
+	uint32_t crc32;
+	int err;
+
+	for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
+		if (!pieces[i].n)
+			continue;
+		crc = crc32_z(crc, pieces[i].p, pieces[i].n);
+		err = emit(ctx, pieces[i].p, pieces[i].n);
+		if (err)
+			return err;
+	}
+	crc32 = (uint32_t)crc;
+	return emit(ctx, &crc32, sizeof(crc32));
+}
+
+static int emit_to_memory(void *ctx, const void *p, size_t n)
+{
+	uint8_t **at = ctx;
+
+	memcpy(*at, p, n);
+	*at += n;
+	return 0;
+}
+
+int table_cache__encode(const struct unwind_table *t, const char *key, uint8_t **buf, size_t *len)
+{
+	struct encoding e;
+	uint8_t *p, *at;
+
+	encoding_of(t, key, &e);
+	p = malloc(e.len);
 	if (!p)
 		return -ENOMEM;
-	memcpy(p, &h, sizeof(h));
-	memcpy(p + sizeof(h), key, klen);
-	if (nrows)
-		memcpy(p + sizeof(h) + klen, rows, nrows * sizeof(*rows));
-	if (nrules)
-		memcpy(p + sizeof(h) + klen + nrows * sizeof(*rows), rules,
-		       nrules * sizeof(*rules));
-	crc = (uint32_t)crc32_z(crc32_z(0, NULL, 0), p, n - sizeof(crc));
-	memcpy(p + n - sizeof(crc), &crc, sizeof(crc));
+	at = p;
+	emit_encoding(&e, emit_to_memory, &at);
 	*buf = p;
-	*len = n;
+	*len = e.len;
 	return 0;
 }
 
@@ -624,13 +682,13 @@ static int write_bytes(FILE *f, void *ctx)
 	return fwrite(p[0], 1, len, f) == len ? 0 : -EIO;
 }
 
-/* Writes buf[0, len) as key's file, unless it is over a quarter of the
- * bound (counted: too_large, write_error when it fails), then evicts while
- * the directory is over its bound. 0 or -errno. */
-static int write_file(struct table_cache *c, const char *key, const char *suffix,
-		      const uint8_t *buf, size_t len)
+/* Writes len bytes, which fill writes to its FILE, as key's file, unless
+ * they are over a quarter of the bound (counted: too_large, write_error
+ * when it fails), then evicts while the directory is over its bound. 0 or
+ * -errno. */
+static int write_file(struct table_cache *c, const char *key, const char *suffix, size_t len,
+		      int (*fill)(FILE *f, void *ctx), void *ctx)
 {
-	const uint8_t *span[2] = { buf, buf + len };
 	uint64_t wrote = 0, total;
 	char name[32];
 	int err;
@@ -640,7 +698,7 @@ static int write_file(struct table_cache *c, const char *key, const char *suffix
 		return -EFBIG;
 	}
 	file_name(key, suffix, name, sizeof(name));
-	err = file__write_at(c->dirfd, name, name, 0600, write_bytes, span, &wrote);
+	err = file__write_at(c->dirfd, name, name, 0600, fill, ctx, &wrote);
 	if (err) {
 		refuse(c, TABLE_CACHE_WRITE);
 		return err;
@@ -652,12 +710,21 @@ static int write_file(struct table_cache *c, const char *key, const char *suffix
 	return 0;
 }
 
+static int emit_to_file(void *ctx, const void *p, size_t n)
+{
+	return fwrite(p, 1, n, ctx) == n ? 0 : -EIO;
+}
+
+static int write_encoding(FILE *f, void *ctx)
+{
+	return emit_encoding(ctx, emit_to_file, f);
+}
+
 void table_cache__put(struct table_cache *c, int fd, const struct unwind_table *t)
 {
 	char key[TABLE_CACHE_KEY_MAX];
 	struct unwind_table_info in;
-	uint8_t *buf;
-	size_t len;
+	struct encoding e;
 
 	if (!c || c->dirfd < 0 || !t)
 		return;
@@ -668,13 +735,9 @@ void table_cache__put(struct table_cache *c, int fd, const struct unwind_table *
 	}
 	if (table_cache__key(fd, key, sizeof(key)))
 		return;
-	if (table_cache__encode(t, key, &buf, &len)) {
-		refuse(c, TABLE_CACHE_WRITE);
-		return;
-	}
-	if (write_file(c, key, SUFFIX, buf, len) == 0)
+	encoding_of(t, key, &e);
+	if (write_file(c, key, SUFFIX, e.len, write_encoding, &e) == 0)
 		ADD(c, writes, 1);
-	free(buf);
 }
 
 int table_cache__read_symbols(struct table_cache *c, const char *key, uint64_t max,
@@ -702,9 +765,11 @@ void table_cache__refuse_symbols(struct table_cache *c, const char *key, const c
 int table_cache__write_symbols(struct table_cache *c, const char *key, const uint8_t *buf,
 			       size_t len)
 {
+	const uint8_t *span[2] = { buf, buf + len };
+
 	if (!c || c->dirfd < 0)
 		return -ENOENT;
-	return write_file(c, key, SYMBOLS_SUFFIX, buf, len);
+	return write_file(c, key, SYMBOLS_SUFFIX, len, write_bytes, span);
 }
 
 void table_cache__stats(const struct table_cache *c, struct table_cache_stats *out)

@@ -130,10 +130,11 @@ struct unwind_table {
 	struct unwind_table_info info;
 };
 
-/* A range with one rule; prio orders the sources (0 .eh_frame, 1
- * .debug_frame, 2 synthetic), fde groups the spans of one FDE. */
+/* A range with one rule, [start, end) as offsets from the first PT_LOAD
+ * (a row's pc_off; every source is checked to lie within 4 GiB of it);
+ * fde groups the spans of one FDE. 16 bytes: libclang-cpp has 900 000. */
 struct span {
-	uint64_t start, end;
+	uint32_t start, end;
 	uint32_t fde;
 	uint16_t rule, flags;
 };
@@ -343,6 +344,10 @@ cfi_error:
 static int push_span(struct builder *b, uint64_t start, uint64_t end, uint32_t fde,
 		     int rule, uint16_t flags)
 {
+	if (start < b->base || end < start || end - b->base > UINT32_MAX) {
+		unsupported(b, UNWIND_UNSUP_RANGE);
+		return 0;
+	}
 	if (b->nspans == b->capspans) {
 		size_t cap = b->capspans ? 2 * b->capspans : 1024;
 		struct span *s;
@@ -360,9 +365,21 @@ static int push_span(struct builder *b, uint64_t start, uint64_t end, uint32_t f
 		b->spans = s;
 		b->capspans = cap;
 	}
-	b->spans[b->nspans++] = (struct span){ .start = start, .end = end, .fde = fde,
+	b->spans[b->nspans++] = (struct span){ .start = (uint32_t)(start - b->base),
+					       .end = (uint32_t)(end - b->base), .fde = fde,
 					       .rule = (uint16_t)rule, .flags = flags };
 	return 0;
+}
+
+/* A span's bounds as addresses. */
+static uint64_t span_start(const struct builder *b, const struct span *s)
+{
+	return b->base + s->start;
+}
+
+static uint64_t span_end(const struct builder *b, const struct span *s)
+{
+	return b->base + s->end;
 }
 
 /* Walks one FDE's range row by row through libdw. */
@@ -539,10 +556,10 @@ static int walk_section(struct builder *b, Dwarf_CFI *cfi, Elf_Data *data, uint6
 			for (size_t lo = 0, hi = b->eh_end; lo < hi;) {
 				size_t mid = lo + (hi - lo) / 2;
 
-				if (b->spans[mid].end <= start) {
+				if (span_end(b, &b->spans[mid]) <= start) {
 					lo = mid + 1;
 				} else {
-					overlap = b->spans[mid].start < start + len;
+					overlap = span_start(b, &b->spans[mid]) < start + len;
 					break;
 				}
 			}
@@ -566,60 +583,58 @@ static int cmp_span(const void *x, const void *y)
 	return a->end < c->end ? -1 : a->end > c->end;
 }
 
-/* Orders span indices by their spans, ties by index (a stable sort). */
-static int cmp_index(const void *x, const void *y, void *ctx)
+/* cmp_span, ties by FDE id: spans are pushed in the order of their ids,
+ * and one id's spans never start at the same pc, so this orders them as a
+ * stable sort by cmp_span would. */
+static bool span_before(const struct span *a, const struct span *c)
 {
-	const struct span *sp = ctx;
-	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-	int c = cmp_span(&sp[i], &sp[j]);
+	int r = cmp_span(a, c);
 
-	return c ? c : (i > j) - (i < j);
+	return r ? r < 0 : a->fde < c->fde;
 }
 
-/* By start address, stable; no spans (a file without CFI) is no array at
- * all. Spans mostly come in order (an FDE's rows are, and linkers lay out
- * most FDEs as the code: libLLVM's 861 000 spans have 594 descents), and
- * then nothing is done. Else 4-byte indices are sorted and the spans
- * permuted in place along the permutation's cycles: 4 bytes a span (and
- * qsort's copy of them) rather than qsort's copy of the 24-byte spans
- * (20 MB for libLLVM). */
+static void sift_down(struct span *sp, size_t i, size_t n)
+{
+	for (;;) {
+		size_t big = i, l = 2 * i + 1, r = l + 1;
+		struct span tmp;
+
+		if (l < n && span_before(&sp[big], &sp[l]))
+			big = l;
+		if (r < n && span_before(&sp[big], &sp[r]))
+			big = r;
+		if (big == i)
+			return;
+		tmp = sp[i];
+		sp[i] = sp[big];
+		sp[big] = tmp;
+		i = big;
+	}
+}
+
+/* By start address, as a stable sort would order them (span_before).
+ * Spans mostly come in order (an FDE's rows are, and linkers lay out most
+ * FDEs as the code: libLLVM's 861 000 spans have 594 descents), and then
+ * nothing is done. Else a heap sort in place: no memory beside the spans
+ * (an index sort's indices and qsort's copy of them were 7 MB for
+ * libclang-cpp, at the build's peak), O(n log n) whatever the input. */
 static void sort_spans(struct builder *b)
 {
 	struct span *sp = b->spans, tmp;
-	uint32_t *idx;
 	size_t i = 1, n = b->nspans;
 
-	while (i < n && cmp_span(&sp[i - 1], &sp[i]) <= 0)
+	while (i < n && !span_before(&sp[i], &sp[i - 1]))
 		i++;
 	if (i >= n)
 		return;
-	idx = malloc(n * sizeof(*idx));         /* n <= max_rows + 1 < 2^32 */
-	if (!idx) {
-		qsort(sp, n, sizeof(*sp), cmp_span);
-		return;
+	for (i = n / 2; i-- > 0;)
+		sift_down(sp, i, n);
+	for (i = n; i-- > 1;) {
+		tmp = sp[0];
+		sp[0] = sp[i];
+		sp[i] = tmp;
+		sift_down(sp, 0, i);
 	}
-	for (i = 0; i < n; i++)
-		idx[i] = (uint32_t)i;
-	qsort_r(idx, n, sizeof(*idx), cmp_index, sp);
-	/* Position j takes span idx[j]; each cycle once, idx[j] = j marks
-	 * a position done. */
-	for (i = 0; i < n; i++) {
-		size_t j = i;
-
-		if (idx[i] == i)
-			continue;
-		tmp = sp[i];
-		while (idx[j] != i) {
-			size_t k = idx[j];
-
-			sp[j] = sp[k];
-			idx[j] = (uint32_t)j;
-			j = k;
-		}
-		sp[j] = tmp;
-		idx[j] = (uint32_t)j;
-	}
-	free(idx);
 }
 
 /* .eh_frame's data and vaddr: the section, or PT_GNU_EH_FRAME's
@@ -631,7 +646,10 @@ static Elf_Data *eh_frame_data(struct builder *b, uint64_t *vaddr, bool *too_big
 	size_t phnum = 0;
 	GElf_Shdr sh;
 
-	if (b->eh_frame && gelf_getshdr(b->eh_frame, &sh) && sh.sh_type == SHT_PROGBITS) {
+	/* (the type libdw takes too: dwarf_getcfi_elf then shares this read
+	 * of the section, not a second copy of its megabytes) */
+	if (b->eh_frame && gelf_getshdr(b->eh_frame, &sh) &&
+	    (sh.sh_type == SHT_PROGBITS || sh.sh_type == SHT_X86_64_UNWIND)) {
 		*too_big = sh.sh_size > b->lim->max_cfi_bytes;
 		if (*too_big)
 			return NULL;
@@ -843,12 +861,12 @@ static bool eh_covers(const struct builder *b, uint64_t start, uint64_t end)
 	while (lo < hi) {       /* the first span starting at or after end */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (b->spans[mid].start < end)
+		if (span_start(b, &b->spans[mid]) < end)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo > 0 && b->spans[lo - 1].end > start;
+	return lo > 0 && span_end(b, &b->spans[lo - 1]) > start;
 }
 
 struct go_push {
@@ -875,7 +893,7 @@ static int push_go_span(void *ctx, const struct go_span *s)
 		/* The handler "returns" to the trampoline's first byte, and a
 		 * return address is looked up at pc - 1: the byte before it
 		 * (padding of the function before) belongs to it too. */
-		if (b->nspans && b->spans[b->nspans - 1].end == start &&
+		if (b->nspans && span_end(b, &b->spans[b->nspans - 1]) == start &&
 		    b->spans[b->nspans - 1].end - b->spans[b->nspans - 1].start > 1) {
 			b->spans[b->nspans - 1].end--;
 			start--;
@@ -947,14 +965,14 @@ static int synth(struct builder *b, const uint64_t range[2], int rule, uint16_t 
 		const struct span *s = &b->spans[i];
 		int err;
 
-		if (s->end <= pc || s->start >= range[1])
+		if (span_end(b, s) <= pc || span_start(b, s) >= range[1])
 			continue;
-		if (s->start > pc) {
-			err = push_span(b, pc, s->start, b->nfdes, rule, flags);
+		if (span_start(b, s) > pc) {
+			err = push_span(b, pc, span_start(b, s), b->nfdes, rule, flags);
 			if (err)
 				return err;
 		}
-		pc = s->end;
+		pc = span_end(b, s);
 	}
 	if (pc < range[1])
 		return push_span(b, pc, range[1], b->nfdes++, rule, flags);
@@ -993,11 +1011,11 @@ static int make_rows(struct builder *b, struct unwind_table *t)
 	/* The executable's entry point is its thread's root, whatever the
 	 * CFI says (musl's _start has none that ends the walk). */
 	for (size_t i = 0; b->entry && i < b->nspans; i++)
-		if (b->spans[i].start <= b->entry && b->entry < b->spans[i].end)
+		if (span_start(b, &b->spans[i]) <= b->entry && b->entry < span_end(b, &b->spans[i]))
 			entry_fde = b->spans[i].fde;
 	/* Rows: at most two a span (a gap row and its own) plus the end,
 	 * written over the spans themselves, so a large file's rows cost no
-	 * second array. Rows are 8 bytes and spans 24: the rows of spans
+	 * second array. Rows are 8 bytes and spans 16: the rows of spans
 	 * [0, i) end at byte 16 i, before span i, and span i's end by byte
 	 * 16 i + 16, before span i + 1. Span i is copied out before its rows
 	 * are written (the barrier keeps the compiler from reading it after:
@@ -1016,9 +1034,9 @@ static int make_rows(struct builder *b, struct unwind_table *t)
 
 		memcpy(&sp, (const struct span *)(void *)t->rows + i, sizeof(sp));
 		__asm__ volatile("" ::: "memory");
-		start = s->start;
+		start = span_start(b, s);
 		rule = s->rule;
-		if (s->end <= covered)
+		if (span_end(b, s) <= covered)
 			continue;               /* overlapping FDEs: the first wins */
 		if (start < covered)
 			start = covered;
@@ -1032,7 +1050,7 @@ static int make_rows(struct builder *b, struct unwind_table *t)
 		err = add_row(b, t->rows, &n, start, rule, s->flags);
 		if (err)
 			return err;
-		covered = s->end;
+		covered = span_end(b, s);
 	}
 	if (n) {
 		err = add_row(b, t->rows, &n, covered, invalid, 0);
@@ -1287,9 +1305,10 @@ static int build(struct builder *b, struct unwind_table *t, int fd, const char *
 
 		sort_spans(b);
 		for (size_t i = 0; i < b->nspans; i++)
-			if (b->spans[i].end > b->entry && b->spans[i].start < range[1]) {
-				range[1] = b->spans[i].start > b->entry ? b->spans[i].start
-									 : b->entry;
+			if (span_end(b, &b->spans[i]) > b->entry &&
+			    span_start(b, &b->spans[i]) < range[1]) {
+				range[1] = span_start(b, &b->spans[i]) > b->entry ?
+						   span_start(b, &b->spans[i]) : b->entry;
 				break;
 			}
 		err = synth(b, range, KILN_UNWIND_CMD | KILN_CMD_STOP, synth_flags);

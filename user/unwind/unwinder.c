@@ -54,6 +54,7 @@ const char *const unwinder_fallback_names[UNWINDER_FB_COUNT] = {
 #define ENDED_MAX 256
 #define ENDED_FLUSH_NS 1000000000ull
 #define JOB_POLL_MS 10                  /* the loop's wake-ups while tables are built */
+#define DONE_BYTES_MAX (1u << 20)       /* built, not collected: the builder waits */
 /* ... and while an interpreter is to be tried again: a process's first
  * re-read is due 50 ms after its first read, and a short one (python -c)
  * may be gone by the wake-up after that */
@@ -143,6 +144,7 @@ struct unwinder {
 	pthread_cond_t cv;
 	bool stop;
 	struct job_list todo, done;
+	size_t done_bytes;              /* of the tables in done */
 	/* The builder's bounds: a table larger than the whole row budget
 	 * is refused while it is built, before it costs its full memory. */
 	struct unwind_limits limits;
@@ -501,7 +503,9 @@ static void *builder(void *arg)
 		struct build_job *j;
 		uint64_t start;
 
-		while (!u->stop && !u->todo.head)
+		/* A large table not yet collected waits for the loop before
+		 * the next build: two large files' peaks never add up. */
+		while (!u->stop && (!u->todo.head || u->done_bytes > DONE_BYTES_MAX))
 			pthread_cond_wait(&u->cv, &u->mu);
 		if (u->stop)
 			break;
@@ -527,6 +531,12 @@ static void *builder(void *arg)
 		}
 		j->ns = monotonic_ns() - start;
 		pthread_mutex_lock(&u->mu);
+		if (j->t) {
+			struct unwind_table_info in;
+
+			unwind_table__info(j->t, &in);
+			u->done_bytes += in.bytes;
+		}
 		j->next = NULL;
 		*u->done.tail = j;
 		u->done.tail = &j->next;
@@ -590,6 +600,8 @@ static void jobs_collect(struct unwinder *u)
 	j = u->done.head;
 	u->done.head = NULL;
 	u->done.tail = &u->done.head;
+	u->done_bytes = 0;
+	pthread_cond_signal(&u->cv);    /* the builder may wait on them */
 	pthread_mutex_unlock(&u->mu);
 	for (; j; j = next) {
 		struct exe *e = j->e;
