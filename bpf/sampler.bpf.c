@@ -373,7 +373,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, struct kiln_unwind_row);
+	__type(value, union kiln_row_pair);
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_MMAPABLE);
 } unwind_rows SEC(".maps");
@@ -662,58 +662,70 @@ static __always_inline const struct kiln_exec_map *find_map(struct walk *w,
 	return pc >= m->start && pc < m->end ? m : NULL;
 }
 
-/* The row of table t that applies at off, or NULL: searched among the
- * rows of off's page (its page index gives their range), a few cache
- * lines, not the whole table's. (As callbacks of bpf_loop, this search
- * and find_map's cost the verifier half as much, but each halving then
- * costs a call: ~350 ns more a frame walked, which an agent pays at every
- * sample.) */
-static __always_inline const struct kiln_unwind_row *find_row(const struct kiln_exe_table *t,
-							      __u32 off)
+/* Slot i of unwind_rows (include/kiln/unwind.h), or NULL. */
+static __always_inline const union kiln_row_pair *row_pair(__u32 i)
 {
-	const struct kiln_unwind_row *r;
-	__u32 first = t->first_row, nrows = t->nrows, npages = t->npages;
-	__u32 page = off >> KILN_ROW_PAGE_SHIFT, idx, lo, hi, n;
+	__u32 e = i >> 1;
 
+	return bpf_map_lookup_elem(&unwind_rows, &e);
+}
+
+/* The rule of the row of table t that applies at off, or -1: searched
+ * among the rows of off's page (its page index gives their range), a few
+ * cache lines, not the whole table's. (As callbacks of bpf_loop, this
+ * search and find_map's cost the verifier half as much, but each halving
+ * then costs a call: ~350 ns more a frame walked, which an agent pays at
+ * every sample.) */
+static __always_inline int find_row(const struct kiln_exe_table *t, __u32 off)
+{
+	const union kiln_row_pair *p;
+	__u32 first = t->first_row, nrows = t->nrows, npages = t->npages;
+	__u32 page = off >> KILN_ROW_PAGE_SHIFT, in = off & KILN_ROW_PAGE_MASK, idx, lo, hi, n;
+
+	if (off < t->start_off)
+		return -1;
 	if (page >= npages) {
 		lo = nrows - 1;         /* past the last page: the last row */
 		hi = lo;
 	} else {
-		idx = first + nrows + page;
-		r = bpf_map_lookup_elem(&unwind_rows, &idx);
-		if (!r)
-			return NULL;
-		lo = r->pc_off;
+		idx = first + ((nrows + 1) & ~1u) + page;
+		p = row_pair(idx);
+		if (!p)
+			return -1;
+		lo = p->page[idx & 1];
 		hi = nrows - 1;
 		if (page + 1 < npages) {
 			idx++;
-			r = bpf_map_lookup_elem(&unwind_rows, &idx);
-			if (!r)
-				return NULL;
-			hi = r->pc_off;
+			p = row_pair(idx);
+			if (!p)
+				return -1;
+			hi = p->page[idx & 1];
 		}
 	}
 	if (hi >= nrows || lo > hi || hi - lo >= KILN_ROW_PAGE_ROWS)
-		return NULL;
+		return -1;
 	n = hi - lo + 1;
 	lo += first;
 
 	for (int i = 0; i < ROW_SEARCH_STEPS; i++) {
+		const struct kiln_packed_row *r;
 		__u32 half, mid;
 
 		if (n <= 1)
 			break;
 		half = n / 2;
 		mid = lo + half;
-		r = bpf_map_lookup_elem(&unwind_rows, &mid);
-		if (!r)
-			return NULL;
-		if (r->pc_off <= off)
+		p = row_pair(mid);
+		if (!p)
+			return -1;
+		/* past the first row: inside the page, or at the next one (0) */
+		r = &p->row[mid & 1];
+		if (r->off != 0 && r->off <= in)
 			lo = mid;
 		n -= half;
 	}
-	r = bpf_map_lookup_elem(&unwind_rows, &lo);
-	return r && r->pc_off <= off ? r : NULL;
+	p = row_pair(lo);
+	return p ? p->row[lo & 1].rule : -1;
 }
 
 enum { WALK_ON = 0, WALK_END = 1 };
@@ -874,9 +886,9 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 {
 	const struct kiln_exec_map *m;
 	const struct kiln_exe_table *t;
-	const struct kiln_unwind_row *row;
 	__u64 pc = w->pc, at = w->pc_is_ra ? pc - 1 : pc;
 	__u32 n = w->srec.stack.len, slot, cmd;
+	int rule;
 	bool replaced = w->it_replaced == IT_REPLACED;
 
 	if (w->it_pending)
@@ -914,17 +926,17 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 		return fp_step(w, false);      /* not loaded (yet), or evicted */
 	if (at < m->bias || at - m->bias > 0xffffffffull)
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_ROW);
-	row = find_row(t, (__u32)(at - m->bias));
-	if (!row)
+	rule = find_row(t, (__u32)(at - m->bias));
+	if (rule < 0)
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_ROW);
-	if (!(row->rule & KILN_UNWIND_CMD))
-		return rule_step(w, row->rule);
-	cmd = row->rule & ~KILN_UNWIND_CMD;
+	if (!(rule & KILN_UNWIND_CMD))
+		return rule_step(w, (__u32)rule);
+	cmd = rule & KILN_CMD_MASK;
 	if (cmd == KILN_CMD_STOP)
 		return walk_end(w, KILN_STACK_ROOT, KILN_UW_STAT_COUNT);
 	if (cmd == KILN_CMD_PLT)
 		return cfa_step(w, w->sp + 8 +
-				((pc & 15) >= (row->flags & KILN_ROW_PLT_THRESHOLD) ? 8 : 0),
+				((pc & 15) >= ((rule >> KILN_CMD_ARG_SHIFT) & 15) ? 8 : 0),
 				w->fp, false, -8);
 	if (cmd == KILN_CMD_SIGNAL)
 		return signal_step(w);

@@ -134,7 +134,7 @@ static struct pipeline *pipeline_make(const struct pipeline_opts *opts, bool wit
 		if (!p->o.sampler.process_entries)
 			p->o.sampler.process_entries = (uint32_t)p->o.max_processes;
 		p->o.sampler.unwind_rows = (uint32_t)(p->o.unwind_bytes /
-						      sizeof(struct kiln_unwind_row));
+						      sizeof(union kiln_row_pair));
 		/* sampler__open said why, whatever the errno behind it */
 		p->sampler = sampler__open(&p->o.sampler, &err);
 		err = p->sampler ? 0 : -ENODEV;

@@ -94,20 +94,41 @@ enum { KILN_PROG_WALK = 0, KILN_PROG_PY = 1, KILN_PROG_RB = 2, KILN_PROG_COUNT =
 #define KILN_PROC_MAPS_MAX      128u    /* executable mappings per process */
 #define KILN_NO_TABLE           0xffffffffu
 
-/* Rows [first_row, first_row + nrows) of unwind_rows; nrows 0: unloaded.
- * The table's page index follows its rows: npages entries, the pc_off of
- * unwind_rows[first_row + nrows + p] holding the index (from first_row)
- * of the row that applies at offset p << KILN_ROW_PAGE_SHIFT (0 when none
- * does), so a lookup searches only the rows of one page: at most
- * KILN_ROW_PAGE_ROWS, rows' offsets being distinct. Past the last page the
- * last row applies. */
+/* unwind_rows holds rows in 4 bytes, two to an element (slot i: element
+ * i / 2, half i % 2). A packed row's off is its pc_off within its page
+ * (the low KILN_ROW_PAGE_SHIFT bits: the page index below says which page
+ * a search is in); its rule is the row's, a PLT row's threshold (flags &
+ * KILN_ROW_PLT_THRESHOLD) in bits KILN_CMD_ARG_SHIFT.. of the command.
+ * Twice the rows of 8-byte ones in the same kernel memory: one clang
+ * process needs 2.2 M. */
+struct kiln_packed_row {
+	__u16 off;
+	__u16 rule;
+};
+union kiln_row_pair {
+	struct kiln_packed_row row[2];
+	__u32 page[2];          /* page index entries */
+};
+#define KILN_CMD_MASK           0x000fu
+#define KILN_CMD_ARG_SHIFT      4
+
+/* Rows in slots [first_row, first_row + nrows) of unwind_rows (first_row
+ * even); nrows 0: unloaded. The table's page index follows from slot
+ * first_row + nrows rounded up to even: npages entries, entry p holding
+ * the index (from first_row) of the row that applies at offset p <<
+ * KILN_ROW_PAGE_SHIFT (of the first row where none does), so a lookup
+ * searches only the rows of one page: at most KILN_ROW_PAGE_ROWS, rows'
+ * offsets being distinct. Every row after a page's first starts inside
+ * the page, or (off 0) at the next page's first byte. Past the last page
+ * the last row applies; before start_off (the first row's pc_off) none. */
 struct kiln_exe_table {
 	__u32 first_row;
 	__u32 nrows;
 	__u32 npages;
-	__u32 pad;
+	__u32 start_off;
 };
 #define KILN_ROW_PAGE_SHIFT     12u
+#define KILN_ROW_PAGE_MASK      ((1u << KILN_ROW_PAGE_SHIFT) - 1)
 #define KILN_ROW_PAGE_ROWS      ((1u << KILN_ROW_PAGE_SHIFT) + 1)
 
 struct kiln_exec_map {

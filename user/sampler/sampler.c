@@ -262,10 +262,10 @@ static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
 	s->uw.py_procs_fd = bpf_map__fd(s->skel->maps.py_procs);
 	s->uw.rb_procs_fd = bpf_map__fd(s->skel->maps.rb_procs);
 	s->uw.procs_max = opts->unwind_processes;
-	s->uw.rows_cap = opts->unwind_rows;
+	s->uw.rows_cap = 2 * opts->unwind_rows;        /* slots: two rows an element */
 	s->uw.rule_stride = (sizeof(struct kiln_unwind_rule) + 7) & ~(size_t)7;
 	s->uw.proc_maps_fd = bpf_map__fd(s->skel->maps.proc_maps);
-	s->uw.bytes = (size_t)opts->unwind_rows * sizeof(struct kiln_unwind_row) + rules + tables;
+	s->uw.bytes = (size_t)opts->unwind_rows * sizeof(union kiln_row_pair) + rules + tables;
 	return 0;
 }
 

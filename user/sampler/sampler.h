@@ -43,7 +43,8 @@ struct sampler_opts {
 	uint32_t counts_entries;        /* 0: default from CPUs x Hz */
 	uint32_t stack_entries;         /* per generation, 0: default */
 	uint32_t process_entries;       /* tracked processes */
-	uint32_t unwind_rows;           /* rows of unwind tables; 0: no table walks */
+	uint32_t unwind_rows;           /* elements of unwind_rows (two rows each);
+					 * 0: no table walks */
 	uint32_t unwind_processes;      /* processes walked with tables */
 	bool no_bpf_loop;               /* the unrolled walker even with bpf_loop */
 	bool wake_on_new;               /* a new process's first sample wakes user
@@ -55,7 +56,7 @@ struct sampler_opts {
  * mmap()ed a range at a time (BPF_F_MMAPABLE). */
 struct sampler_unwind_maps {
 	int rows_fd;
-	uint32_t rows_cap;
+	uint32_t rows_cap;              /* slots (rows and page index entries) */
 	uint8_t *rules;                 /* KILN_UNWIND_RULES entries, rule_stride apart */
 	size_t rule_stride;
 	struct kiln_exe_table *tables;  /* KILN_UNWIND_SLOTS */

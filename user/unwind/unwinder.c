@@ -76,7 +76,7 @@ struct exe {
 	char key[96];
 	enum exe_state state;
 	enum unwinder_fallback why;     /* EXE_NO_TABLE: why */
-	uint32_t slot, first, nrows;    /* nrows: of unwind_rows, the page index included */
+	uint32_t slot, first, nrows;    /* nrows: slots of unwind_rows, page index included */
 	unsigned refs;                  /* live processes mapping it */
 	uint64_t last_used;             /* monotonic ns */
 	struct unwind_table_info info;  /* segments, for each mapping's bias */
@@ -358,37 +358,73 @@ static int rule_intern(struct unwinder *u, const struct kiln_unwind_rule *r)
 	return (int)u->nrules++;
 }
 
-/* Rows written through one mapping of unwind_rows: 256 KiB, so that
- * writing a big table (libLLVM's, 6.5 MB) does not map it all into kiln's
- * RSS at once. */
-#define ROWS_WINDOW (32768u)
+/* Slots written through one mapping of unwind_rows: 256 KiB, so that
+ * writing a big table (libLLVM's, 3.4 MB packed) does not map it all into
+ * kiln's RSS at once. */
+#define SLOTS_WINDOW (65536u)
 
-/* Writes rows (rule indices through map, none without one) at first in
- * unwind_rows, a window of their pages at a time, each mapped while it is
- * written. */
-static int rows_write(struct unwinder *u, uint32_t first, const struct kiln_unwind_row *rows,
-		      size_t nrows, const uint16_t *map)
+/* What a table puts in unwind_rows (include/kiln/unwind.h): its rows
+ * packed (rule indices through map), then, from an even slot, its page
+ * index. */
+struct packing {
+	const struct kiln_unwind_row *rows;
+	size_t nrows;
+	const uint16_t *map;
+	const uint32_t *pages;
+	size_t npages;
+};
+
+static size_t packed_slots(size_t nrows, size_t npages)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), row = sizeof(*rows);
+	return ((nrows + 1) & ~(size_t)1) + npages;
+}
 
-	for (size_t done = 0; done < nrows;) {
-		size_t n = nrows - done < ROWS_WINDOW ? nrows - done : ROWS_WINDOW;
-		size_t at = ((size_t)first + done) * row, start = at & ~(page - 1);
-		size_t len = (at + n * row - start + page - 1) & ~(page - 1);
+/* Slot i of what pk puts in unwind_rows, as its 4 bytes. */
+static uint32_t packed_slot(const struct packing *pk, size_t i)
+{
+	union {
+		struct kiln_packed_row row;
+		uint32_t word;
+	} v = { .word = 0 };
+	const struct kiln_unwind_row *r;
+	size_t rows_slots = (pk->nrows + 1) & ~(size_t)1;
+
+	if (i >= rows_slots)
+		return pk->pages[i - rows_slots];
+	if (i >= pk->nrows)
+		return 0;               /* the pad before an odd count's page index */
+	r = &pk->rows[i];
+	v.row.off = (uint16_t)(r->pc_off & KILN_ROW_PAGE_MASK);
+	v.row.rule = r->rule;
+	if (!(r->rule & KILN_UNWIND_CMD))
+		v.row.rule = pk->map[r->rule];
+	else if ((r->rule & KILN_CMD_MASK) == KILN_CMD_PLT)
+		v.row.rule |= (uint16_t)((r->flags & KILN_ROW_PLT_THRESHOLD) << KILN_CMD_ARG_SHIFT);
+	return v.word;
+}
+
+/* Writes what pk holds at slot first (even) of unwind_rows, a window of
+ * its pages at a time, each mapped while it is written. */
+static int rows_write(struct unwinder *u, uint32_t first, const struct packing *pk)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), slot = sizeof(uint32_t);
+	size_t nslots = packed_slots(pk->nrows, pk->npages);
+
+	for (size_t done = 0; done < nslots;) {
+		size_t n = nslots - done < SLOTS_WINDOW ? nslots - done : SLOTS_WINDOW;
+		size_t at = ((size_t)first + done) * slot, start = at & ~(page - 1);
+		size_t len = (at + n * slot - start + page - 1) & ~(page - 1);
 		uint8_t *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->m.rows_fd,
 				    (off_t)start);
-		struct kiln_unwind_row *dst;
+		uint32_t *dst;
 
 		if (mem == MAP_FAILED) {
 			pr_warn("unwind: cannot map unwind rows: %s", strerror(errno));
 			return -errno;
 		}
-		dst = (struct kiln_unwind_row *)(mem + (at - start));
-		for (size_t i = 0; i < n; i++) {
-			dst[i] = rows[done + i];
-			if (map && !(dst[i].rule & KILN_UNWIND_CMD))
-				dst[i].rule = map[dst[i].rule];
-		}
+		dst = (uint32_t *)(void *)(mem + (at - start));
+		for (size_t i = 0; i < n; i++)
+			dst[i] = packed_slot(pk, done + i);
 		munmap(mem, len);
 		done += n;
 	}
@@ -407,10 +443,9 @@ static size_t rows_pages(const struct kiln_unwind_row *rows, size_t nrows)
 
 /* The page index of rows, npages entries (rows_pages), malloc'd; NULL
  * when out of memory. */
-static struct kiln_unwind_row *page_index(const struct kiln_unwind_row *rows, size_t nrows,
-					  size_t npages)
+static uint32_t *page_index(const struct kiln_unwind_row *rows, size_t nrows, size_t npages)
 {
-	struct kiln_unwind_row *pages = calloc(npages, sizeof(*pages));
+	uint32_t *pages = calloc(npages, sizeof(*pages));
 	size_t r = 0;
 
 	for (size_t p = 0; pages && p < npages; p++) {
@@ -418,7 +453,7 @@ static struct kiln_unwind_row *page_index(const struct kiln_unwind_row *rows, si
 
 		while (r + 1 < nrows && rows[r + 1].pc_off <= at)
 			r++;
-		pages[p].pc_off = (uint32_t)r;
+		pages[p] = (uint32_t)r;
 	}
 	return pages;
 }
@@ -432,15 +467,16 @@ static enum unwinder_fallback exe_load(struct unwinder *u, struct exe *e,
 	const struct kiln_unwind_row *rows = unwind_table__rows(t, &nrows);
 	const struct kiln_unwind_rule *rules = unwind_table__rules(t, &nrules);
 	enum unwinder_fallback why = UNWINDER_FB_NO_ROOM;
-	struct kiln_unwind_row *pages = NULL;
+	uint32_t *pages = NULL;
 	uint16_t *map = NULL;
 	uint32_t first, len;
 
 	if (nrows == 0 || (npages = rows_pages(rows, nrows)) == 0)
 		return UNWINDER_FB_NO_TABLE;
-	if (nrows + npages > u->m.rows_cap)
+	/* (even: every table starts at an element's first slot) */
+	len = (uint32_t)((packed_slots(nrows, npages) + 1) & ~(size_t)1);
+	if (len > u->m.rows_cap)
 		return UNWINDER_FB_NO_ROOM;
-	len = (uint32_t)(nrows + npages);
 	pages = page_index(rows, nrows, npages);
 	if (pages)
 		map = malloc((nrules ? nrules : 1) * sizeof(*map));
@@ -458,8 +494,7 @@ static enum unwinder_fallback exe_load(struct unwinder *u, struct exe *e,
 	while ((first = rows_alloc(u, len)) == UINT32_MAX)
 		if (!evict_one(u, e))
 			goto out;
-	if (rows_write(u, first, rows, nrows, map) ||
-	    rows_write(u, first + (uint32_t)nrows, pages, npages, NULL)) {
+	if (rows_write(u, first, &(struct packing){ rows, nrows, map, pages, npages })) {
 		rows_release(u, first, len);
 		goto out;
 	}
@@ -467,6 +502,7 @@ static enum unwinder_fallback exe_load(struct unwinder *u, struct exe *e,
 	e->nrows = len;
 	u->m.tables[e->slot].first_row = first;
 	u->m.tables[e->slot].npages = (uint32_t)npages;
+	u->m.tables[e->slot].start_off = rows[0].pc_off;
 	__atomic_store_n(&u->m.tables[e->slot].nrows, (uint32_t)nrows, __ATOMIC_RELEASE);
 	e->state = EXE_LOADED;
 	u->st.tables_loaded++;
