@@ -718,9 +718,11 @@ static __always_inline int find_row(const struct kiln_exe_table *t, __u32 off)
 		p = row_pair(mid);
 		if (!p)
 			return -1;
-		/* past the first row: inside the page, or at the next one (0) */
+		/* past the first row: inside the page, or at the next one (0,
+		 * which wraps to the largest: one test, one branch for the
+		 * verifier to follow) */
 		r = &p->row[mid & 1];
-		if (r->off != 0 && r->off <= in)
+		if ((__u16)(r->off - 1) < in)
 			lo = mid;
 		n -= half;
 	}
@@ -913,7 +915,12 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_MAPPING);
 	}
 	/* (written either way, counted only when not replaced: no branch
-	 * for the verifier to follow twice) */
+	 * for the verifier to follow twice; n bounded again in the register
+	 * that indexes: the compiler may reload a copy spilled before the
+	 * check above, whose bound the 6.1 verifier does not know) */
+	barrier_var(n);
+	if (n >= KILN_MAX_STACK_DEPTH)
+		return walk_end(w, KILN_STACK_TRUNCATED, KILN_UW_STAT_COUNT);
 	w->srec.stack.ips[n] = pc;
 	w->srec.stack.len = n + !replaced;
 	if (!replaced)
