@@ -143,9 +143,11 @@ static int open_cpu_clock(unsigned cpu, unsigned hz)
 	return fd < 0 ? -errno : fd;
 }
 
+/* (EACCES is the verifier's answer to a program it cannot prove safe:
+ * preflight__check saw the capabilities before) */
 static void explain_load_error(int err)
 {
-	if (err == -EPERM || err == -EACCES)
+	if (err == -EPERM)
 		pr_error("the kernel refused to load the BPF program (%s): run kiln as root, or grant CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE (on kernels before 5.11 also raise the locked-memory limit: ulimit -l unlimited)",
 			 strerror(-err));
 	else if (err == -ENOMEM || err == -E2BIG)
