@@ -69,7 +69,7 @@ KILN = os.path.realpath(os.environ.get("KILN", "build/kiln"))
 ROUNDS = int(os.environ.get("UNWIND_ROUNDS", "3"))
 BUSY = os.environ.get("UNWIND_BUSY", "1") == "1"
 BUDGET = 16 << 20  # the default row budget of issue 14, bytes
-ROW_BYTES = 8      # struct kiln_unwind_row
+ROW_BYTES = 4      # a row in the walker's map (include/kiln/unwind.h: two to an element)
 
 # (label, candidate paths; the first that exists is used)
 LIB = "/usr/lib/x86_64-linux-gnu"
@@ -259,7 +259,7 @@ def part_processes():
         "total_rows": total_rows, "total_bytes": total_bytes,
         "total_build_cpu_ms": round(cpu_ms, 1),
         "budget_bytes": BUDGET,
-        "budget_share_pct": round(100.0 * total_bytes / BUDGET, 1),
+        "budget_share_pct": round(100.0 * total_rows * ROW_BYTES / BUDGET, 1),
         "rows_fitting_budget": BUDGET // ROW_BYTES,
         "max_process": per_proc[0] if per_proc else None,
         "sum_over_processes_rows": sum(p["rows"] for p in per_proc),

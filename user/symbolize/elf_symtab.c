@@ -1235,52 +1235,116 @@ int symtab__debug_file_id(int fd, const char *root, const char *path, char *id, 
 	return err;
 }
 
-int symtab__encode(const struct symtab *st, const char *key, uint8_t **buf, size_t *len)
+/* st's cache file header under key; -EINVAL for a table not cached. */
+static int cache_header_of(const struct symtab *st, const char *key, struct cache_header *h)
 {
-	struct cache_header h = { .format = CACHE_FORMAT, .loader = KILN_SYMTAB_LOADER };
-	size_t klen = strlen(key), n, src;
-	struct cache_sym cs;
-	uint8_t *p, *q;
-	uint32_t crc;
+	size_t klen = strlen(key), src;
 
 	for (src = 0; src < CACHED_SOURCES; src++)
 		if (strcmp(symtab__source(st), cached_sources[src]) == 0)
 			break;
 	if (st->go || src == CACHED_SOURCES || klen > CACHE_KEY_MAX)
 		return -EINVAL;
-	memcpy(h.magic, CACHE_MAGIC, sizeof(h.magic));
-	h.key_len = (uint32_t)klen;
-	h.count = st->count;
-	h.names_len = st->names_len;
-	h.nsegs = (uint32_t)st->nsegs;
-	h.source = (uint32_t)src;
-	snprintf(h.build_id, sizeof(h.build_id), "%s", st->build_id);
-	n = sizeof(h) + klen + st->nsegs * sizeof(struct seg) + st->count * sizeof(cs) +
-	    st->names_len + sizeof(crc);
+	/* (zeroed whole: the padding goes into the crc and the file) */
+	memset(h, 0, sizeof(*h));
+	h->format = CACHE_FORMAT;
+	h->loader = KILN_SYMTAB_LOADER;
+	memcpy(h->magic, CACHE_MAGIC, sizeof(h->magic));
+	h->key_len = (uint32_t)klen;
+	h->count = st->count;
+	h->names_len = st->names_len;
+	h->nsegs = (uint32_t)st->nsegs;
+	h->source = (uint32_t)src;
+	snprintf(h->build_id, sizeof(h->build_id), "%s", st->build_id);
+	return 0;
+}
+
+int symtab__cache_size(const struct symtab *st, const char *key, size_t *len)
+{
+	struct cache_header h;
+	int err = cache_header_of(st, key, &h);
+
+	if (!err)
+		*len = sizeof(h) + h.key_len + st->nsegs * sizeof(struct seg) +
+		       st->count * sizeof(struct cache_sym) + st->names_len + sizeof(uint32_t);
+	return err;
+}
+
+/* Emits st's cache file under key in pieces, the crc over them last: the
+ * symbols converted a few hundred at a time, the names as they are (no
+ * copy of a large table's megabytes). 0, -EINVAL (not cached) or emit's
+ * error. */
+static int emit_cache(const struct symtab *st, const char *key,
+		      int (*emit)(void *ctx, const void *p, size_t n), void *ctx)
+{
+	struct cache_sym batch[256];
+	struct cache_header h;
+	uLong crc = crc32_z(0, NULL, 0);
+	uint32_t crc32;
+	int err = cache_header_of(st, key, &h);
+
+#define EMIT(p, n)                                              \
+	do {                                                    \
+		crc = crc32_z(crc, (const void *)(p), (n));     \
+		err = emit(ctx, (p), (n));                      \
+		if (err)                                        \
+			return err;                             \
+	} while (0)
+	if (err)
+		return err;
+	EMIT(&h, sizeof(h));
+	EMIT(key, h.key_len);
+	EMIT(st->segs, st->nsegs * sizeof(struct seg));
+	for (size_t i = 0; i < st->count;) {
+		size_t k = 0;
+
+		for (; k < sizeof(batch) / sizeof(batch[0]) && i < st->count; k++, i++)
+			batch[k] = (struct cache_sym){ st->syms[i].start, st->syms[i].size,
+						       (uint64_t)(st->syms[i].name - st->names) };
+		EMIT(batch, k * sizeof(batch[0]));
+	}
+	EMIT(st->names, st->names_len);
+#undef EMIT
+	crc32 = (uint32_t)crc;
+	return emit(ctx, &crc32, sizeof(crc32));
+}
+
+static int emit_to_memory(void *ctx, const void *p, size_t n)
+{
+	uint8_t **at = ctx;
+
+	if (n)
+		memcpy(*at, p, n);
+	*at += n;
+	return 0;
+}
+
+static int emit_to_file(void *ctx, const void *p, size_t n)
+{
+	return fwrite(p, 1, n, ctx) == n ? 0 : -EIO;
+}
+
+int symtab__encode(const struct symtab *st, const char *key, uint8_t **buf, size_t *len)
+{
+	uint8_t *p, *at;
+	size_t n;
+	int err = symtab__cache_size(st, key, &n);
+
+	if (err)
+		return err;
 	p = malloc(n);
 	if (!p)
 		return -ENOMEM;
-	q = p;
-	memcpy(q, &h, sizeof(h));
-	q += sizeof(h);
-	memcpy(q, key, klen);
-	q += klen;
-	if (st->nsegs)
-		memcpy(q, st->segs, st->nsegs * sizeof(struct seg));
-	q += st->nsegs * sizeof(struct seg);
-	for (size_t i = 0; i < st->count; i++) {
-		cs = (struct cache_sym){ st->syms[i].start, st->syms[i].size,
-					 (uint64_t)(st->syms[i].name - st->names) };
-		memcpy(q, &cs, sizeof(cs));
-		q += sizeof(cs);
-	}
-	if (st->names_len)
-		memcpy(q, st->names, st->names_len);
-	crc = (uint32_t)crc32_z(crc32_z(0, NULL, 0), p, n - sizeof(crc));
-	memcpy(p + n - sizeof(crc), &crc, sizeof(crc));
+	at = p;
+	emit_cache(st, key, emit_to_memory, &at);
 	*buf = p;
 	*len = n;
 	return 0;
+}
+
+int symtab__cache_write(const struct symtab *st, const char *key, FILE *f)
+{
+	return emit_cache(st, key, emit_to_file, f);
 }
 
 /* The header's fields against the bounds and the file's length. */

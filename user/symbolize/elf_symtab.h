@@ -4,6 +4,7 @@
 #define KILN_SYMBOLIZE_ELF_SYMTAB_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct symtab;
@@ -94,6 +95,11 @@ int symtab__debug_file_id(int fd, const char *root, const char *path, char *id, 
  * positions), one from a debuginfod download or from memory; 0 or
  * -ENOMEM. */
 int symtab__encode(const struct symtab *st, const char *key, uint8_t **buf, size_t *len);
+/* The same bytes written to f as they are made (a large table's
+ * megabytes never copied), and their count beforehand: 0, -EINVAL (not
+ * cached), -EIO. */
+int symtab__cache_size(const struct symtab *st, const char *key, size_t *len);
+int symtab__cache_write(const struct symtab *st, const char *key, FILE *f);
 /* The table in buf[0, len) when it is a valid cache file of key within
  * max_bytes (as symtab__load's bound): 0, -ENOENT (another key),
  * -ESTALE (another format or loader), -EFBIG (over max_bytes), -EBADMSG

@@ -282,17 +282,28 @@ static struct symtab *from_disk(struct symbolizer *sym, const struct binary *b, 
 	return NULL;
 }
 
+struct symtab_file {
+	const struct symtab *st;
+	const char *key;
+};
+
+static int write_symtab(FILE *f, void *ctx)
+{
+	const struct symtab_file *sf = ctx;
+
+	return symtab__cache_write(sf->st, sf->key, f);
+}
+
 /* Files a table just loaded under key, when it is one that can be. */
 static void to_disk(struct symbolizer *sym, const char *key, const struct symtab *st)
 {
-	uint8_t *buf;
+	struct symtab_file sf = { st, key };
 	size_t n;
 
-	if (symtab__encode(st, key, &buf, &n))
+	if (symtab__cache_size(st, key, &n))
 		return; /* a Go binary's: not cached */
-	if (table_cache__write_symbols(sym->tables, key, buf, n) == 0)
+	if (table_cache__write_symbols(sym->tables, key, n, write_symtab, &sf) == 0)
 		sym->stats.symtab_disk_writes++;
-	free(buf);
 }
 
 /* b's table, from the debug file a debuginfod client fetched for it when

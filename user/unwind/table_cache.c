@@ -674,14 +674,6 @@ struct unwind_table *table_cache__get(struct table_cache *c, int fd, const char 
 	return NULL;
 }
 
-static int write_bytes(FILE *f, void *ctx)
-{
-	const uint8_t **p = ctx;
-	size_t len = (size_t)(p[1] - p[0]);
-
-	return fwrite(p[0], 1, len, f) == len ? 0 : -EIO;
-}
-
 /* Writes len bytes, which fill writes to its FILE, as key's file, unless
  * they are over a quarter of the bound (counted: too_large, write_error
  * when it fails), then evicts while the directory is over its bound. 0 or
@@ -762,14 +754,12 @@ void table_cache__refuse_symbols(struct table_cache *c, const char *key, const c
 	refuse_file(c, name, path, err);
 }
 
-int table_cache__write_symbols(struct table_cache *c, const char *key, const uint8_t *buf,
-			       size_t len)
+int table_cache__write_symbols(struct table_cache *c, const char *key, size_t len,
+			       int (*fill)(FILE *f, void *ctx), void *ctx)
 {
-	const uint8_t *span[2] = { buf, buf + len };
-
 	if (!c || c->dirfd < 0)
 		return -ENOENT;
-	return write_file(c, key, SYMBOLS_SUFFIX, len, write_bytes, span);
+	return write_file(c, key, SYMBOLS_SUFFIX, len, fill, ctx);
 }
 
 void table_cache__stats(const struct table_cache *c, struct table_cache_stats *out)

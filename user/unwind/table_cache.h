@@ -38,6 +38,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "unwind/unwind_table.h"
@@ -107,10 +108,11 @@ int table_cache__read_symbols(struct table_cache *c, const char *key, uint64_t m
  * any other err: nothing done (a miss). path: for the log. */
 void table_cache__refuse_symbols(struct table_cache *c, const char *key, const char *path,
 				 int err);
-/* Stores a symbol table's cache file under key; then evicts as
- * table_cache__put. 0 or -errno (counted: too_large, write_error). */
-int table_cache__write_symbols(struct table_cache *c, const char *key, const uint8_t *buf,
-			       size_t len);
+/* Stores a symbol table's cache file under key, len bytes that fill
+ * writes to its FILE (0 or -errno); then evicts as table_cache__put. 0 or
+ * -errno (counted: too_large, write_error). */
+int table_cache__write_symbols(struct table_cache *c, const char *key, size_t len,
+			       int (*fill)(FILE *f, void *ctx), void *ctx);
 void table_cache__stats(const struct table_cache *c, struct table_cache_stats *out);
 /* The directory, or NULL when it could not be used. */
 const char *table_cache__dir(const struct table_cache *c);
