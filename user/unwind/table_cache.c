@@ -139,23 +139,24 @@ struct encoding {
 
 static void encoding_of(const struct unwind_table *t, const char *key, struct encoding *e)
 {
-	size_t nrows, nrules, klen = strlen(key);
-	const struct kiln_unwind_row *rows = unwind_table__rows(t, &nrows);
-	const struct kiln_unwind_rule *rules = unwind_table__rules(t, &nrules);
 	struct unwind_table_info in;
 	struct header *h = &e->h;
 
 	/* (zeroed whole: the padding goes into the crc and the file) */
 	memset(e, 0, sizeof(*e));
+	e->key = key;
+	e->klen = strlen(key);
+	e->rows = unwind_table__rows(t, &e->nrows);
+	e->rules = unwind_table__rules(t, &e->nrules);
 	h->format = FORMAT;
 	unwind_table__info(t, &in);
 	memcpy(h->magic, MAGIC, sizeof(h->magic));
-	h->row_size = sizeof(*rows);
-	h->rule_size = sizeof(*rules);
-	h->key_len = (uint32_t)klen;
+	h->row_size = sizeof(*e->rows);
+	h->rule_size = sizeof(*e->rules);
+	h->key_len = (uint32_t)e->klen;
 	h->builder = builder_version();
-	h->nrows = (uint32_t)nrows;
-	h->nrules = (uint32_t)nrules;
+	h->nrows = (uint32_t)e->nrows;
+	h->nrules = (uint32_t)e->nrules;
 	h->base = in.base;
 	h->nsegs = (uint16_t)in.nsegs;
 	h->machine = in.machine;
@@ -172,14 +173,8 @@ static void encoding_of(const struct unwind_table *t, const char *key, struct en
 #undef TO_HEADER
 	for (int i = 0; i < UNWIND_UNSUP_COUNT; i++)
 		h->unsupported[i] = in.unsupported[i];
-	e->key = key;
-	e->klen = klen;
-	e->rows = rows;
-	e->rules = rules;
-	e->nrows = nrows;
-	e->nrules = nrules;
-	e->len = sizeof(*h) + klen + nrows * sizeof(*rows) + nrules * sizeof(*rules) +
-		 sizeof(uint32_t);
+	e->len = sizeof(*h) + e->klen + e->nrows * sizeof(*e->rows) +
+		 e->nrules * sizeof(*e->rules) + sizeof(uint32_t);
 }
 
 static int emit_encoding(const struct encoding *e, piece_fn emit, void *ctx)
