@@ -48,6 +48,10 @@ const volatile __u32 wake_unloaded_after = 0;
 /* Bits of an instance id that hold the CPU it was made on: enough for
  * every possible CPU (see new_instance_id). */
 const volatile __u32 instance_cpu_bits = 0;
+/* Early walks (include/kiln/unwind.h; only kiln_walk_loop walks them),
+ * and the kernel's page size as a shift. */
+const volatile bool early_walks = false;
+const volatile __u32 page_shift = 12;
 
 /* Generation selected by user space (bit 0: which maps; user space counts
  * it up at every drain). */
@@ -343,6 +347,10 @@ struct walk {
 	__u32 maps_pid;         /* whose proc_maps the walk reads: the process's,
 				 * or its parent's (tables_instance) */
 	__u32 map_probe;        /* find_map's index, passed through memory */
+	/* An early walk: its address space (early_maps' key), and the last
+	 * mapping it found there, [early_start, early_end) (0, 0: none) */
+	__u64 early_mm, early_start, early_end, early_bias;
+	__u32 early, early_slot;
 	/* The interpreter walk (kiln_py, kiln_rb), for the process's language
 	 * it_lang: the next interpreter frame to emit (Ruby: and where its
 	 * control frames end), IT_* state, frames emitted, the process's
@@ -401,6 +409,31 @@ struct {
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } proc_maps SEC(".maps");
+
+/* Early walks (include/kiln/unwind.h): sized by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct kiln_file_key);
+	__type(value, struct kiln_file_table);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} file_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u64);
+	__type(value, struct kiln_early_maps);
+	__uint(max_entries, 1);
+} early_maps SEC(".maps");
+
+/* Never written: a new early_maps entry is a copy of these zeros (too
+ * large for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct kiln_early_maps);
+	__uint(max_entries, 1);
+} early_zero SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -879,17 +912,66 @@ static __always_inline void report_miss(struct kiln_proc_maps *pm, struct walk *
 	send_walk_event(KILN_EVENT_MAPS, w->maps_pid, pm->instance);
 }
 
+#define VM_EXEC 0x4ull
+
+/* The mapping of an early walk at pc, from the process's early_maps entry
+ * em, into w->early_* (kept: the next frames are often in the same file;
+ * slot KILN_NO_TABLE when its file has no table loaded). False when pc is
+ * in none of em's mappings. */
+static __always_inline bool early_map(struct walk *w, const struct kiln_early_maps *em, __u64 pc)
+{
+	const struct kiln_early_map *e = NULL;
+	const struct kiln_file_table *ft;
+	struct kiln_file_key k;
+	__u32 n = em->n;
+
+	if (pc - w->early_start < w->early_end - w->early_start)
+		return true;
+	for (int i = 0; i < KILN_EARLY_MAPS; i++) {
+		if (i >= n)
+			break;
+		if (pc - em->maps[i].start < em->maps[i].end - em->maps[i].start) {
+			e = &em->maps[i];
+			break;
+		}
+	}
+	if (!e)
+		return false;
+	w->early_start = e->start;
+	w->early_end = e->end;
+	w->early_slot = KILN_NO_TABLE;
+	k = e->file;
+	ft = bpf_map_lookup_elem(&file_tables, &k);
+	if (!ft)
+		return true;
+	/* as unwind_table__bias: the segment holding the mapping's offset */
+	for (int i = 0; i < KILN_FILE_SEGS; i++) {
+		__u64 off = ft->segs[i].offset;
+
+		if (i >= ft->nsegs)
+			break;
+		if (e->pgoff >= (off & ~4095ull) && e->pgoff < off + ft->segs[i].filesz) {
+			w->early_bias = e->start - e->pgoff + off - ft->segs[i].vaddr + ft->base;
+			w->early_slot = ft->slot;
+			break;
+		}
+	}
+	return true;
+}
+
 /* Records the frame at w->pc and finds its caller. A pc in the
  * interpreter's eval loop [it_eval_start, + it_eval_len) (len 0 for other
  * processes) is handed to the language's walker first (it_pending), which
  * writes that call's interpreter frames in its place and comes back with
  * it_replaced set: the frame is then unwound without being recorded. */
-static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
+static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm,
+				     const struct kiln_early_maps *em)
 {
 	const struct kiln_exec_map *m;
 	const struct kiln_exe_table *t;
-	__u64 pc = w->pc, at = w->pc_is_ra ? pc - 1 : pc;
-	__u32 n = w->srec.stack.len, slot, cmd;
+	__u64 pc = w->pc, at = w->pc_is_ra ? pc - 1 : pc, bias = 0;
+	__u32 n = w->srec.stack.len, slot = KILN_NO_TABLE, cmd;
+	bool mapped = false;
 	int rule;
 	bool replaced = w->it_replaced == IT_REPLACED;
 
@@ -903,7 +985,16 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 	}
 	w->it_replaced = 0;
 	m = find_map(w, pm, at);
-	if (!m && !(pm->flags & KILN_PROC_INCOMPLETE)) {
+	if (m) {
+		mapped = true;
+		slot = m->slot;
+		bias = m->bias;
+	} else if (em && early_map(w, em, at)) {
+		mapped = true;
+		slot = w->early_slot;
+		bias = w->early_bias;
+	}
+	if (!mapped && !(pm->flags & KILN_PROC_INCOMPLETE)) {
 		report_miss(pm, w);
 		/* The sampled pc is a fact; a caller outside every mapping is
 		 * what a wrong step would produce: never emitted. */
@@ -925,15 +1016,14 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm)
 	w->srec.stack.len = n + !replaced;
 	if (!replaced)
 		w->hash = hash_mix(w->hash, pc);
-	if (!m || m->slot >= KILN_UNWIND_SLOTS)
+	if (!mapped || slot >= KILN_UNWIND_SLOTS)
 		return fp_step(w, false);
-	slot = m->slot;
 	t = bpf_map_lookup_elem(&exe_tables, &slot);
 	if (!t || t->nrows == 0)
 		return fp_step(w, false);      /* not loaded (yet), or evicted */
-	if (at < m->bias || at - m->bias > 0xffffffffull)
+	if (at < bias || at - bias > 0xffffffffull)
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_ROW);
-	rule = find_row(t, (__u32)(at - m->bias));
+	rule = find_row(t, (__u32)(at - bias));
 	if (rule < 0)
 		return walk_end(w, KILN_STACK_ERROR, KILN_UW_ERR_NO_ROW);
 	if (!(rule & KILN_UNWIND_CMD))
@@ -972,6 +1062,7 @@ static __always_inline void end_walk(struct bpf_perf_event_data *ctx, struct wal
 struct walk_loop {
 	struct walk *w;
 	struct kiln_proc_maps *pm;
+	const struct kiln_early_maps *em;       /* an early walk's, or NULL */
 	int end;
 };
 
@@ -979,7 +1070,7 @@ static long walk_loop_step(__u32 i, void *data)
 {
 	struct walk_loop *l = data;
 
-	if (walk_step(l->w, l->pm) == WALK_END) {
+	if (walk_step(l->w, l->pm, l->em) == WALK_END) {
 		l->end = 1;
 		return 1;
 	}
@@ -1009,11 +1100,14 @@ static __always_inline int walk_run(struct bpf_perf_event_data *ctx, bool loop)
 	if (loop) {
 		struct walk_loop l = { .w = w, .pm = pm };
 
+		if (early_walks && w->early)
+			l.em = bpf_map_lookup_elem(&early_maps, &w->early_mm);
+
 		bpf_loop(KILN_MAX_STACK_DEPTH, walk_loop_step, &l, 0);
 		end = l.end;
 	} else {
 		for (int i = 0; i < WALK_FRAMES && !end; i++)
-			end = walk_step(w, pm) == WALK_END;
+			end = walk_step(w, pm, NULL) == WALK_END;
 	}
 	/* one place that ends the walk: the verifier checks the stack's
 	 * hashing once, not once for every frame that may end it */
@@ -1612,6 +1706,18 @@ static __always_inline void get_stack(struct bpf_perf_event_data *ctx, struct wa
 	w->srec.stack.len = n > 0 ? (__u32)n / sizeof(__u64) : 0;
 }
 
+/* Whether kiln_mmap gathered the mappings of task's address space, for
+ * task's process (its key into w->early_mm). */
+static __always_inline bool early_known(struct task_struct *task, struct walk *w)
+{
+	const struct kiln_early_maps *em;
+
+	w->early_mm = (__u64)BPF_CORE_READ(task, mm);
+	em = w->early_mm ? bpf_map_lookup_elem(&early_maps, &w->early_mm) : NULL;
+	return em && em->tgid == (__u32)BPF_CORE_READ(task, tgid) &&
+	       em->start_time == BPF_CORE_READ(task, group_leader, start_time);
+}
+
 static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -1660,9 +1766,19 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 		count_event(KILN_EV_EXEC_USER_SKIPPED);
 	} else {
 		__u32 flags, tabled = tables_instance(tgid, task, &w->maps_pid, &flags);
+		/* not read yet: walked through the mappings kiln_mmap saw */
+		bool early = !tabled && loop && early_walks && early_known(task, w);
 
-		if (tabled && user_regs(ctx, task, w) == 0) {
+		if ((tabled || early) && user_regs(ctx, task, w) == 0) {
 			count_unwind(KILN_UW_WALKS);
+			w->early = early;
+			w->early_start = 0;
+			w->early_end = 0;
+			if (early) {
+				count_unwind(KILN_UW_EARLY);
+				w->maps_pid = KILN_PROC_MAPS_NONE;
+				flags = 0;
+			}
 			w->tail_calls = 0;
 			w->pc_is_ra = 0;
 			interp_setup(w, tgid, w->maps_pid == tgid && (flags & KILN_PROC_INTERP) ?
@@ -1795,4 +1911,123 @@ SEC("tp_btf/cgroup_destroy_root")
 int BPF_PROG(kiln_cgroup_destroy_root, struct cgroup_root *root)
 {
 	return cgroups_changed();
+}
+
+/* Every executable file mapping the kernel makes (it tells perf of each
+ * here: the exec'd program's and its loader's too, into the new address
+ * space), kept by address space and process for early walks. A mapping
+ * over ones kept (MAP_FIXED, a library loaded where another was) takes
+ * their place; past KILN_EARLY_MAPS the rest are left out (their frames
+ * take frame-pointer steps). Unsynchronized: two threads mapping at once
+ * may lose one, which costs that file's frames the same. A kprobe: perf's core is built
+ * without ftrace, so no fentry; attached where the kernel has kprobes. */
+/* An inode's mtime in ns, wherever this kernel keeps it: i_mtime_sec and
+ * i_mtime_nsec since 6.7, __i_mtime in 6.6, i_mtime before. */
+struct inode___mtime_sec {
+	time64_t i_mtime_sec;
+	u32 i_mtime_nsec;
+} __attribute__((preserve_access_index));
+struct inode___mtime_66 {
+	struct timespec64 __i_mtime;
+} __attribute__((preserve_access_index));
+struct inode___mtime_ts {
+	struct timespec64 i_mtime;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 inode_mtime_ns(struct inode *inode)
+{
+	struct timespec64 ts;
+
+	if (bpf_core_field_exists(struct inode___mtime_sec, i_mtime_sec))
+		return (__u64)BPF_CORE_READ((struct inode___mtime_sec *)inode, i_mtime_sec) *
+			       1000000000ull +
+		       BPF_CORE_READ((struct inode___mtime_sec *)inode, i_mtime_nsec);
+	if (bpf_core_field_exists(struct inode___mtime_66, __i_mtime))
+		ts = BPF_CORE_READ((struct inode___mtime_66 *)inode, __i_mtime);
+	else
+		ts = BPF_CORE_READ((struct inode___mtime_ts *)inode, i_mtime);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* kiln_mmap's scan of the mappings kept, one a call of bpf_loop (an
+ * unrolled scan's paths are more than the 6.1 verifier follows). */
+struct early_add {
+	struct kiln_early_maps *em;
+	__u64 start, end;
+	__u32 n, slot;
+};
+
+static long early_overlap(__u32 i, void *data)
+{
+	struct early_add *a = data;
+	struct kiln_early_map *e;
+
+	if (i >= a->n || i >= KILN_EARLY_MAPS)
+		return 1;
+	e = &a->em->maps[i];
+	if (e->start < a->end && a->start < e->end) {
+		if (a->slot == a->n)
+			a->slot = i;
+		else
+			e->start = e->end = 0;
+	}
+	return 0;
+}
+
+SEC("kprobe/perf_event_mmap")
+int BPF_KPROBE(kiln_mmap, struct vm_area_struct *vma)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct kiln_early_maps *em;
+	struct kiln_early_map m;
+	struct early_add add;
+	struct inode *inode;
+	struct file *file;
+	__u32 zero = 0, slot, n, tgid;
+	__u64 mm, start_time;
+
+	if (!early_walks || !(BPF_CORE_READ(vma, vm_flags) & VM_EXEC))
+		return 0;
+	file = BPF_CORE_READ(vma, vm_file);
+	mm = (__u64)BPF_CORE_READ(vma, vm_mm);
+	if (!file || !mm || mm != (__u64)BPF_CORE_READ(task, mm))
+		return 0;
+	tgid = BPF_CORE_READ(task, tgid);
+	start_time = BPF_CORE_READ(task, group_leader, start_time);
+	em = bpf_map_lookup_elem(&early_maps, &mm);
+	if (!em) {
+		const struct kiln_early_maps *none = bpf_map_lookup_elem(&early_zero, &zero);
+
+		if (!none)
+			return 0;
+		bpf_map_update_elem(&early_maps, &mm, none, BPF_NOEXIST);
+		em = bpf_map_lookup_elem(&early_maps, &mm);
+		if (!em)
+			return 0;
+	}
+	if (em->tgid != tgid || em->start_time != start_time) {
+		/* an earlier process's address space at this address */
+		em->n = 0;
+		em->tgid = tgid;
+		em->start_time = start_time;
+	}
+	m.start = BPF_CORE_READ(vma, vm_start);
+	m.end = BPF_CORE_READ(vma, vm_end);
+	m.pgoff = (__u64)BPF_CORE_READ(vma, vm_pgoff) << page_shift;
+	inode = BPF_CORE_READ(file, f_inode);
+	m.file.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	m.file.ino = BPF_CORE_READ(inode, i_ino);
+	m.file.size = BPF_CORE_READ(inode, i_size);
+	m.file.mtime_ns = inode_mtime_ns(inode);
+	/* the first mapping it overlaps takes it, the others go */
+	n = em->n;
+	add = (struct early_add){ .em = em, .start = m.start, .end = m.end, .n = n, .slot = n };
+	bpf_loop(KILN_EARLY_MAPS, early_overlap, &add, 0);
+	slot = add.slot;
+	if (slot >= KILN_EARLY_MAPS)
+		return 0;
+	em->maps[slot] = m;
+	if (slot == n)
+		em->n = n + 1;
+	return 0;
 }

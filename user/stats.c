@@ -505,6 +505,10 @@ static const struct counter stats_rows[] = {
 	       "stacks", "user stacks taken, by how they were walked"),
 	WALKER(KILN_UW_NO_PROC, "kiln_user_stacks_total", "walk", "frame_pointers",
 	       "walker.frame_pointer_stacks", "stacks", NULL),
+	WALKER(KILN_UW_EARLY, "kiln_unwind_early_walks_total", NULL, NULL, "walker.early",
+	       "stacks", "of the user stacks walked with tables, those of processes kiln had not "
+	       "read yet, their mappings from the kernel's mmap calls (kprobe on perf_event_mmap)",
+	       .summary = "walked before kiln read their process"),
 	WALKER(KILN_UW_ROOT, "kiln_unwind_root_total", NULL, NULL, "walker.root", "stacks",
 	       "user stacks walked with tables that reached the thread's root"),
 	WALKER(KILN_UW_TRUNCATED, "kiln_unwind_truncated_total", NULL, NULL, "walker.truncated",

@@ -156,10 +156,51 @@ struct kiln_proc_maps {
  * rb_procs), two lookups every other sample is spared. */
 #define KILN_PROC_INTERP        0x4u
 
+/* Early walks: a process user space has not read yet (a compiler that
+ * runs for 50 ms) is walked with the tables of its files all the same.
+ * kiln_mmap gathers every address space's executable file mappings as
+ * the kernel makes them (early_maps: LRU_HASH, the mm_struct's address ->
+ * struct kiln_early_maps); file_tables (HASH, filled by user space) gives
+ * the table of a file by the kernel's identity of it (s_dev as the kernel
+ * encodes it, major << 20 | minor, the inode number, size and mtime), and
+ * its executable PT_LOAD segments for the bias, as unwind_table__bias
+ * reads them. */
+#define KILN_EARLY_MAPS 16
+struct kiln_file_key {
+	__u64 dev, ino;
+	__u64 size, mtime_ns;   /* an inode number is reused by later files */
+};
+struct kiln_early_map {
+	__u64 start, end;       /* [start, end) */
+	__u64 pgoff;            /* the file offset at start, bytes */
+	struct kiln_file_key file;
+};
+struct kiln_early_maps {
+	__u32 n;                /* maps[0, n), in no order; start = end: none */
+	__u32 tgid;             /* whose they are: an mm_struct's address is */
+	__u64 start_time;       /* reused by later processes */
+	struct kiln_early_map maps[KILN_EARLY_MAPS];
+};
+#define KILN_FILE_SEGS 4
+struct kiln_file_table {
+	__u32 slot;
+	__u32 nsegs;
+	__u64 base;             /* vaddr of the first PT_LOAD */
+	struct {
+		__u64 offset, vaddr, filesz;
+	} segs[KILN_FILE_SEGS];
+};
+/* An early walk reads the proc_maps entry of pid 0 (never a process
+ * walked): no mappings, KILN_PROC_INCOMPLETE | KILN_PROC_MISS_SENT (a pc
+ * in no early mapping gets a frame-pointer step, as in a process with
+ * more mappings than proc_maps holds). */
+#define KILN_PROC_MAPS_NONE     0u
+
 /* Walker counters (BPF map unwind_stats, per CPU). */
 enum kiln_unwind_stat {
 	KILN_UW_WALKS = 0,      /* user stacks walked with tables */
 	KILN_UW_NO_PROC,        /* user stacks of processes without tables: frame pointers */
+	KILN_UW_EARLY,          /* of KILN_UW_WALKS: early walks (early_maps) */
 	KILN_UW_FRAMES_TABLE,   /* frames unwound by a table row */
 	KILN_UW_FRAMES_FP,      /* frames unwound by a frame-pointer step */
 	KILN_UW_ROOT,           /* walks that reached the thread's root */

@@ -59,6 +59,7 @@ struct sampler {
 	uint64_t fixed_maps_bytes;
 	struct bpf_link **links;
 	unsigned nlinks;
+	struct bpf_link *mmap_link;     /* kiln_mmap's kprobe, NULL: none */
 	unsigned ncpus;         /* possible CPUs, for per-CPU values */
 	unsigned online;
 	unsigned *cpu_ids;       /* online CPUs */
@@ -173,6 +174,15 @@ static void choose_programs(struct sampler *s, const struct sampler_opts *opts)
 		{ k->progs.kiln_rb, k->progs.kiln_rb_loop },
 	};
 
+	/* Processes not read yet walked through the mappings kiln_mmap
+	 * gathers (include/kiln/unwind.h): by kiln_walk_loop alone, and on
+	 * x86-64 only so far (the matrix's arm64 guest, under TCG, spends
+	 * its short processes in the loader: nothing proven there yet). */
+#ifdef __x86_64__
+	k->rodata->early_walks = loop && opts->unwind_rows;
+#endif
+	bpf_program__set_autoload(k->progs.kiln_mmap, k->rodata->early_walks);
+	bpf_program__set_autoattach(k->progs.kiln_mmap, false);
 	s->sample = loop ? k->progs.kiln_sample_loop : k->progs.kiln_sample;
 	bpf_program__set_autoload(k->progs.kiln_sample, !loop);
 	bpf_program__set_autoload(k->progs.kiln_sample_loop, loop);
@@ -194,6 +204,7 @@ static void adapt_to_kernel(struct sampler_bpf *k)
 	while (cpus > 0 && (1u << bits) < (unsigned)cpus)
 		bits++;
 	k->rodata->instance_cpu_bits = bits;
+	k->rodata->page_shift = (uint32_t)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 	if (sampler__lazy_hash_maps())
 		return;
 	bpf_object__for_each_map(m, k->obj)
@@ -267,6 +278,7 @@ static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
 	s->uw.rows_cap = 2 * opts->unwind_rows;        /* slots: two rows an element */
 	s->uw.rule_stride = (sizeof(struct kiln_unwind_rule) + 7) & ~(size_t)7;
 	s->uw.proc_maps_fd = bpf_map__fd(s->skel->maps.proc_maps);
+	s->uw.files_fd = s->skel->rodata->early_walks ? bpf_map__fd(s->skel->maps.file_tables) : -1;
 	s->uw.bytes = (size_t)opts->unwind_rows * sizeof(union kiln_row_pair) + rules + tables;
 	return 0;
 }
@@ -346,6 +358,10 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	/* Without tables the walker is never entered: its maps stay minimal. */
 	bpf_map__set_max_entries(s->skel->maps.unwind_rows,
 				 opts->unwind_rows ? opts->unwind_rows : 1);
+	bpf_map__set_max_entries(s->skel->maps.file_tables,
+				 opts->unwind_rows ? KILN_UNWIND_SLOTS : 1);
+	bpf_map__set_max_entries(s->skel->maps.early_maps,
+				 opts->unwind_rows ? SAMPLER_EARLY_PROCESSES : 1);
 	bpf_map__set_max_entries(s->skel->maps.proc_maps,
 				 opts->unwind_rows && opts->unwind_processes ?
 				 opts->unwind_processes : 1);
@@ -483,6 +499,13 @@ int sampler__attach(struct sampler *s, const struct sampler_hooks *hooks)
 	if (err) {
 		pr_error("cannot attach the process lifecycle tracepoints: %s", strerror(-err));
 		return err;
+	}
+	/* Without it, processes not read yet are walked by frame pointers. */
+	if (s->skel->rodata->early_walks) {
+		s->mmap_link = bpf_program__attach(s->skel->progs.kiln_mmap);
+		if (!s->mmap_link)
+			pr_info("no kprobe on perf_event_mmap (%s): a process's samples before kiln reads it are walked by frame pointers",
+				strerror(errno));
 	}
 	for (unsigned i = 0; i < s->online; i++) {
 		unsigned cpu = s->cpu_ids[i];
@@ -708,6 +731,8 @@ void sampler__stop(struct sampler *s)
 	for (unsigned i = 0; i < s->nlinks; i++)
 		bpf_link__destroy(s->links[i]);
 	s->nlinks = 0;
+	bpf_link__destroy(s->mmap_link);
+	s->mmap_link = NULL;
 }
 
 void sampler__destroy(struct sampler *s)

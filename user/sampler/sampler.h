@@ -35,6 +35,9 @@
  * image, at most every 50 ms on the host): at 97 Hz, one that has run
  * about 40 ms. Most short-lived processes end sooner and wake nothing. */
 #define SAMPLER_UNLOADED_WAKE 4
+/* Address spaces whose executable mappings early walks keep (LRU: the
+ * newest processes', the ones not read yet) */
+#define SAMPLER_EARLY_PROCESSES 1024
 
 struct sampler_opts {
 	unsigned frequency;             /* Hz per CPU */
@@ -61,6 +64,7 @@ struct sampler_unwind_maps {
 	size_t rule_stride;
 	struct kiln_exe_table *tables;  /* KILN_UNWIND_SLOTS */
 	int proc_maps_fd;
+	int files_fd;                   /* file_tables; -1: no early walks */
 	int py_procs_fd;                /* include/kiln/python.h */
 	int rb_procs_fd;                /* include/kiln/ruby.h */
 	uint32_t procs_max;             /* entries of each */

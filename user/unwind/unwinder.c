@@ -21,6 +21,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <bpf/bpf.h>
 
@@ -80,6 +81,8 @@ struct exe {
 	unsigned refs;                  /* live processes mapping it */
 	uint64_t last_used;             /* monotonic ns */
 	struct unwind_table_info info;  /* segments, for each mapping's bias */
+	struct kiln_file_key file;      /* its file_tables key (has_file) */
+	bool has_file;                  /* false: the vDSO */
 	bool logged;
 };
 
@@ -203,6 +206,16 @@ struct unwinder *unwinder__new(struct sampler *s, const struct unwinder_opts *o)
 		return NULL;
 	}
 	u->st.rows_cap = u->m.rows_cap;
+	if (u->m.files_fd >= 0) {
+		/* the entry early walks read (include/kiln/unwind.h) */
+		__u32 none = KILN_PROC_MAPS_NONE;
+
+		memset(&u->pm, 0, sizeof(u->pm));
+		u->pm.flags = KILN_PROC_INCOMPLETE | KILN_PROC_MISS_SENT;
+		if (bpf_map_update_elem(u->m.proc_maps_fd, &none, &u->pm, BPF_ANY))
+			pr_warn("unwind: no entry for early walks (%s): a process's samples before kiln reads it are walked by frame pointers",
+				strerror(errno));
+	}
 	u->st.maps_bytes = u->m.bytes;
 	u->limits = unwind_default_limits;
 	/* Only tables of this machine's code: the walker applies nothing else. */
@@ -294,6 +307,35 @@ static int rows_release(struct unwinder *u, uint32_t start, uint32_t len)
 
 /* ---- tables ---- */
 
+/* Tells early walks (file_tables) that e's file has its table loaded. A
+ * failure (the map has room for every slot: none expected) leaves its
+ * processes' early samples to frame pointers. */
+static void files_publish(struct unwinder *u, const struct exe *e)
+{
+	struct kiln_file_table ft = { .slot = e->slot, .base = e->info.base };
+
+	if (u->m.files_fd < 0 || !e->has_file)
+		return;
+	for (size_t i = 0; i < e->info.nsegs && i < KILN_FILE_SEGS; i++) {
+		ft.segs[i].offset = e->info.segs[i].offset;
+		ft.segs[i].vaddr = e->info.segs[i].vaddr;
+		ft.segs[i].filesz = e->info.segs[i].filesz;
+		ft.nsegs++;
+	}
+	bpf_map_update_elem(u->m.files_fd, &e->file, &ft, BPF_ANY);
+}
+
+/* Takes e's file out of file_tables, unless the same file's entry of
+ * another root took it over since. */
+static void files_withdraw(struct unwinder *u, const struct exe *e)
+{
+	struct kiln_file_table cur;
+
+	if (u->m.files_fd >= 0 && e->has_file &&
+	    bpf_map_lookup_elem(u->m.files_fd, &e->file, &cur) == 0 && cur.slot == e->slot)
+		bpf_map_delete_elem(u->m.files_fd, &e->file);
+}
+
 /* Frees e's rows and slot and forgets it: the next process that maps the
  * file builds its table again. Only for a file no live process maps. */
 static void exe_evict(struct unwinder *u, struct exe *e)
@@ -301,6 +343,7 @@ static void exe_evict(struct unwinder *u, struct exe *e)
 	if (e->state == EXE_LOADED) {
 		/* Unpublish first: the walker stops using the rows before
 		 * they are handed to another file. */
+		files_withdraw(u, e);
 		__atomic_store_n(&u->m.tables[e->slot].nrows, 0, __ATOMIC_RELEASE);
 		rows_release(u, e->first, e->nrows);
 		u->st.tables_loaded--;
@@ -507,6 +550,7 @@ static enum unwinder_fallback exe_load(struct unwinder *u, struct exe *e,
 	e->state = EXE_LOADED;
 	u->st.tables_loaded++;
 	u->st.loads++;
+	files_publish(u, e);
 	why = 0;
 out:
 	free(map);
@@ -679,6 +723,7 @@ static struct exe *exe_get(struct unwinder *u, const struct binary *bin,
 	uint64_t h = hash__str(key);
 	struct exe *e = hashmap__get(&u->exes, h, exe_eq, NULL, key);
 	struct unwind_table_info layout;
+	struct stat st;
 	size_t size = 0;
 	const void *image = bin ? NULL : own_vdso(&size);
 
@@ -699,6 +744,16 @@ static struct exe *exe_get(struct unwinder *u, const struct binary *bin,
 	u->nexes++;
 	snprintf(e->key, sizeof(e->key), "%s", key);
 	e->info = layout;
+	if (bin && fstat(bin->fd, &st) == 0) {
+		/* as the kernel has them (file_tables): its encoding of a
+		 * device number, the inode's number, size and mtime */
+		e->file.dev = (uint64_t)major(bin->dev) << 20 | minor(bin->dev);
+		e->file.ino = bin->ino;
+		e->file.size = (uint64_t)st.st_size;
+		e->file.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+				   (uint64_t)st.st_mtim.tv_nsec;
+		e->has_file = true;
+	}
 	e->slot = u->free_slots[--u->nfree_slots];
 	u->m.tables[e->slot] = (struct kiln_exe_table){ 0 };
 	e->state = EXE_BUILDING;
@@ -736,6 +791,8 @@ void unwinder__prewarm(struct unwinder *u)
 		if (b.fd < 0)
 			continue;
 		binary__key(&sb, b.key, sizeof(b.key));
+		b.dev = sb.st_dev;
+		b.ino = sb.st_ino;
 		exe_get(u, &b, &why);
 		close(b.fd);
 	}
