@@ -347,10 +347,11 @@ struct walk {
 	__u32 maps_pid;         /* whose proc_maps the walk reads: the process's,
 				 * or its parent's (tables_instance) */
 	__u32 map_probe;        /* find_map's index, passed through memory */
-	/* An early walk: its address space (early_maps' key), and the last
-	 * mapping it found there, [early_start, early_end) (0, 0: none) */
-	__u64 early_mm, early_start, early_end, early_bias;
+	/* An early walk: the last mapping it found among the process's
+	 * early_maps, [early_start, early_end) (0, 0: none) */
+	__u64 early_start, early_end, early_bias;
 	__u32 early, early_slot;
+	struct kiln_early_maps early_maps;      /* the process's, copied */
 	/* The interpreter walk (kiln_py, kiln_rb), for the process's language
 	 * it_lang: the next interpreter frame to emit (Ruby: and where its
 	 * control frames end), IT_* state, frames emitted, the process's
@@ -920,10 +921,10 @@ static __always_inline void report_miss(struct kiln_proc_maps *pm, struct walk *
  * in none of em's mappings. */
 static __always_inline bool early_map(struct walk *w, const struct kiln_early_maps *em, __u64 pc)
 {
-	const struct kiln_early_map *e = NULL;
+	const struct kiln_early_map *e;
 	const struct kiln_file_table *ft;
 	struct kiln_file_key k;
-	__u32 n = em->n;
+	__u32 n = em->n, found = KILN_EARLY_MAPS;
 
 	if (pc - w->early_start < w->early_end - w->early_start)
 		return true;
@@ -931,12 +932,15 @@ static __always_inline bool early_map(struct walk *w, const struct kiln_early_ma
 		if (i >= n)
 			break;
 		if (pc - em->maps[i].start < em->maps[i].end - em->maps[i].start) {
-			e = &em->maps[i];
+			found = i;
 			break;
 		}
 	}
-	if (!e)
+	if (found >= KILN_EARLY_MAPS)
 		return false;
+	/* (an index, its value forgotten through memory as find_map's: one
+	 * state for the verifier to go on with, not one a mapping) */
+	e = &em->maps[map_index(w, found) & (KILN_EARLY_MAPS - 1)];
 	w->early_start = e->start;
 	w->early_end = e->end;
 	w->early_slot = KILN_NO_TABLE;
@@ -945,16 +949,22 @@ static __always_inline bool early_map(struct walk *w, const struct kiln_early_ma
 	if (!ft)
 		return true;
 	/* as unwind_table__bias: the segment holding the mapping's offset */
+	found = KILN_FILE_SEGS;
 	for (int i = 0; i < KILN_FILE_SEGS; i++) {
 		__u64 off = ft->segs[i].offset;
 
 		if (i >= ft->nsegs)
 			break;
 		if (e->pgoff >= (off & ~4095ull) && e->pgoff < off + ft->segs[i].filesz) {
-			w->early_bias = e->start - e->pgoff + off - ft->segs[i].vaddr + ft->base;
-			w->early_slot = ft->slot;
+			found = i;
 			break;
 		}
+	}
+	if (found < KILN_FILE_SEGS) {
+		found = map_index(w, found) & (KILN_FILE_SEGS - 1);
+		w->early_bias = e->start - e->pgoff + ft->segs[found].offset -
+				ft->segs[found].vaddr + ft->base;
+		w->early_slot = ft->slot;
 	}
 	return true;
 }
@@ -964,8 +974,7 @@ static __always_inline bool early_map(struct walk *w, const struct kiln_early_ma
  * processes) is handed to the language's walker first (it_pending), which
  * writes that call's interpreter frames in its place and comes back with
  * it_replaced set: the frame is then unwound without being recorded. */
-static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm,
-				     const struct kiln_early_maps *em)
+static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm, bool early_ok)
 {
 	const struct kiln_exec_map *m;
 	const struct kiln_exe_table *t;
@@ -989,7 +998,7 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm,
 		mapped = true;
 		slot = m->slot;
 		bias = m->bias;
-	} else if (em && early_map(w, em, at)) {
+	} else if (early_ok && early_walks && w->early && early_map(w, &w->early_maps, at)) {
 		mapped = true;
 		slot = w->early_slot;
 		bias = w->early_bias;
@@ -1062,7 +1071,6 @@ static __always_inline void end_walk(struct bpf_perf_event_data *ctx, struct wal
 struct walk_loop {
 	struct walk *w;
 	struct kiln_proc_maps *pm;
-	const struct kiln_early_maps *em;       /* an early walk's, or NULL */
 	int end;
 };
 
@@ -1070,7 +1078,7 @@ static long walk_loop_step(__u32 i, void *data)
 {
 	struct walk_loop *l = data;
 
-	if (walk_step(l->w, l->pm, l->em) == WALK_END) {
+	if (walk_step(l->w, l->pm, true) == WALK_END) {
 		l->end = 1;
 		return 1;
 	}
@@ -1100,14 +1108,11 @@ static __always_inline int walk_run(struct bpf_perf_event_data *ctx, bool loop)
 	if (loop) {
 		struct walk_loop l = { .w = w, .pm = pm };
 
-		if (early_walks && w->early)
-			l.em = bpf_map_lookup_elem(&early_maps, &w->early_mm);
-
 		bpf_loop(KILN_MAX_STACK_DEPTH, walk_loop_step, &l, 0);
 		end = l.end;
 	} else {
 		for (int i = 0; i < WALK_FRAMES && !end; i++)
-			end = walk_step(w, pm, NULL) == WALK_END;
+			end = walk_step(w, pm, false) == WALK_END;
 	}
 	/* one place that ends the walk: the verifier checks the stack's
 	 * hashing once, not once for every frame that may end it */
@@ -1707,15 +1712,19 @@ static __always_inline void get_stack(struct bpf_perf_event_data *ctx, struct wa
 }
 
 /* Whether kiln_mmap gathered the mappings of task's address space, for
- * task's process (its key into w->early_mm). */
+ * task's process: then copied into w->early_maps, where the walk reads
+ * them (one map for the verifier to follow, never NULL). */
 static __always_inline bool early_known(struct task_struct *task, struct walk *w)
 {
 	const struct kiln_early_maps *em;
+	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
 
-	w->early_mm = (__u64)BPF_CORE_READ(task, mm);
-	em = w->early_mm ? bpf_map_lookup_elem(&early_maps, &w->early_mm) : NULL;
-	return em && em->tgid == (__u32)BPF_CORE_READ(task, tgid) &&
-	       em->start_time == BPF_CORE_READ(task, group_leader, start_time);
+	em = mm ? bpf_map_lookup_elem(&early_maps, &mm) : NULL;
+	if (!em || em->tgid != (__u32)BPF_CORE_READ(task, tgid) ||
+	    em->start_time != BPF_CORE_READ(task, group_leader, start_time))
+		return false;
+	__builtin_memcpy(&w->early_maps, em, sizeof(*em));
+	return true;
 }
 
 static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
