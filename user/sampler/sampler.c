@@ -500,12 +500,18 @@ int sampler__attach(struct sampler *s, const struct sampler_hooks *hooks)
 		pr_error("cannot attach the process lifecycle tracepoints: %s", strerror(-err));
 		return err;
 	}
-	/* Without it, processes not read yet are walked by frame pointers. */
+	/* Without it, processes not read yet are walked by frame pointers;
+	 * libbpf's own warnings about it are kept quiet: this line says it. */
 	if (s->skel->rodata->early_walks) {
+		libbpf_print_fn_t print = libbpf_set_print(NULL);
+		int e;
+
 		s->mmap_link = bpf_program__attach(s->skel->progs.kiln_mmap);
+		e = errno;
+		libbpf_set_print(print);
 		if (!s->mmap_link)
 			pr_info("no kprobe on perf_event_mmap (%s): a process's samples before kiln reads it are walked by frame pointers",
-				strerror(errno));
+				strerror(e));
 	}
 	for (unsigned i = 0; i < s->online; i++) {
 		unsigned cpu = s->cpu_ids[i];
