@@ -1922,14 +1922,6 @@ int BPF_PROG(kiln_cgroup_destroy_root, struct cgroup_root *root)
 	return cgroups_changed();
 }
 
-/* Every executable file mapping the kernel makes (it tells perf of each
- * here: the exec'd program's and its loader's too, into the new address
- * space), kept by address space and process for early walks. A mapping
- * over ones kept (MAP_FIXED, a library loaded where another was) takes
- * their place; past KILN_EARLY_MAPS the rest are left out (their frames
- * take frame-pointer steps). Unsynchronized: two threads mapping at once
- * may lose one, which costs that file's frames the same. A kprobe: perf's core is built
- * without ftrace, so no fentry; attached where the kernel has kprobes. */
 /* An inode's mtime in ns, wherever this kernel keeps it: i_mtime_sec and
  * i_mtime_nsec since 6.7, __i_mtime in 6.6, i_mtime before. */
 struct inode___mtime_sec {
@@ -1983,6 +1975,15 @@ static long early_overlap(__u32 i, void *data)
 	return 0;
 }
 
+/* Every executable file mapping the kernel makes (it tells perf of each
+ * here: the exec'd program's and its loader's too, into the new address
+ * space), kept by address space and process for early walks. A mapping
+ * over ones kept (MAP_FIXED, a library loaded where another was) takes
+ * their place; past KILN_EARLY_MAPS the rest are left out (their frames
+ * take frame-pointer steps). Unsynchronized: two threads mapping at once
+ * may lose one, which costs that file's frames the same. A kprobe: perf's
+ * core is built without ftrace, so no fentry; attached where the kernel
+ * has kprobes. */
 SEC("kprobe/perf_event_mmap")
 int BPF_KPROBE(kiln_mmap, struct vm_area_struct *vma)
 {

@@ -38,6 +38,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/crc_writer.h"
 #include "core/debug_file.h"
 #include "core/elf.h"
 #include "core/gopclntab.h"
@@ -1270,63 +1271,38 @@ int symtab__cache_size(const struct symtab *st, const char *key, size_t *len)
 	return err;
 }
 
-/* Emits st's cache file under key in pieces, the crc over them last: the
- * symbols converted a few hundred at a time, the names as they are (no
- * copy of a large table's megabytes). 0, -EINVAL (not cached) or emit's
- * error. */
-static int emit_cache(const struct symtab *st, const char *key,
-		      int (*emit)(void *ctx, const void *p, size_t n), void *ctx)
+/* Writes st's cache file under key through w: the symbols converted a
+ * few hundred at a time, the names as they are (no copy of a large
+ * table's megabytes). 0, -EINVAL (not cached) or -EIO. */
+static int write_cache(const struct symtab *st, const char *key, struct crc_writer *w)
 {
 	struct cache_sym batch[256];
 	struct cache_header h;
-	uLong crc = crc32_z(0, NULL, 0);
-	uint32_t crc32;
 	int err = cache_header_of(st, key, &h);
 
-#define EMIT(p, n)                                              \
-	do {                                                    \
-		crc = crc32_z(crc, (const void *)(p), (n));     \
-		err = emit(ctx, (p), (n));                      \
-		if (err)                                        \
-			return err;                             \
-	} while (0)
-	if (err)
-		return err;
-	EMIT(&h, sizeof(h));
-	EMIT(key, h.key_len);
-	EMIT(st->segs, st->nsegs * sizeof(struct seg));
-	for (size_t i = 0; i < st->count;) {
+	if (!err)
+		err = crc_writer__put(w, &h, sizeof(h));
+	if (!err)
+		err = crc_writer__put(w, key, h.key_len);
+	if (!err)
+		err = crc_writer__put(w, st->segs, st->nsegs * sizeof(struct seg));
+	for (size_t i = 0; !err && i < st->count;) {
 		size_t k = 0;
 
 		for (; k < sizeof(batch) / sizeof(batch[0]) && i < st->count; k++, i++)
 			batch[k] = (struct cache_sym){ st->syms[i].start, st->syms[i].size,
 						       (uint64_t)(st->syms[i].name - st->names) };
-		EMIT(batch, k * sizeof(batch[0]));
+		err = crc_writer__put(w, batch, k * sizeof(batch[0]));
 	}
-	EMIT(st->names, st->names_len);
-#undef EMIT
-	crc32 = (uint32_t)crc;
-	return emit(ctx, &crc32, sizeof(crc32));
-}
-
-static int emit_to_memory(void *ctx, const void *p, size_t n)
-{
-	uint8_t **at = ctx;
-
-	if (n)
-		memcpy(*at, p, n);
-	*at += n;
-	return 0;
-}
-
-static int emit_to_file(void *ctx, const void *p, size_t n)
-{
-	return fwrite(p, 1, n, ctx) == n ? 0 : -EIO;
+	if (!err)
+		err = crc_writer__put(w, st->names, st->names_len);
+	return err ? err : crc_writer__end(w);
 }
 
 int symtab__encode(const struct symtab *st, const char *key, uint8_t **buf, size_t *len)
 {
-	uint8_t *p, *at;
+	struct crc_writer w;
+	uint8_t *p;
 	size_t n;
 	int err = symtab__cache_size(st, key, &n);
 
@@ -1335,8 +1311,8 @@ int symtab__encode(const struct symtab *st, const char *key, uint8_t **buf, size
 	p = malloc(n);
 	if (!p)
 		return -ENOMEM;
-	at = p;
-	emit_cache(st, key, emit_to_memory, &at);
+	crc_writer__init(&w, NULL, p);
+	write_cache(st, key, &w);
 	*buf = p;
 	*len = n;
 	return 0;
@@ -1344,7 +1320,10 @@ int symtab__encode(const struct symtab *st, const char *key, uint8_t **buf, size
 
 int symtab__cache_write(const struct symtab *st, const char *key, FILE *f)
 {
-	return emit_cache(st, key, emit_to_file, f);
+	struct crc_writer w;
+
+	crc_writer__init(&w, f, NULL);
+	return write_cache(st, key, &w);
 }
 
 /* The header's fields against the bounds and the file's length. */

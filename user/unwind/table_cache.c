@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/crc_writer.h"
 #include "core/elf.h"
 #include "core/file.h"
 #include "core/hash.h"
@@ -121,10 +122,6 @@ int table_cache__key(int fd, char *key, size_t len)
 	return 0;
 }
 
-/* Emits the pieces of a cache file in order (a piece sink: memory or a
- * file). 0 or -errno. */
-typedef int (*piece_fn)(void *ctx, const void *p, size_t n);
-
 /* The cache file of t under key, in pieces: the header, the key, the rows
  * and the rules as they are in t (no copy of its megabytes), and the crc
  * over them. len: the file's size, known before the first piece. */
@@ -177,50 +174,32 @@ static void encoding_of(const struct unwind_table *t, const char *key, struct en
 		 e->nrules * sizeof(*e->rules) + sizeof(uint32_t);
 }
 
-static int emit_encoding(const struct encoding *e, piece_fn emit, void *ctx)
+/* Writes the file of encoding e through w. 0 or -EIO. */
+static int emit_encoding(const struct encoding *e, struct crc_writer *w)
 {
-	const struct { const void *p; size_t n; } pieces[] = {
-		{ &e->h, sizeof(e->h) },
-		{ e->key, e->klen },
-		{ e->rows, e->nrows * sizeof(*e->rows) },
-		{ e->rules, e->nrules * sizeof(*e->rules) },
-	};
-	uLong crc = crc32_z(0, NULL, 0);
-	uint32_t crc32;
-	int err;
+	int err = crc_writer__put(w, &e->h, sizeof(e->h));
 
-	for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
-		if (!pieces[i].n)
-			continue;
-		crc = crc32_z(crc, pieces[i].p, pieces[i].n);
-		err = emit(ctx, pieces[i].p, pieces[i].n);
-		if (err)
-			return err;
-	}
-	crc32 = (uint32_t)crc;
-	return emit(ctx, &crc32, sizeof(crc32));
-}
-
-static int emit_to_memory(void *ctx, const void *p, size_t n)
-{
-	uint8_t **at = ctx;
-
-	memcpy(*at, p, n);
-	*at += n;
-	return 0;
+	if (!err)
+		err = crc_writer__put(w, e->key, e->klen);
+	if (!err)
+		err = crc_writer__put(w, e->rows, e->nrows * sizeof(*e->rows));
+	if (!err)
+		err = crc_writer__put(w, e->rules, e->nrules * sizeof(*e->rules));
+	return err ? err : crc_writer__end(w);
 }
 
 int table_cache__encode(const struct unwind_table *t, const char *key, uint8_t **buf, size_t *len)
 {
+	struct crc_writer w;
 	struct encoding e;
-	uint8_t *p, *at;
+	uint8_t *p;
 
 	encoding_of(t, key, &e);
 	p = malloc(e.len);
 	if (!p)
 		return -ENOMEM;
-	at = p;
-	emit_encoding(&e, emit_to_memory, &at);
+	crc_writer__init(&w, NULL, p);
+	emit_encoding(&e, &w);
 	*buf = p;
 	*len = e.len;
 	return 0;
@@ -697,14 +676,12 @@ static int write_file(struct table_cache *c, const char *key, const char *suffix
 	return 0;
 }
 
-static int emit_to_file(void *ctx, const void *p, size_t n)
-{
-	return fwrite(p, 1, n, ctx) == n ? 0 : -EIO;
-}
-
 static int write_encoding(FILE *f, void *ctx)
 {
-	return emit_encoding(ctx, emit_to_file, f);
+	struct crc_writer w;
+
+	crc_writer__init(&w, f, NULL);
+	return emit_encoding(ctx, &w);
 }
 
 void table_cache__put(struct table_cache *c, int fd, const struct unwind_table *t)

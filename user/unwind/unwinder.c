@@ -713,6 +713,26 @@ static void jobs_collect(struct unwinder *u)
 		malloc_trim(0);
 }
 
+/* Gives e its file_tables key from bin, a file a process maps, the first
+ * time one can say it (and publishes it when e's table is loaded): the
+ * device and inode as the process's mappings list them (the superblock's:
+ * stat's device differs on btrfs), size and mtime from the file opened. */
+static void exe_identify(struct unwinder *u, struct exe *e, const struct binary *bin)
+{
+	struct stat st;
+
+	if (e->has_file || !bin || !bin->ino || bin->fd < 0 || fstat(bin->fd, &st))
+		return;
+	e->file.dev = (uint64_t)major(bin->dev) << 20 | minor(bin->dev);
+	e->file.ino = bin->ino;
+	e->file.size = (uint64_t)st.st_size;
+	e->file.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+			   (uint64_t)st.st_mtim.tv_nsec;
+	e->has_file = true;
+	if (e->state == EXE_LOADED)
+		files_publish(u, e);
+}
+
 /* The entry of the file bin (the vDSO when NULL), with its slot: a new
  * file's layout is read here and its table queued for the builder. NULL
  * and *why when it gets no slot. */
@@ -723,12 +743,13 @@ static struct exe *exe_get(struct unwinder *u, const struct binary *bin,
 	uint64_t h = hash__str(key);
 	struct exe *e = hashmap__get(&u->exes, h, exe_eq, NULL, key);
 	struct unwind_table_info layout;
-	struct stat st;
 	size_t size = 0;
 	const void *image = bin ? NULL : own_vdso(&size);
 
-	if (e)
+	if (e) {
+		exe_identify(u, e, bin);
 		return e;
+	}
 	*why = UNWINDER_FB_NO_TABLE;
 	if (unwind_table__layout(bin ? bin->fd : -1, image, size, bin ? bin->path : "[vdso]",
 				 &layout))
@@ -744,16 +765,7 @@ static struct exe *exe_get(struct unwinder *u, const struct binary *bin,
 	u->nexes++;
 	snprintf(e->key, sizeof(e->key), "%s", key);
 	e->info = layout;
-	if (bin && fstat(bin->fd, &st) == 0) {
-		/* as the kernel has them (file_tables): its encoding of a
-		 * device number, the inode's number, size and mtime */
-		e->file.dev = (uint64_t)major(bin->dev) << 20 | minor(bin->dev);
-		e->file.ino = bin->ino;
-		e->file.size = (uint64_t)st.st_size;
-		e->file.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
-				   (uint64_t)st.st_mtim.tv_nsec;
-		e->has_file = true;
-	}
+	exe_identify(u, e, bin);
 	e->slot = u->free_slots[--u->nfree_slots];
 	u->m.tables[e->slot] = (struct kiln_exe_table){ 0 };
 	e->state = EXE_BUILDING;
@@ -791,8 +803,6 @@ void unwinder__prewarm(struct unwinder *u)
 		if (b.fd < 0)
 			continue;
 		binary__key(&sb, b.key, sizeof(b.key));
-		b.dev = sb.st_dev;
-		b.ino = sb.st_ino;
 		exe_get(u, &b, &why);
 		close(b.fd);
 	}
