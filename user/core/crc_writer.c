@@ -14,17 +14,19 @@ void crc_writer__init(struct crc_writer *w, FILE *f, uint8_t *mem)
 
 static int append(struct crc_writer *w, const void *p, size_t n)
 {
+	/* an empty piece may come with p NULL, which fwrite and memcpy refuse */
+	if (!n)
+		return 0;
 	if (w->f)
 		return fwrite(p, 1, n, w->f) == n ? 0 : -EIO;
-	if (n)
-		memcpy(w->mem, p, n);
+	memcpy(w->mem, p, n);
 	w->mem += n;
 	return 0;
 }
 
 int crc_writer__put(struct crc_writer *w, const void *p, size_t n)
 {
-	if (n)
+	if (n) /* crc32_z of a NULL buffer answers the initial value */
 		w->crc = crc32_z(w->crc, p, n);
 	return append(w, p, n);
 }
