@@ -167,6 +167,9 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 {
 	enum log_level ours = level == LIBBPF_WARN ? LOG_WARN :
 			      level == LIBBPF_INFO ? LOG_DEBUG : LOG_DEBUG;
+	char *text;
+	va_list again;
+	int n;
 
 	/* libbpf's info chatter is debug for us; its warnings surface only
 	 * with -v because start-up checks explain failures in one sentence. */
@@ -174,7 +177,23 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		return 0;
 	if (ours > log_level)
 		return 0;
-	log_vmsg(ours, fmt, ap);
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, again);
+	va_end(again);
+	/* a verifier's log comes whole in one message: a line each, so the
+	 * end, where the verifier says why, is not cut */
+	if (n < LOG_MSG_MAX || !(text = malloc((size_t)n + 1))) {
+		log_vmsg(ours, fmt, ap);
+		return 0;
+	}
+	vsnprintf(text, (size_t)n + 1, fmt, ap);
+	for (char *line = text, *end; *line; line = end) {
+		end = strchrnul(line, '\n');
+		if (*end)
+			*end++ = '\0';
+		log_msg(ours, "%s", line);
+	}
+	free(text);
 	return 0;
 }
 
