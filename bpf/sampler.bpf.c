@@ -33,6 +33,7 @@
 #define EEXIST 17
 #define ENOMEM 12
 #define EFAULT 14
+#define E2BIG 7
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -421,8 +422,8 @@ struct {
 } file_tables SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
 	__type(value, struct kiln_early_maps);
 	__uint(max_entries, 1);
 } early_maps SEC(".maps");
@@ -1711,16 +1712,14 @@ static __always_inline void get_stack(struct bpf_perf_event_data *ctx, struct wa
 	w->srec.stack.len = n > 0 ? (__u32)n / sizeof(__u64) : 0;
 }
 
-/* Whether kiln_mmap gathered the mappings of task's address space, for
- * task's process: then copied into w->early_maps, where the walk reads
- * them (one map for the verifier to follow, never NULL). */
-static __always_inline bool early_known(struct task_struct *task, struct walk *w)
+/* Whether kiln_mmap gathered the mappings of process tgid's address
+ * space: then copied into w->early_maps, where the walk reads them (one
+ * map for the verifier to follow, never NULL). */
+static __always_inline bool early_known(struct task_struct *task, __u32 tgid, struct walk *w)
 {
-	const struct kiln_early_maps *em;
-	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
+	const struct kiln_early_maps *em = bpf_map_lookup_elem(&early_maps, &tgid);
 
-	em = mm ? bpf_map_lookup_elem(&early_maps, &mm) : NULL;
-	if (!em || em->tgid != (__u32)BPF_CORE_READ(task, tgid) ||
+	if (!em || em->mm != (__u64)BPF_CORE_READ(task, mm) ||
 	    em->start_time != BPF_CORE_READ(task, group_leader, start_time))
 		return false;
 	__builtin_memcpy(&w->early_maps, em, sizeof(*em));
@@ -1776,7 +1775,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 	} else {
 		__u32 flags, tabled = tables_instance(tgid, task, &w->maps_pid, &flags);
 		/* not read yet: walked through the mappings kiln_mmap saw */
-		bool early = !tabled && loop && early_walks && early_known(task, w);
+		bool early = !tabled && loop && early_walks && early_known(task, tgid, w);
 
 		if ((tabled || early) && user_regs(ctx, task, w) == 0) {
 			count_unwind(KILN_UW_WALKS);
@@ -1871,6 +1870,8 @@ int BPF_PROG(kiln_exit, struct task_struct *p)
 	/* Only the last thread of the group ends the process. */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
+	if (early_walks)
+		bpf_map_delete_elem(&early_maps, &tgid);
 	if (filter_enabled)
 		bpf_map_delete_elem(&filter, &tgid);
 	found = bpf_map_lookup_elem(&instances, &tgid);
@@ -1955,7 +1956,7 @@ static __always_inline __u64 inode_mtime_ns(struct inode *inode)
 struct early_add {
 	struct kiln_early_maps *em;
 	__u64 start, end;
-	__u32 n, slot;
+	__u32 n, slot, free;
 };
 
 static long early_overlap(__u32 i, void *data)
@@ -1971,19 +1972,22 @@ static long early_overlap(__u32 i, void *data)
 			a->slot = i;
 		else
 			e->start = e->end = 0;
+	} else if (e->start == e->end && a->free == a->n) {
+		a->free = i;
 	}
 	return 0;
 }
 
 /* Every executable file mapping the kernel makes (it tells perf of each
  * here: the exec'd program's and its loader's too, into the new address
- * space), kept by address space and process for early walks. A mapping
- * over ones kept (MAP_FIXED, a library loaded where another was) takes
- * their place; past KILN_EARLY_MAPS the rest are left out (their frames
- * take frame-pointer steps). Unsynchronized: two threads mapping at once
- * may lose one, which costs that file's frames the same. A kprobe: perf's
- * core is built without ftrace, so no fentry; attached where the kernel
- * has kprobes. */
+ * space), kept by process for early walks. A mapping over ones kept
+ * (MAP_FIXED, a library loaded where another was) takes their place, and
+ * a slot they left is taken again; past KILN_EARLY_MAPS the rest are left
+ * out (their frames take frame-pointer steps), as are the mappings of a
+ * process early_maps has no room for: each counted. Unsynchronized: two
+ * threads mapping at once may lose one, which costs that file's frames
+ * the same. A kprobe: perf's core is built without ftrace, so no fentry;
+ * attached where the kernel has kprobes. */
 SEC("kprobe/perf_event_mmap")
 int BPF_KPROBE(kiln_mmap, struct vm_area_struct *vma)
 {
@@ -2004,21 +2008,24 @@ int BPF_KPROBE(kiln_mmap, struct vm_area_struct *vma)
 		return 0;
 	tgid = BPF_CORE_READ(task, tgid);
 	start_time = BPF_CORE_READ(task, group_leader, start_time);
-	em = bpf_map_lookup_elem(&early_maps, &mm);
+	em = bpf_map_lookup_elem(&early_maps, &tgid);
 	if (!em) {
 		const struct kiln_early_maps *none = bpf_map_lookup_elem(&early_zero, &zero);
 
 		if (!none)
 			return 0;
-		bpf_map_update_elem(&early_maps, &mm, none, BPF_NOEXIST);
-		em = bpf_map_lookup_elem(&early_maps, &mm);
+		/* (its low 32 bits: 6.1 answers -E2BIG zero-extended) */
+		if ((int)bpf_map_update_elem(&early_maps, &tgid, none, BPF_NOEXIST) == -E2BIG)
+			count_unwind(KILN_UW_EARLY_NO_ROOM);
+		em = bpf_map_lookup_elem(&early_maps, &tgid);
 		if (!em)
 			return 0;
 	}
-	if (em->tgid != tgid || em->start_time != start_time) {
-		/* an earlier process's address space at this address */
+	if (em->mm != mm || em->start_time != start_time) {
+		/* a new address space (an exec), or a process whose exit
+		 * was missed */
 		em->n = 0;
-		em->tgid = tgid;
+		em->mm = mm;
 		em->start_time = start_time;
 	}
 	m.start = BPF_CORE_READ(vma, vm_start);
@@ -2031,12 +2038,19 @@ int BPF_KPROBE(kiln_mmap, struct vm_area_struct *vma)
 	m.file.mtime_ns = inode_mtime_ns(inode);
 	/* the first mapping it overlaps takes it, the others go */
 	n = em->n;
-	add = (struct early_add){ .em = em, .start = m.start, .end = m.end, .n = n, .slot = n };
+	add = (struct early_add){
+		.em = em, .start = m.start, .end = m.end, .n = n, .slot = n, .free = n
+	};
 	bpf_loop(KILN_EARLY_MAPS, early_overlap, &add, 0);
-	slot = add.slot;
-	if (slot >= KILN_EARLY_MAPS)
+	slot = add.slot == n ? add.free : add.slot;
+	if (slot >= KILN_EARLY_MAPS) {
+		count_unwind(KILN_UW_EARLY_MAPS_LEFT);
 		return 0;
-	em->maps[slot] = m;
+	}
+	/* (masked past the compiler: 6.1 knows slot's low 32 bits only, and
+	 * its product with the size then reaches past the value) */
+	barrier_var(slot);
+	em->maps[slot & (KILN_EARLY_MAPS - 1)] = m;
 	if (slot == n)
 		em->n = n + 1;
 	return 0;

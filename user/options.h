@@ -50,7 +50,7 @@
 	CONFIG_ROW_SIZE(T, pipe.unwind_cache_bytes, "unwind-cache-size", "SIZE", "256M", 0, 1ull << 36, \
 			"bound of the --unwind-cache directory (least recently used tables deleted; 0: off)"), \
 	CONFIG_ROW_U64(T, pipe.sampler.unwind_processes, "unwind-processes", 0, "N", "4096", 64, 1 << 20, \
-		       "processes whose stacks are walked with unwind tables at once (~4 KiB of BPF memory each; others: frame pointers)"), \
+		       "processes whose stacks are walked with unwind tables at once (~4 KiB of BPF memory each; others: frame pointers), a quarter of that before kiln has read them (early walks, ~1 KiB each)"), \
 	CONFIG_ROW_BOOL(T, pipe.sampler.no_bpf_loop, "no-bpf-loop", 0, \
 			"load the unrolled BPF programs that kernels before 5.17 (no bpf_loop) load, whatever the kernel (tests; about 0.2 s more CPU at start)"), \
 	CONFIG_ROW_BOOL(T, pipe.sampler.wake_on_new, "wake-on-new-process", 0, \

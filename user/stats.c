@@ -509,6 +509,15 @@ static const struct counter stats_rows[] = {
 	       "stacks", "of the user stacks walked with tables, those of processes kiln had not "
 	       "read yet, their mappings from the kernel's mmap calls (kprobe on perf_event_mmap)",
 	       .summary = "walked before kiln read their process"),
+	WALKER(KILN_UW_EARLY_NO_ROOM, "kiln_unwind_early_left_out_total", "reason", "processes_full",
+	       "walker.early_left_out.processes_full", "mappings",
+	       "executable mappings early walks left out, by reason: no room for their process "
+	       "(a quarter of --unwind-processes) or 16 of its mappings kept already; their "
+	       "frames before kiln reads the process are walked by frame pointers",
+	       .summary = "mappings left out of early walks (no room for their process)"),
+	WALKER(KILN_UW_EARLY_MAPS_LEFT, "kiln_unwind_early_left_out_total", "reason", "mappings_full",
+	       "walker.early_left_out.mappings_full", "mappings", NULL,
+	       .summary = "mappings left out of early walks (16 of their process kept)"),
 	WALKER(KILN_UW_ROOT, "kiln_unwind_root_total", NULL, NULL, "walker.root", "stacks",
 	       "user stacks walked with tables that reached the thread's root"),
 	WALKER(KILN_UW_TRUNCATED, "kiln_unwind_truncated_total", NULL, NULL, "walker.truncated",

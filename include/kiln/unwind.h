@@ -158,9 +158,10 @@ struct kiln_proc_maps {
 
 /* Early walks: a process user space has not read yet (a compiler that
  * runs for 50 ms) is walked with the tables of its files all the same.
- * kiln_mmap gathers every address space's executable file mappings as
- * the kernel makes them (early_maps: LRU_HASH, the mm_struct's address ->
- * struct kiln_early_maps); file_tables (HASH, filled by user space) gives
+ * kiln_mmap gathers every process's executable file mappings as the
+ * kernel makes them (early_maps: HASH, tgid -> struct kiln_early_maps,
+ * deleted when the process exits; a process past its room, or a mapping
+ * past KILN_EARLY_MAPS, is counted and left out); file_tables (HASH, filled by user space) gives
  * the table of a file by the kernel's identity of it (s_dev as the kernel
  * encodes it, major << 20 | minor, the inode number, size and mtime), and
  * its executable PT_LOAD segments for the bias, as unwind_table__bias
@@ -177,8 +178,9 @@ struct kiln_early_map {
 };
 struct kiln_early_maps {
 	__u32 n;                /* maps[0, n), in no order; start = end: none */
-	__u32 tgid;             /* whose they are: an mm_struct's address is */
-	__u64 start_time;       /* reused by later processes */
+	__u32 pad;
+	__u64 mm;               /* the address space they are of (an exec */
+	__u64 start_time;       /* makes a new one), and the process's start */
 	struct kiln_early_map maps[KILN_EARLY_MAPS];
 };
 #define KILN_FILE_SEGS 4
@@ -201,6 +203,8 @@ enum kiln_unwind_stat {
 	KILN_UW_WALKS = 0,      /* user stacks walked with tables */
 	KILN_UW_NO_PROC,        /* user stacks of processes without tables: frame pointers */
 	KILN_UW_EARLY,          /* of KILN_UW_WALKS: early walks (early_maps) */
+	KILN_UW_EARLY_NO_ROOM,  /* mappings left out: no room for their process */
+	KILN_UW_EARLY_MAPS_LEFT,/* mappings left out: KILN_EARLY_MAPS kept */
 	KILN_UW_FRAMES_TABLE,   /* frames unwound by a table row */
 	KILN_UW_FRAMES_FP,      /* frames unwound by a frame-pointer step */
 	KILN_UW_ROOT,           /* walks that reached the thread's root */

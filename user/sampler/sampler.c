@@ -361,7 +361,8 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 	bpf_map__set_max_entries(s->skel->maps.file_tables,
 				 opts->unwind_rows ? KILN_UNWIND_SLOTS : 1);
 	bpf_map__set_max_entries(s->skel->maps.early_maps,
-				 opts->unwind_rows ? SAMPLER_EARLY_PROCESSES : 1);
+				 opts->unwind_rows && opts->unwind_processes ?
+				 opts->unwind_processes / SAMPLER_EARLY_SHARE : 1);
 	bpf_map__set_max_entries(s->skel->maps.proc_maps,
 				 opts->unwind_rows && opts->unwind_processes ?
 				 opts->unwind_processes : 1);

@@ -35,9 +35,9 @@
  * image, at most every 50 ms on the host): at 97 Hz, one that has run
  * about 40 ms. Most short-lived processes end sooner and wake nothing. */
 #define SAMPLER_UNLOADED_WAKE 4
-/* Address spaces whose executable mappings early walks keep (LRU: the
- * newest processes', the ones not read yet) */
-#define SAMPLER_EARLY_PROCESSES 1024
+/* Processes whose executable mappings early walks keep at once: this
+ * share of --unwind-processes (1024 of the default 4096) */
+#define SAMPLER_EARLY_SHARE 4
 
 struct sampler_opts {
 	unsigned frequency;             /* Hz per CPU */
