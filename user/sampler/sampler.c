@@ -144,6 +144,30 @@ static int open_cpu_clock(unsigned cpu, unsigned hz)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Whether libbpf said a program failed to load: a verifier's E2BIG (a
+ * program too large for it) is then no map's (libbpf unloads it all
+ * before it returns, so the stage is told by its message). */
+static bool prog_refused;
+static libbpf_print_fn_t outer_print;
+
+static int load_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (strstr(fmt, "prog '%s': failed to load"))
+		prog_refused = true;
+	return outer_print ? outer_print(level, fmt, ap) : 0;
+}
+
+static int load_programs(struct sampler_bpf *skel)
+{
+	int err;
+
+	prog_refused = false;
+	outer_print = libbpf_set_print(load_print);
+	err = sampler_bpf__load(skel);
+	libbpf_set_print(outer_print);
+	return err;
+}
+
 /* (EACCES is the verifier's answer to a program it cannot prove safe:
  * preflight__check saw the capabilities before) */
 static void explain_load_error(int err)
@@ -151,7 +175,10 @@ static void explain_load_error(int err)
 	if (err == -EPERM)
 		pr_error("the kernel refused to load the BPF program (%s): run kiln as root, or grant CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE (on kernels before 5.11 also raise the locked-memory limit: ulimit -l unlimited)",
 			 strerror(-err));
-	else if (err == -ENOMEM || err == -E2BIG)
+	else if (err == -E2BIG && prog_refused)
+		pr_error("this kernel's verifier found the BPF program too large (%s): --unwind-memory 0 loads it without the stack walkers (frame pointers only); run with -v to see the verifier's log",
+			 strerror(-err));
+	else if ((err == -ENOMEM || err == -E2BIG) && !prog_refused)
 		pr_error("the kernel could not allocate the BPF maps (%s): lower --unwind-memory, or raise the locked-memory limit (ulimit -l unlimited) on kernels before 5.11",
 			 strerror(-err));
 	else
@@ -378,7 +405,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 		bpf_program__set_autoload(s->skel->progs.kiln_fork, false);
 	choose_programs(s, opts);
 
-	*err = sampler_bpf__load(s->skel);
+	*err = load_programs(s->skel);
 	if (*err) {
 		explain_load_error(*err);
 		goto fail;
