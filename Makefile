@@ -32,7 +32,7 @@
 #                 (tests/unwind/python.sh; in make test, not under SANITIZE=1)
 # make test-ruby  Ruby frames on Debian's ruby3.1 (tests/unwind/ruby.sh; in
 #                 make test, not under SANITIZE=1)
-# make test-hygiene  SPDX lines and license texts (tests/hygiene/check.sh)
+# make test-hygiene  SPDX lines, license texts, BPF errno compares (tests/hygiene/check.sh)
 # make format-check  clang-format on the C files changed since FORMAT_BASE
 # make test-kernels  the BPF checks on this host's kernel and on Debian's 6.1
 #                 kernels under qemu (tests/kernels/; KERNELS=host narrows it)
@@ -428,7 +428,8 @@ test-docs: $(OUT)/kiln
 	$(SUITE) docs env KILN=$(OUT)/kiln tests/docs/run.sh
 
 # Tree hygiene: an SPDX line in every source file, the license texts, the
-# BPF programs' GPL-compatible license strings. No build, no root needed.
+# BPF programs' GPL-compatible license strings, helpers' errno answers
+# compared in 32 bits. No build, no root needed.
 test-hygiene:
 	$(SUITE) hygiene tests/hygiene/check.sh
 

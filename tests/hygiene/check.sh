@@ -3,7 +3,8 @@
 # Hygiene of the tree (`make test-hygiene`): every source file kiln owns
 # names its license on its first line (the second after a shebang) with an
 # SPDX identifier whose text is in LICENSES/, and each BPF program's
-# license string is one the kernel counts as GPL-compatible. Prints one
+# license string is one the kernel counts as GPL-compatible; no BPF code
+# compares a helper's answer with a negative errno in 64 bits. Prints one
 # line per check and "N passed, N failed, N skipped" last (tests/lib.sh).
 #
 # Sources: C, headers, BPF, shell, Python, Go, .proto, Makefiles,
@@ -129,6 +130,28 @@ test_bpf_license() {
 	fi
 }
 
+# bpf_errno_compares FILE...: lines comparing a helper's answer with -E...
+# as it comes: some kernels (6.1's map updates) hand an int error back
+# zero-extended, which never equals the 64-bit -E...; (int) first.
+bpf_errno_compares() {
+	grep -nE '\bbpf_[a-z_]+\([^;]*\)[[:space:]]*[!=]=[[:space:]]*-E[A-Z0-9]+' "$@" |
+		grep -vE '\(int\)[[:space:]]*bpf_[a-z_]+\('
+}
+
+test_bpf_errno_32() {
+	local t=$TMP/errno.bpf.c bad got
+	printf 'if (bpf_map_update_elem(&m, &k, &v, 0) == -E2BIG)\nif ((int)bpf_map_update_elem(&m, &k, &v, 0) == -E2BIG)\nif (bpf_ringbuf_output(&r, p, n, 0))\n' >"$t"
+	got=$(bpf_errno_compares "$t" | cut -d: -f1 | tr '\n' ' ')
+	bad=$(bpf_errno_compares "$ROOT"/bpf/*.bpf.c)
+	if [ "$got" != "1 " ]; then
+		fail bpf_errno_32 "planted file: flagged lines '$got', expected '1 '"
+	elif [ -n "$bad" ]; then
+		fail bpf_errno_32 "a helper's answer compared with -E... in 64 bits (cast it to int): $bad"
+	else
+		pass "bpf_errno_32: no helper's answer compared with a negative errno in 64 bits"
+	fi
+}
+
 test_license_files() {
 	if [ -s "$ROOT/LICENSE" ] && [ -s "$ROOT/LICENSES/BSD-2-Clause.txt" ] &&
 		[ -s "$ROOT/LICENSES/GPL-2.0-only.txt" ]; then
@@ -138,5 +161,6 @@ test_license_files() {
 	fi
 }
 
-run_tests test_license_files test_spdx_everywhere test_spdx_check_catches test_spdx_known test_bpf_license
-finish 5
+run_tests test_license_files test_spdx_everywhere test_spdx_check_catches test_spdx_known test_bpf_license \
+	test_bpf_errno_32
+finish 6
