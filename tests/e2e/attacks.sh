@@ -175,6 +175,25 @@ cgroup_setup() {
 # CG_EXEC CG CMD...: CMD in the memory cgroup CG (exec'd: CMD keeps the pid).
 CG_EXEC=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"')
 
+# BPF maps larger than the memory cgroup kiln runs in (--unwind-memory 1G
+# under a 200M cap: memory cgroups charge map memory since 5.11): one line
+# that names the maps and the flag, no output, no crash.
+test_maps_over_memory_cap() {
+	local d=$TMP/mapcap rc lines
+	mkdir -p "$d"
+	cgroup_setup || { fail maps_over_memory_cap "no memory cgroup to run kiln under"; return; }
+	timeout 60 "${CG_EXEC[@]}" "$CG" "$KILN" record -d 1 --unwind-memory 1G \
+		-o "$d/out.folded" 2>"$d/err"
+	rc=$?
+	lines=$(wc -l <"$d/err")
+	if [ "$rc" != 0 ] && [ "$rc" -lt 124 ] && [ "$lines" = 1 ] && [ ! -e "$d/out.folded" ] &&
+		grep -q 'could not allocate the BPF maps.*--unwind-memory' "$d/err"; then
+		pass "maps_over_memory_cap: exit $rc, one line: $(cat "$d/err")"
+	else
+		fail maps_over_memory_cap "exit $rc, $lines lines: $(head -n 2 "$d/err" | tr '\n' '|')"
+	fi
+}
+
 # bomb_run NAME BINARY COUNTER [RECORD_ARGS...]: kiln record of BINARY under
 # the memory cap; checks completion, peak RSS and the elf_refused counter.
 bomb_run() {
@@ -756,7 +775,8 @@ TESTS="test_fifo_debuglink test_huge_debuglink test_symlink_out_of_mount_ns test
 	test_demangle_bomb test_sections_bomb test_symbol_names_bomb test_table_over_cache_bound
 	test_forged_build_id test_output_symlink_clobber test_agent_fifo_debuglink
 	test_agent_forged_build_id test_agent_elf_bombs test_agent_output_symlink_clobber
-	test_jit_garbage_lines test_jit_ten_million_lines test_jit_symlink_shadow test_jit_fifo"
+	test_jit_garbage_lines test_jit_ten_million_lines test_jit_symlink_shadow test_jit_fifo
+	test_maps_over_memory_cap"
 # all tests, or those named on the command line (e.g. test_fifo_debuglink)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" != 0 ]; then
