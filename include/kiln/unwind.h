@@ -160,12 +160,12 @@ struct kiln_proc_maps {
  * runs for 50 ms) is walked with the tables of its files all the same.
  * kiln_mmap gathers every process's executable file mappings as the
  * kernel makes them (early_maps: HASH, tgid -> struct kiln_early_maps,
- * deleted when the process exits; a process past its room, or a mapping
- * past KILN_EARLY_MAPS, is counted and left out); file_tables (HASH, filled by user space) gives
- * the table of a file by the kernel's identity of it (s_dev as the kernel
- * encodes it, major << 20 | minor, the inode number, size and mtime), and
- * its executable PT_LOAD segments for the bias, as unwind_table__bias
- * reads them. */
+ * deleted when the process exits; a mapping of a process past its room,
+ * or past KILN_EARLY_MAPS, is counted and left out); file_tables (HASH,
+ * filled by user space) gives the table of a file by the kernel's
+ * identity of it (s_dev as the kernel encodes it, major << 20 | minor, the
+ * inode number, size and mtime), and its executable PT_LOAD segments for
+ * the bias, as unwind_table__bias reads them. */
 #define KILN_EARLY_MAPS 16
 struct kiln_file_key {
 	__u64 dev, ino;

@@ -14,9 +14,6 @@ void crc_writer__init(struct crc_writer *w, FILE *f, uint8_t *mem)
 
 static int append(struct crc_writer *w, const void *p, size_t n)
 {
-	/* an empty piece may come with p NULL, which fwrite and memcpy refuse */
-	if (!n)
-		return 0;
 	if (w->f)
 		return fwrite(p, 1, n, w->f) == n ? 0 : -EIO;
 	memcpy(w->mem, p, n);
@@ -26,8 +23,11 @@ static int append(struct crc_writer *w, const void *p, size_t n)
 
 int crc_writer__put(struct crc_writer *w, const void *p, size_t n)
 {
-	if (n) /* crc32_z of a NULL buffer answers the initial value */
-		w->crc = crc32_z(w->crc, p, n);
+	/* an empty piece may come with p NULL, which fwrite and memcpy
+	 * refuse, and crc32_z takes for a request of its initial value */
+	if (!n)
+		return 0;
+	w->crc = crc32_z(w->crc, p, n);
 	return append(w, p, n);
 }
 
