@@ -8,7 +8,8 @@
 # The first word of the figures is what run.sh shows in a kernel's summary.
 #
 # Environment: KILN, WORKLOADS (built test workloads), CHECK_TMP (scratch
-# folder, made here), CHECK_HZ (sampling frequency, default 199).
+# folder, made here), CHECK_HZ (sampling frequency, default 199),
+# CHECK_GUARD (hang guard per check, seconds, default 240).
 # Every kiln run profiles only its own workload (-p PID or -- COMMAND), so
 # other processes and other kiln instances on the host do not disturb it.
 # Durations are hang guards only: nothing asserts on wall-clock time. A
@@ -32,6 +33,59 @@ folded_count() {
 
 # Last line of a file, for failure reasons.
 last() { tail -n 1 "$1" 2>/dev/null | tr -d '\r'; }
+
+# Hang guard: every check runs in the background, and one still running
+# after CHECK_GUARD s (default 240; under TCG a check takes 5-30 s) fails
+# with what its processes wait in, and is killed. A hang then names its
+# check and the kernel's state, where the guest's hang guard (run.sh) could
+# only say that the guest did not finish.
+GUARD=${CHECK_GUARD:-240}
+
+# tree PID: PID and every process below it, from /proc/*/stat
+tree() {
+	cat /proc/[0-9]*/stat 2>/dev/null | sed -n 's/^\([0-9]*\) (.*) [A-Z] \([0-9]*\) .*/\1 \2/p' |
+		awk -v root="$1" '{ parent[$1] = $2 }
+		END {
+			in_tree[root] = 1
+			for (more = 1; more; ) {
+				more = 0
+				for (p in parent)
+					if (!(p in in_tree) && (parent[p] in in_tree)) { in_tree[p] = 1; more = 1 }
+			}
+			for (p in in_tree) print p
+		}'
+}
+
+# hang_report PID: each process of the tree with its state, the kernel
+# function it waits in and its kernel stack's top; the kernel log's end
+hang_report() {
+	for p in $(tree "$1"); do
+		st=$(sed 's/^[0-9]* (\(.*\)) \([A-Z]\) .*/\1 \2/' "/proc/$p/stat" 2>/dev/null)
+		[ -n "$st" ] || continue
+		stack=$(awk '{ print $2 }' "/proc/$p/stack" 2>/dev/null | head -n 4 | paste -sd, -)
+		printf '%s(%s) %s in %s [%s]; ' "${st% *}" "$p" "${st##* }" "$(cat "/proc/$p/wchan" 2>/dev/null)" "$stack"
+	done
+	printf 'kernel log: %s' "$(dmesg 2>/dev/null | tail -n 3 | tr '\n' '|')"
+}
+
+# guarded NAME CHECK ARGS...: runs CHECK ARGS under the hang guard.
+guarded() {
+	name=$1
+	shift
+	"$@" &
+	check=$!
+	ticks=0
+	while kill -0 $check 2>/dev/null; do
+		if [ $ticks -ge $((GUARD * 5)) ]; then
+			fail "$name" "still running after $GUARD s (hang guard): $(hang_report $check)"
+			kill -KILL $(tree $check) 2>/dev/null
+			break
+		fi
+		sleep 0.2
+		ticks=$((ticks + 1))
+	done
+	wait $check 2>/dev/null
+}
 
 # user frames, the syscall entry (arm64: el0_sync before 5.13), the read
 # syscall, then /dev/zero's read
@@ -221,9 +275,6 @@ check_window() {
 	fi
 }
 
-# (g) Refusal: with /sys/kernel/btf/vmlinux hidden (an empty file bound
-# over it, in a mount namespace of its own so nothing else on the host sees
-# it), kiln says so in one line, exits non-zero and writes nothing.
 # (h) Stacks without frame pointers: nofp_chain (gcc -O2, no frame
 # pointers) spends its time in main -> level_one -> level_two ->
 # level_three -> spin_nofp; the BPF walker unwinds it from .eh_frame to
@@ -255,9 +306,9 @@ check_unwind() {
 # mappings from the kprobe on perf_event_mmap (kiln_mmap), the tables
 # from earlier processes of the same files. Kernels without bpf_loop
 # (before 5.17) or kprobes, and arm64 (not proven yet), walk those
-# samples by frame pointers: the check then says so and passes. The loop runs before, during and after
-# kiln's 6 s (started first, stopped after); only its samples are
-# counted. Without early walks their frame-pointer walks stop at
+# samples by frame pointers: the check then says so and passes. The loops
+# run before, during and after kiln's 6 s (started first, stopped after);
+# only nofp_chain's samples are counted. Without early walks their frame-pointer walks stop at
 # spin_nofp: in Debian 12's 6.1 under TCG, 63 % of the samples reached
 # _start with --no-bpf-loop (no early walks), 83 % with them.
 check_early() {
@@ -307,6 +358,9 @@ check_early() {
 	fi
 }
 
+# (g) Refusal: with /sys/kernel/btf/vmlinux hidden (an empty file bound
+# over it, in a mount namespace of its own so nothing else on the host sees
+# it), kiln says so in one line, exits non-zero and writes nothing.
 check_no_btf() {
 	: >"$T/empty"
 	out=$T/nobtf.folded
@@ -322,15 +376,15 @@ check_no_btf() {
 	fi
 }
 
-check_ratio
-check_unwind unwind
-check_unwind unwind_unrolled --no-bpf-loop
-check_kernel_frames
-check_short_lived
-check_early
-check_gone
-check_cgroup
-check_agent
-check_window
-check_no_btf
+guarded ratio check_ratio
+guarded unwind check_unwind unwind
+guarded unwind_unrolled check_unwind unwind_unrolled --no-bpf-loop
+guarded kernel_frames check_kernel_frames
+guarded short_lived check_short_lived
+guarded early check_early
+guarded gone check_gone
+guarded cgroup check_cgroup
+guarded agent check_agent
+guarded window check_window
+guarded no_btf check_no_btf
 rm -rf "$T"

@@ -34,7 +34,7 @@ BUILD_amd64=${BUILD_amd64:-$ROOT/build}
 BUILD_arm64=${BUILD_arm64:-$ROOT/build-arm64}
 HOST_ARCH=$(dpkg --print-architecture)
 # the checks the script runs: a kernel reporting fewer (one crashed) fails
-EXPECTED=$(grep -cE '^check_[a-z_]+( [a-z_-]+)*$' "$CHECKS")
+EXPECTED=$(grep -cE '^guarded [a-z_]+ check_[a-z_]+( [a-z_-]+)*$' "$CHECKS")
 passed=0 failed=0 skipped=0
 
 # Kernel options kiln and the guest's init need, all built in (=y): the
@@ -192,10 +192,12 @@ boot() {
 	*) log "unknown qemu flavour $flavour"; return 1 ;;
 	esac
 	[ "$accel" = kvm ] && cpu=host
+	# loglevel=4: the kernel's errors (a hung task, an RCU stall) reach the
+	# console, and so the log of a guest that did not finish
 	timeout -k 10 "$BOOT_TIMEOUT" $qemu -machine "$machine,accel=$accel" -cpu $cpu \
 		-smp 2 -m 1024 -no-reboot -display none -monitor none -serial stdio \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=$console panic=-1 quiet loglevel=3" </dev/null >"$logf" 2>&1 &
+		-append "console=$console panic=-1 quiet loglevel=4" </dev/null >"$logf" 2>&1 &
 	pid=$!
 	if [ -n "$deadline" ]; then
 		for ((t = 0; t < deadline; t++)); do
@@ -271,7 +273,11 @@ run_guest() {
 		boot tcg "$flavour" "$kernel" "$initrd" "$logf"; rc=$?
 	fi
 	if ! grep -q '^KCHECK-END' "$logf"; then
-		kernel_fail "$release ($name)" "the guest did not finish (qemu status $rc): $(tr -d '\r' <"$logf" | grep -v '^$' | tail -n 1) [$logf]"
+		# the last check that reported, and the console's last lines (the
+		# kernel's reports of a lockup, a stall or a panic among them)
+		kernel_fail "$release ($name)" "the guest did not finish (qemu status $rc) after $(tr -d '\r' <"$logf" |
+			grep -E '^(PASS|FAIL) ' | tail -n 1 | cut -d: -f1 | grep . || echo 'no check'); its console's end: $(tr -d '\r' <"$logf" |
+			grep -v '^$' | tail -n 12 | paste -sd'|' -) [$logf]"
 		return
 	fi
 	where=$(tr -d '\r' <"$logf" | sed -n 's/^KCHECK-BEGIN .* clock=\(.*\)/\1/p')
