@@ -165,6 +165,11 @@ bool sampler__lazy_hash_maps(void)
 	return false;
 }
 
+bool sampler__kprobes(void)
+{
+	return access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0;
+}
+
 int sampler__probe(void)
 {
 	/* The kernel's own BTF: tp_btf programs need it inside the kernel, so

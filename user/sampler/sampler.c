@@ -204,9 +204,14 @@ static void choose_programs(struct sampler *s, const struct sampler_opts *opts)
 	/* Processes not read yet walked through the mappings kiln_mmap
 	 * gathers (include/kiln/unwind.h): by kiln_walk_loop alone, and on
 	 * x86-64 only so far (the matrix's arm64 guest, under TCG, spends
-	 * its short processes in the loader: nothing proven there yet). */
+	 * its short processes in the loader: nothing proven there yet). Not
+	 * on a kernel without kprobes: kiln_mmap could not be attached, and
+	 * the walker's early-walk code would cost each start a sixth of its
+	 * verification and each sample a lookup, for nothing. */
 #ifdef __x86_64__
-	k->rodata->early_walks = loop && opts->unwind_rows;
+	k->rodata->early_walks = loop && opts->unwind_rows && sampler__kprobes();
+	if (loop && opts->unwind_rows && !k->rodata->early_walks)
+		pr_info("this kernel has no kprobes (no /sys/bus/event_source/devices/kprobe): a process's samples before kiln reads it are walked by frame pointers");
 #endif
 	bpf_program__set_autoload(k->progs.kiln_mmap, k->rodata->early_walks);
 	bpf_program__set_autoattach(k->progs.kiln_mmap, false);

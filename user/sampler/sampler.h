@@ -85,6 +85,10 @@ int sampler__probe(void);
  * (Linux 6.1; before, the sampler preallocates them: their bound's worth
  * of memory from the start, docs/kernels.md). */
 bool sampler__lazy_hash_maps(void);
+/* Whether the kernel has perf's kprobe PMU, through which libbpf attaches
+ * kprobes: absent where the kernel is built without kprobe events (some
+ * microVM kernels). */
+bool sampler__kprobes(void);
 /* Opens and loads the BPF object sized from opts. NULL and *err
  * (-errno) on failure, after logging one sentence saying why. */
 struct sampler *sampler__open(const struct sampler_opts *opts, int *err);
