@@ -308,9 +308,10 @@ check_unwind() {
 # (before 5.17) or kprobes, and arm64 (not proven yet), walk those
 # samples by frame pointers: the check then says so and passes. The loops
 # run before, during and after kiln's 6 s (started first, stopped after);
-# only nofp_chain's samples are counted. Without early walks their frame-pointer walks stop at
-# spin_nofp: in Debian 12's 6.1 under TCG, 63 % of the samples reached
-# _start with --no-bpf-loop (no early walks), 83 % with them.
+# only nofp_chain's samples are counted. Without early walks their
+# frame-pointer walks stop at spin_nofp: in Debian 12's 6.1 under TCG, 63 %
+# of the samples reached _start with --no-bpf-loop (no early walks), 83 %
+# with them.
 check_early() {
 	out=$T/early.folded
 	# the files' tables built and kept on disk first: under TCG a build

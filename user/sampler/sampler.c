@@ -209,8 +209,10 @@ static void choose_programs(struct sampler *s, const struct sampler_opts *opts)
 	 * the walker's early-walk code would cost each start a sixth of its
 	 * verification and each sample a lookup, for nothing. */
 #ifdef __x86_64__
-	k->rodata->early_walks = loop && opts->unwind_rows && sampler__kprobes();
-	if (loop && opts->unwind_rows && !k->rodata->early_walks)
+	bool early = loop && opts->unwind_rows;
+
+	k->rodata->early_walks = early && sampler__kprobes();
+	if (early && !k->rodata->early_walks)
 		pr_info("this kernel has no kprobes (no /sys/bus/event_source/devices/kprobe): a process's samples before kiln reads it are walked by frame pointers");
 #endif
 	bpf_program__set_autoload(k->progs.kiln_mmap, k->rodata->early_walks);
