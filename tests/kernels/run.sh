@@ -180,10 +180,31 @@ EOF
 	rm -rf "$st"
 }
 
+# crash_line LOG: the kernel's first report of a crash in a guest's
+# console (an oops, a page fault it could not handle, a panic); status 1
+# when there is none.
+crash_line() {
+	tr -d '\r' <"$1" 2>/dev/null | grep -m 1 -E '\] (Oops: |BUG: unable to handle|BUG: kernel NULL pointer|general protection fault|Kernel panic)'
+}
+
+# crash_summary LOG: that report in one line: its first line, the task and
+# CPU it hit, where (RIP), and the innermost functions of its call trace.
+crash_summary() {
+	tr -d '\r' <"$1" | sed 's/^\[ *[0-9.]*\] //' | awk '
+		/^(Oops: |BUG: unable to handle|BUG: kernel NULL pointer|general protection fault|Kernel panic)/ && !n { out = $0; n = 1; next }
+		n && /^CPU: / && !cpu { cpu = $0; out = out " | " $0; next }
+		n && /^RIP: / && !rip { rip = 1; out = out " | " $0; next }
+		n && /^Call Trace:/ { trace = 1; next }
+		n && trace && /^ [a-z_]/ && frames < 4 { frames++; out = out " | " $1; next }
+		n && trace && /<\/TASK>/ { trace = 0 }
+		END { print out }'
+}
+
 # boot ACCEL FLAVOUR KERNEL INITRD LOG [DEADLINE]: runs the guest until it
-# powers off; with DEADLINE, stops it when its checks have not begun that
-# many seconds after the start, or at once when KVM reports an internal
-# error (a KVM that hangs instead of failing; KVM boots a guest in seconds).
+# powers off, or its kernel crashed; with DEADLINE, stops it when its
+# checks have not begun that many seconds after the start, or at once when
+# KVM reports an internal error (a KVM that hangs instead of failing; KVM
+# boots a guest in seconds).
 boot() {
 	local accel=$1 flavour=$2 kernel=$3 initrd=$4 logf=$5 deadline=${6:-} qemu console machine cpu=max pid t
 	case $flavour in
@@ -199,18 +220,26 @@ boot() {
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "console=$console panic=-1 quiet loglevel=4" </dev/null >"$logf" 2>&1 &
 	pid=$!
-	if [ -n "$deadline" ]; then
-		for ((t = 0; t < deadline; t++)); do
-			grep -q '^KCHECK-BEGIN' "$logf" 2>/dev/null && break
-			grep -q 'KVM internal error' "$logf" 2>/dev/null && break
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 1
-		done
-		if ! grep -q '^KCHECK-BEGIN' "$logf" 2>/dev/null && kill -0 "$pid" 2>/dev/null; then
+	# Watched while it runs: a kernel that crashed is stopped a few
+	# seconds after its report begins (the rest of the report), not left
+	# to BOOT_TIMEOUT; with a deadline, a guest whose checks have not
+	# begun by then (or whose KVM failed) is stopped.
+	for ((t = 0; ; t++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		if crash_line "$logf" >/dev/null; then
+			sleep 5
+			log "$accel: the kernel crashed: stopped"
+			kill "$pid" 2>/dev/null
+			break
+		fi
+		if [ -n "$deadline" ] && ! grep -q '^KCHECK-BEGIN' "$logf" 2>/dev/null &&
+			{ [ "$t" -ge "$deadline" ] || grep -q 'KVM internal error' "$logf" 2>/dev/null; }; then
 			log "$accel: no checks $t s after the start: stopped"
 			kill "$pid" 2>/dev/null
+			break
 		fi
-	fi
+		sleep 1
+	done
 	wait "$pid"
 }
 
@@ -271,6 +300,11 @@ run_guest() {
 	fi
 	if ! grep -qs '^KCHECK-BEGIN' "$logf"; then
 		boot tcg "$flavour" "$kernel" "$initrd" "$logf"; rc=$?
+	fi
+	if crash_line "$logf" >/dev/null; then
+		kernel_fail "$release ($name)" "the kernel crashed after $(tr -d '\r' <"$logf" |
+			grep -E '^(PASS|FAIL) ' | tail -n 1 | cut -d: -f1 | grep . || echo 'no check'): $(crash_summary "$logf") [$logf]"
+		return
 	fi
 	if ! grep -q '^KCHECK-END' "$logf"; then
 		# the last check that reported, and the console's last lines (the
