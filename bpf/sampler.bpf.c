@@ -647,12 +647,12 @@ static __always_inline void send_walk(struct walk *w)
  * kiln_py_step, kiln_rb_step): the verifier checks each once, on its own,
  * from arguments it knows nothing of, where an inlined copy is checked
  * again at every place and in every state the program reaches it in (on
- * 6.18, the walker's step in 8 states, a sample's end in 3 places and 14
- * states). Only the bpf_loop programs (5.17) call them: pointer arguments
- * need 5.12, and arm64 before 6.0 cannot mix calls with tail calls. A call
- * costs a sample nothing measurable (make bench's load, both at once:
- * BPF time a sample 0.99x at 97 and 999 Hz); each start verifies 10.6 ms,
- * not 24.5. */
+ * 6.18, the walker's step in 8 states, a sample's end inlined in 3 places
+ * of the walker). Only the bpf_loop programs (5.17) call them: pointer
+ * arguments need 5.12, and arm64 before 6.0 cannot mix calls with tail
+ * calls. A call costs a sample nothing measurable (make bench's load, both
+ * at once: BPF time a sample 0.99x at 97 and 999 Hz); each start verifies
+ * 10.6 ms, not 24.5. */
 __noinline int kiln_send_walk(struct walk *w)
 {
 	if (w)

@@ -180,19 +180,21 @@ EOF
 	rm -rf "$st"
 }
 
-# crash_line LOG: the kernel's first report of a crash in a guest's
-# console (an oops, a page fault it could not handle, a panic); status 1
-# when there is none.
+# The first line of a kernel's report of a crash: an oops, a page fault it
+# could not handle, a panic.
+CRASH='(Oops: |BUG: unable to handle|BUG: kernel NULL pointer|general protection fault|Kernel panic)'
+
+# crash_line LOG: that line in a guest's console; status 1 when none.
 crash_line() {
-	tr -d '\r' <"$1" 2>/dev/null | grep -m 1 -E '\] (Oops: |BUG: unable to handle|BUG: kernel NULL pointer|general protection fault|Kernel panic)'
+	tr -d '\r' 2>/dev/null <"$1" | grep -m 1 -E "\] $CRASH"
 }
 
 # crash_summary LOG: that report in one line: its first line, the task and
 # CPU it hit, where (RIP), and the innermost functions of its call trace.
 crash_summary() {
-	tr -d '\r' <"$1" | sed 's/^\[ *[0-9.]*\] //' | awk '
-		/^(Oops: |BUG: unable to handle|BUG: kernel NULL pointer|general protection fault|Kernel panic)/ && !n { out = $0; n = 1; next }
-		n && /^CPU: / && !cpu { cpu = $0; out = out " | " $0; next }
+	tr -d '\r' <"$1" | sed 's/^\[ *[0-9.]*\] //' | awk -v crash="^$CRASH" '
+		$0 ~ crash && !n { out = $0; n = 1; next }
+		n && /^CPU: / && !cpu { cpu = 1; out = out " | " $0; next }
 		n && /^RIP: / && !rip { rip = 1; out = out " | " $0; next }
 		n && /^Call Trace:/ { trace = 1; next }
 		n && trace && /^ [a-z_]/ && frames < 4 { frames++; out = out " | " $1; next }
