@@ -1876,10 +1876,10 @@ int kiln_sample_loop(struct bpf_perf_event_data *ctx)
 }
 
 /* A profiled process's children are profiled too (record -- COMMAND). */
-SEC("tp_btf/sched_process_fork")
+SEC("raw_tp/sched_process_fork")
 int BPF_PROG(kiln_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
 	__u8 *flags, inherited;
 
 	if (!filter_enabled || ptgid == ctgid)
@@ -1896,15 +1896,13 @@ int BPF_PROG(kiln_fork, struct task_struct *parent, struct task_struct *child)
  * (and a fresh snapshot of the new program's mappings). An instance of the
  * new mm already is the new program's: its first sample came after the mm
  * switch. */
-SEC("tp_btf/sched_process_exec")
+SEC("raw_tp/sched_process_exec")
 int BPF_PROG(kiln_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
-	__u32 tgid = p->tgid;
+	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct instance *found = bpf_map_lookup_elem(&instances, &tgid);
 
-	/* (read, not loaded: loading a pointer field through the trusted p
-	 * has the verifier search the kernel's BTF by name, ~1.5 ms a load) */
 	if (!found || found->mm == (__u64)BPF_CORE_READ(p, mm))
 		return 0;
 	send_event(KILN_EVENT_EXEC, p, found->id);
@@ -1912,10 +1910,10 @@ int BPF_PROG(kiln_exec, struct task_struct *p, pid_t old_pid,
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
+SEC("raw_tp/sched_process_exit")
 int BPF_PROG(kiln_exit, struct task_struct *p)
 {
-	__u32 tgid = p->tgid;
+	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct instance *found;
 
 	/* Only the last thread of the group ends the process. */
@@ -1941,34 +1939,34 @@ static __always_inline int cgroups_changed(void)
 	return 0;
 }
 
-SEC("tp_btf/cgroup_attach_task")
+SEC("raw_tp/cgroup_attach_task")
 int BPF_PROG(kiln_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
 	return cgroups_changed();
 }
 
-SEC("tp_btf/cgroup_transfer_tasks")
+SEC("raw_tp/cgroup_transfer_tasks")
 int BPF_PROG(kiln_cgroup_transfer, struct cgroup *dst, const char *path,
 	     struct task_struct *task, bool threadgroup)
 {
 	return cgroups_changed();
 }
 
-SEC("tp_btf/cgroup_rename")
+SEC("raw_tp/cgroup_rename")
 int BPF_PROG(kiln_cgroup_rename, struct cgroup *cgrp, const char *path)
 {
 	return cgroups_changed();
 }
 
 /* A v1 hierarchy mounted or gone: a line more or less in every text. */
-SEC("tp_btf/cgroup_setup_root")
+SEC("raw_tp/cgroup_setup_root")
 int BPF_PROG(kiln_cgroup_setup_root, struct cgroup_root *root)
 {
 	return cgroups_changed();
 }
 
-SEC("tp_btf/cgroup_destroy_root")
+SEC("raw_tp/cgroup_destroy_root")
 int BPF_PROG(kiln_cgroup_destroy_root, struct cgroup_root *root)
 {
 	return cgroups_changed();

@@ -46,7 +46,7 @@
 	CONFIG_ROW_SIZE(T, pipe.unwind_bytes, "unwind-memory", "SIZE", "16M", 0, 1ull << 30, \
 			"BPF memory for unwind tables, 4 bytes a row, and 4 a 4 KiB page of code for their index (least recently used tables of exited processes give way; 0: frame pointers only)"), \
 	CONFIG_ROW_STRING(T, pipe.unwind_cache, "unwind-cache", 0, "DIR", NULL, \
-			  "keep unwind tables and the kernel's symbol table in DIR between runs, so a restart does not build them again (default: /var/cache/kiln as root, else $XDG_CACHE_HOME/kiln; none: off)"), \
+			  "keep unwind tables, the kernel's symbol table and the kernel's types for the BPF programs in DIR between runs, so a restart does not build them again (default: /var/cache/kiln as root, else $XDG_CACHE_HOME/kiln; none: off)"), \
 	CONFIG_ROW_SIZE(T, pipe.unwind_cache_bytes, "unwind-cache-size", "SIZE", "256M", 0, 1ull << 36, \
 			"bound of the --unwind-cache directory (least recently used tables deleted; 0: off)"), \
 	CONFIG_ROW_U64(T, pipe.sampler.unwind_processes, "unwind-processes", 0, "N", "4096", 64, 1 << 20, \

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/log.h"
@@ -12,6 +13,7 @@
 #include "proc/proc.h"
 #include "symbolize/deferred.h"
 #include "symbolize/symbolizer.h"
+#include "unwind/table_cache.h"
 #include "unwind/unwinder.h"
 
 #define MAX_SEEN_LABEL_SETS 1000
@@ -115,6 +117,21 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	return 0;
 }
 
+/* The unwind cache's directory, where the sampler keeps the kernel's types
+ * for its BPF object too: an fd, or -1 (none, or unusable: the unwinder
+ * says why once it opens the cache). */
+static int open_cache_dir(const struct pipeline_opts *opts)
+{
+	const char *dir = opts->unwind_cache, *why;
+	char buf[4096];
+
+	if (!opts->unwind_cache_bytes || (dir && (!*dir || strcmp(dir, "none") == 0)))
+		return -1;
+	if (!dir && table_cache__default_dir(buf, sizeof(buf)) == 0)
+		dir = buf;
+	return dir ? table_cache__open_dir(dir, &why) : -1;
+}
+
 /* A pipeline with or without the sampler (with_sampler: BPF, /proc). */
 static struct pipeline *pipeline_make(const struct pipeline_opts *opts, bool with_sampler,
 				      const char *proc_root)
@@ -135,9 +152,13 @@ static struct pipeline *pipeline_make(const struct pipeline_opts *opts, bool wit
 			p->o.sampler.process_entries = (uint32_t)p->o.max_processes;
 		p->o.sampler.unwind_rows = (uint32_t)(p->o.unwind_bytes /
 						      sizeof(union kiln_row_pair));
+		int cache_fd = open_cache_dir(opts);
+
 		/* sampler__open said why, whatever the errno behind it */
-		p->sampler = sampler__open(&p->o.sampler, &err);
+		p->sampler = sampler__open(&p->o.sampler, cache_fd, &err);
 		err = p->sampler ? 0 : -ENODEV;
+		if (cache_fd >= 0)
+			close(cache_fd);
 	}
 	if (!err)
 		err = open_stages(p, proc_root);

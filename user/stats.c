@@ -740,6 +740,19 @@ static const struct counter stats_rows[] = {
 		"BPF program invocations", .shown = bpf_stats_on),
 	GAUGE("kiln_bpf_maps_bytes", "bpf_maps_bytes", bpf_maps_bytes, "bytes",
 	      "kernel memory of the BPF maps (their fdinfo memlock; the side-band rings apart)"),
+	LABELED("kiln_kernel_types_loads_total", "source", "cache", "kernel_types.cached",
+		btf.hits, "loads",
+		"loads of the BPF programs by where their CO-RE relocations read the kernel's types: the cut kept in the unwind cache directory, a cut made at this start, or all of /sys/kernel/btf/vmlinux"),
+	LABELED("kiln_kernel_types_loads_total", "source", "cut", "kernel_types.cut", btf.built,
+		"loads", NULL),
+	LABELED("kiln_kernel_types_loads_total", "source", "kernel", "kernel_types.whole",
+		btf.whole, "loads", NULL),
+	COUNTER("kiln_kernel_types_refused_total", "kernel_types.refused", btf.refused, "files",
+		"kept cuts of the kernel's types refused (not kiln's own, corrupt) and cut again"),
+	COUNTER("kiln_kernel_types_fallbacks_total", "kernel_types.fallbacks", btf.fallbacks,
+		"loads", "loads that failed with the cut of the kernel's types and were done with all of the kernel's BTF"),
+	GAUGE("kiln_kernel_types", "kernel_types.types", btf.types, "types",
+	      "kernel types in the cut the BPF programs were relocated against (0: none)"),
 	/* record's own cost (JSON only) */
 	ROW(NULL, METRICS_GAUGE, NULL, NULL, "max_rss_kb", max_rss_kb, "KiB", "peak RSS"),
 	ROW(NULL, METRICS_GAUGE, NULL, NULL, "cpu_user_ms", cpu_user_ms, "ms", "user CPU time"),
@@ -764,6 +777,7 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	sampler__prog_stats(smp, &s->bpf_run_ns, &s->bpf_run_cnt);
 	sampler__sideband_stats(smp, &s->sideband, &s->sideband_bytes);
 	s->bpf_maps_bytes = sampler__maps_bytes(smp);
+	sampler__btf_stats(smp, &s->btf);
 	safe_open__stats(&s->opens);
 	elf__refusal_stats(s->elf_refused);
 	unwind_table__stats(&s->unwind);

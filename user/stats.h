@@ -37,6 +37,7 @@ struct kiln_stats {
 	struct sideband_stats sideband; /* zero when the side-band is off */
 	uint64_t sideband_bytes;
 	uint64_t bpf_maps_bytes;        /* kernel memory of the BPF maps */
+	struct core_btf_stats btf;      /* the kernel's types for CO-RE */
 	bool bpf_stats_on;              /* the run-time counters are being kept */
 	/* Hostile-input refusals, process-wide (core/safe_open, core/elf). */
 	struct safe_open_stats opens;

@@ -275,6 +275,73 @@ print(u["cache.hits"], u["cache.misses"], u["cache.writes"],
 	pass "unwind and symbol tables cached on disk:$summary"
 }
 
+# The kernel's types for the BPF object's CO-RE relocations, cut from
+# /sys/kernel/btf/vmlinux and kept in the cache directory (core_btf.c):
+# made by the first start, read back by the next; every relocation lands
+# where it lands with all of the kernel's BTF (libbpf's own log of both);
+# a file with the key but not the types falls back to the whole BTF;
+# garbage and a symlink are refused and cut again.
+test_kernel_types() {
+	local cache=$TMP/ktcache i want got summary="" s
+	kt() {  # N ARGS...: record N, its kernel_types counters as one line
+		local n=$1
+		shift
+		"$KILN" record -q -d 0.3 -o "$TMP/kt$n.folded" --stats "$TMP/kt$n.json" \
+			--unwind-cache "$cache" "$@" 2>"$TMP/kt$n.err" ||
+			{ echo "record $n failed: $(tail -1 "$TMP/kt$n.err")"; return 1; }
+		python3 -c 'import json, sys
+k = json.load(open(sys.argv[1]))["kernel_types"]
+print(k["cached"], k["cut"], k["whole"], k["refused"], k["fallbacks"], k["types"])' "$TMP/kt$n.json"
+	}
+	check() {  # N WANT (cached cut whole refused fallbacks): record N's counters
+		got=$(kt "$1") || { fail kernel_types "$got"; return 1; }
+		summary="$summary $1: $got;"
+		# types: some in a cut used, none after a fallback
+		[ "${got% *}" = "$2" ] && { [ "${got##* }" -gt 0 ] || [ "$2" = "0 0 1 0 1" ]; } ||
+			{ fail kernel_types "record $1: cached/cut/whole/refused/fallbacks/types $got, want $2:$summary"; return 1; }
+	}
+	check 1 "0 1 0 0 0" || return
+	[ "$(stat -c %a "$cache/kernel.btf")" = 600 ] ||
+		{ fail kernel_types "kernel.btf is mode $(stat -c %a "$cache/kernel.btf")"; return; }
+	check 2 "1 0 0 0 0" || return
+	# libbpf's own account of each relocation: the same with the cut as with
+	# all of the kernel's BTF (type ids differ; offsets and results must not)
+	for i in cut whole; do
+		[ $i = cut ] && s=$cache || s=none
+		"$KILN" record -vv -d 0.1 -o "$TMP/kt$i.folded" --unwind-cache "$s" 2>&1 |
+			grep -E 'libbpf: prog .*: relo #[0-9]+: (<[a-z_]+>|matching)' |
+			sed -E 's/\[[0-9]+\]/[id]/g' | sort >"$TMP/relo_$i.txt"
+	done
+	want=$(wc -l <"$TMP/relo_whole.txt")
+	[ "$want" -gt 20 ] && cmp -s "$TMP/relo_cut.txt" "$TMP/relo_whole.txt" ||
+		{ fail kernel_types "relocations differ ($want with the whole BTF): $(diff "$TMP/relo_cut.txt" "$TMP/relo_whole.txt" | head -3 | tr '\n' ' ')"; return; }
+	summary="$summary $want relocations the same;"
+	# the key without the types: libbpf poisons the relocations, the kernel
+	# refuses the programs; loaded again with the whole BTF, the file deleted
+	python3 - "$cache/kernel.btf" <<'PY' || { fail kernel_types "cannot write a keyed BTF"; return; }
+import re, struct, sys
+key = re.search(rb"kiln_core_btf_key_[0-9a-f]{16}", open(sys.argv[1], "rb").read()).group(0)
+strs = b"\0int\0" + key + b"\0"
+types = struct.pack("<IIII", 1, 1 << 24, 4, (1 << 24) | 32) + struct.pack("<III", 5, 8 << 24, 1)
+hdr = struct.pack("<HBBIIIII", 0xeB9F, 1, 0, 24, 0, len(types), len(types), len(strs))
+open(sys.argv[1], "wb").write(hdr + types + strs)
+PY
+	check 3 "0 0 1 0 1" || return
+	grep -q "did not load with the kernel's types kept in kernel.btf" "$TMP/kt3.err" ||
+		{ fail kernel_types "no warning of the fallback: $(head -2 "$TMP/kt3.err")"; return; }
+	[ ! -e "$cache/kernel.btf" ] || { fail kernel_types "the refused cut was kept"; return; }
+	check 4 "0 1 0 0 0" || return
+	head -c 4096 /dev/urandom >"$cache/kernel.btf"
+	check 5 "0 1 0 1 0" || return
+	rm -f "$cache/kernel.btf"
+	ln -s /sys/kernel/btf/vmlinux "$cache/kernel.btf"
+	check 6 "0 1 0 1 0" || return
+	[ -f "$cache/kernel.btf" ] && [ ! -L "$cache/kernel.btf" ] ||
+		{ fail kernel_types "the symlink was not replaced by a cut"; return; }
+	check 7 "1 0 0 0 0" || return
+	pass "kernel types cut, kept and read back (cached cut whole refused fallbacks types):$summary"
+}
+
 # kiln profiled by kiln (issue 14: its own stacks reach main): kiln view
 # drawing a big folded file, three times. kiln is built with gcc -O2 and
 # links Debian's libc, neither with frame pointers; main tail-calls the
@@ -535,7 +602,7 @@ test_wake_on_new() {
 }
 
 TESTS="test_cli test_footprint test_ratio test_kernel_frames test_short_lived test_gone_before_read test_cgroup_moved test_pid_filter test_conservation
-	test_wake_on_new test_html test_unwind_nofp test_unwind_cache test_unwind_self test_jit_namespace test_jit_node test_jit_jdk"
+	test_wake_on_new test_html test_unwind_nofp test_unwind_cache test_kernel_types test_unwind_self test_jit_namespace test_jit_node test_jit_jdk"
 # all tests, or those named on the command line (e.g. test_jit_node)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" -ne 0 ]; then

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "core/log.h"
@@ -67,30 +66,7 @@ static int probe_insns(enum bpf_prog_type type, const struct bpf_insn *insns, si
 	return 1;
 }
 
-/* tp_btf: libbpf cannot probe BPF_PROG_TYPE_TRACING (it needs a target),
- * so load "return 0" attached to the sched_process_exec tracepoint by its
- * BTF id, as kiln's own program is. 1 accepted, 0 refused, -errno. */
-static int probe_tp_btf(const char *path)
-{
-	const struct bpf_insn insns[] = {
-		{ .code = 0xb7, .dst_reg = 0, .imm = 0 },       /* r0 = 0 */
-		{ .code = 0x95 },                               /* exit */
-	};
-	struct btf *btf = btf__parse(path, NULL);
-	int id;
-
-	if (!btf)
-		return -errno;
-	id = btf__find_by_name_kind(btf, "btf_trace_sched_process_exec", BTF_KIND_TYPEDEF);
-	btf__free(btf);
-	if (id <= 0)
-		return 0;
-	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = BPF_TRACE_RAW_TP,
-		    .attach_btf_id = (uint32_t)id);
-	return probe_insns(BPF_PROG_TYPE_TRACING, insns, 2, &po);
-}
-
-enum probe_kind { PROBE_PROG, PROBE_MAP, PROBE_HELPER, PROBE_TP_BTF };
+enum probe_kind { PROBE_PROG, PROBE_MAP, PROBE_HELPER };
 
 struct feature {
 	enum probe_kind kind;
@@ -109,17 +85,15 @@ static const struct feature features[] = {
 	{ PROBE_HELPER, BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_probe_read_user,
 	  "the bpf_probe_read_user helper in perf event programs", "5.5" },
 	{ PROBE_MAP, BPF_MAP_TYPE_LRU_HASH, 0, "LRU hash maps", "4.10" },
+	{ PROBE_PROG, BPF_PROG_TYPE_RAW_TRACEPOINT, 0, "raw tracepoint programs", "4.17" },
 	{ PROBE_HELPER, BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_cgroup_id,
 	  "the bpf_get_current_cgroup_id helper", "4.18" },
-	{ PROBE_TP_BTF, 0, 0, "BTF-enabled tracepoints (tp_btf)", "5.5" },
 	{ PROBE_MAP, BPF_MAP_TYPE_RINGBUF, 0, "the BPF ring buffer", "5.8" },
 };
 
-static int probe_one(const struct feature *f, const char *btf_path)
+static int probe_one(const struct feature *f)
 {
 	switch (f->kind) {
-	case PROBE_TP_BTF:
-		return probe_tp_btf(btf_path);
 	case PROBE_PROG:
 		return libbpf_probe_bpf_prog_type(f->type, NULL);
 	case PROBE_MAP:
@@ -172,26 +146,19 @@ bool sampler__kprobes(void)
 
 int sampler__probe(void)
 {
-	/* The kernel's own BTF: tp_btf programs need it inside the kernel, so
-	 * a BTF file given on the side (libbpf's btf_custom_path) could not
-	 * stand in for it. */
+	/* The kernel's own BTF: the source of the CO-RE relocations' types
+	 * (core_btf.h), and what the kernel checks bpf_get_current_task_btf's
+	 * pointer against. */
 	const char *path = "/sys/kernel/btf/vmlinux";
-	size_t n = sizeof(features) / sizeof(features[0]);
 	int ok = btf_usable(path);
-	bool newest;
 
 	if (ok <= 0) {
 		pr_error("kiln cannot start: this kernel has no BTF (%s is %s; kernel BTF came with Linux 5.4, built with CONFIG_DEBUG_INFO_BTF=y): kiln needs Linux " KILN_MIN_KERNEL " or newer with BTF",
 			 path, ok < 0 ? "missing" : "empty or not BTF");
 		return -1;
 	}
-	/* The newest feature, probed first: a kernel with it has the older
-	 * tp_btf as well, whose probe parses all of the kernel's BTF (several
-	 * MB, about 5 ms, which libbpf's load does once more). */
-	newest = probe_one(&features[n - 1], path) == 1;
-
-	for (size_t i = 0; i < n; i++) {
-		int r = newest && features[i].kind == PROBE_TP_BTF ? 1 : probe_one(&features[i], path);
+	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
+		int r = probe_one(&features[i]);
 
 		if (r == 1)
 			continue;

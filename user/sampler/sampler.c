@@ -33,6 +33,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "sampler/core_btf.h"
 #include "sampler/sampler.h"
 #include "sampler/sideband.h"
 #include "sampler.skel.h"
@@ -72,6 +73,7 @@ struct sampler {
 	struct bpf_program *walkers[KILN_PROG_COUNT];
 	struct bpf_program *sample;
 	uint64_t *percpu;
+	struct core_btf_stats btf;
 };
 
 static uint32_t roundup_pow2(uint32_t v)
@@ -317,7 +319,100 @@ static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
 	return 0;
 }
 
-struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
+/* Opens the BPF object, its CO-RE relocations to be made against the BTF
+ * file btf (NULL: the kernel's own), and sizes and picks what it loads.
+ * 0 or -errno. */
+static int open_object(struct sampler *s, const struct sampler_opts *opts, const char *btf)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf);
+
+	s->skel = sampler_bpf__open_opts(&oo);
+	if (!s->skel) {
+		int err = -errno;
+
+		pr_error("cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	s->skel->rodata->include_idle = opts->include_idle;
+	s->skel->rodata->filter_enabled = opts->filter;
+	s->skel->rodata->wake_on_new = opts->wake_on_new || opts->filter;
+	/* Otherwise a process's tables load at the loop's next read, or
+	 * sooner once it was sampled this often without them. */
+	s->skel->rodata->wake_unloaded_after =
+		opts->unwind_rows && !s->skel->rodata->wake_on_new ? SAMPLER_UNLOADED_WAKE : 0;
+	s->skel->rodata->ring_wakeup_bytes = s->ring_bytes / 2;
+	bpf_map__set_max_entries(s->skel->maps.instances,
+				 opts->process_entries ? opts->process_entries : 32768);
+	/* Without -p or a command to profile it is never read: a preallocated
+	 * hash map of 65536 entries costs start-up time for nothing. */
+	bpf_map__set_max_entries(s->skel->maps.filter, opts->filter ? 65536 : 1);
+	/* Without tables the walker is never entered: its maps stay minimal. */
+	bpf_map__set_max_entries(s->skel->maps.unwind_rows,
+				 opts->unwind_rows ? opts->unwind_rows : 1);
+	bpf_map__set_max_entries(s->skel->maps.file_tables,
+				 opts->unwind_rows ? KILN_UNWIND_SLOTS : 1);
+	bpf_map__set_max_entries(s->skel->maps.early_maps,
+				 opts->unwind_rows && opts->unwind_processes ?
+				 opts->unwind_processes / SAMPLER_EARLY_SHARE : 1);
+	bpf_map__set_max_entries(s->skel->maps.proc_maps,
+				 opts->unwind_rows && opts->unwind_processes ?
+				 opts->unwind_processes : 1);
+	bpf_map__set_max_entries(s->skel->maps.py_procs,
+				 opts->unwind_rows && opts->unwind_processes ?
+				 opts->unwind_processes : 1);
+	bpf_map__set_max_entries(s->skel->maps.rb_procs,
+				 opts->unwind_rows && opts->unwind_processes ?
+				 opts->unwind_processes : 1);
+	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)s->ring_bytes);
+	adapt_to_kernel(s->skel);
+	if (!opts->filter)
+		bpf_program__set_autoload(s->skel->progs.kiln_fork, false);
+	choose_programs(s, opts);
+	return 0;
+}
+
+/* Opens and loads the BPF object against the cut of the kernel's types
+ * kept in cache_dirfd (core_btf.h), or, without one or should libbpf or
+ * the kernel refuse what it gave, against the kernel's own BTF (the cut
+ * then deleted, to be made again). 0 or -errno, explained. */
+static int open_and_load(struct sampler *s, const struct sampler_opts *opts, int cache_dirfd)
+{
+	char path[64];
+	size_t len;
+	const void *obj = sampler_bpf__elf_bytes(&len);
+	enum core_btf_result r = core_btf__prepare(cache_dirfd, obj, len, path, sizeof(path),
+						   &s->btf.types);
+	bool cut = r == CORE_BTF_HIT || r == CORE_BTF_BUILT || r == CORE_BTF_REFUSED;
+	int err;
+
+	s->btf.hits += r == CORE_BTF_HIT;
+	s->btf.built += r == CORE_BTF_BUILT || r == CORE_BTF_REFUSED;
+	s->btf.whole += !cut;
+	s->btf.refused += r == CORE_BTF_REFUSED;
+	err = open_object(s, opts, cut ? path : NULL);
+	if (!err)
+		err = load_programs(s->skel);
+	if (err && cut) {
+		sampler_bpf__destroy(s->skel);
+		s->skel = NULL;
+		unlinkat(cache_dirfd, CORE_BTF_NAME, 0);
+		err = open_object(s, opts, NULL);
+		if (!err)
+			err = load_programs(s->skel);
+		if (!err) {
+			s->btf.hits = s->btf.built = s->btf.types = 0;
+			s->btf.whole++;
+			s->btf.fallbacks++;
+			pr_warn("the BPF object did not load with the kernel's types kept in %s: loaded with all of /sys/kernel/btf/vmlinux (the file is deleted, to be cut again)",
+				CORE_BTF_NAME);
+		}
+	}
+	if (err && s->skel)
+		explain_load_error(err);
+	return err;
+}
+
+struct sampler *sampler__open(const struct sampler_opts *opts, int cache_dirfd, int *err)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
 	uint32_t per_interval, counts, stacks;
@@ -370,53 +465,9 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int *err)
 		*err = -EOPNOTSUPP;
 		goto fail;
 	}
-	s->skel = sampler_bpf__open();
-	if (!s->skel) {
-		*err = -errno;
-		pr_error("cannot open the BPF object: %s", strerror(errno));
+	*err = open_and_load(s, opts, cache_dirfd);
+	if (*err)
 		goto fail;
-	}
-	s->skel->rodata->include_idle = opts->include_idle;
-	s->skel->rodata->filter_enabled = opts->filter;
-	s->skel->rodata->wake_on_new = opts->wake_on_new || opts->filter;
-	/* Otherwise a process's tables load at the loop's next read, or
-	 * sooner once it was sampled this often without them. */
-	s->skel->rodata->wake_unloaded_after =
-		opts->unwind_rows && !s->skel->rodata->wake_on_new ? SAMPLER_UNLOADED_WAKE : 0;
-	s->skel->rodata->ring_wakeup_bytes = s->ring_bytes / 2;
-	bpf_map__set_max_entries(s->skel->maps.instances,
-				 opts->process_entries ? opts->process_entries : 32768);
-	/* Without -p or a command to profile it is never read: a preallocated
-	 * hash map of 65536 entries costs start-up time for nothing. */
-	bpf_map__set_max_entries(s->skel->maps.filter, opts->filter ? 65536 : 1);
-	/* Without tables the walker is never entered: its maps stay minimal. */
-	bpf_map__set_max_entries(s->skel->maps.unwind_rows,
-				 opts->unwind_rows ? opts->unwind_rows : 1);
-	bpf_map__set_max_entries(s->skel->maps.file_tables,
-				 opts->unwind_rows ? KILN_UNWIND_SLOTS : 1);
-	bpf_map__set_max_entries(s->skel->maps.early_maps,
-				 opts->unwind_rows && opts->unwind_processes ?
-				 opts->unwind_processes / SAMPLER_EARLY_SHARE : 1);
-	bpf_map__set_max_entries(s->skel->maps.proc_maps,
-				 opts->unwind_rows && opts->unwind_processes ?
-				 opts->unwind_processes : 1);
-	bpf_map__set_max_entries(s->skel->maps.py_procs,
-				 opts->unwind_rows && opts->unwind_processes ?
-				 opts->unwind_processes : 1);
-	bpf_map__set_max_entries(s->skel->maps.rb_procs,
-				 opts->unwind_rows && opts->unwind_processes ?
-				 opts->unwind_processes : 1);
-	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)s->ring_bytes);
-	adapt_to_kernel(s->skel);
-	if (!opts->filter)
-		bpf_program__set_autoload(s->skel->progs.kiln_fork, false);
-	choose_programs(s, opts);
-
-	*err = load_programs(s->skel);
-	if (*err) {
-		explain_load_error(*err);
-		goto fail;
-	}
 	*err = fill_walk_progs(s);
 	if (*err) {
 		pr_error("cannot set up the stack walker's tail calls: %s", strerror(-*err));
@@ -774,6 +825,11 @@ void sampler__stop(struct sampler *s)
 	s->nlinks = 0;
 	bpf_link__destroy(s->mmap_link);
 	s->mmap_link = NULL;
+}
+
+void sampler__btf_stats(const struct sampler *s, struct core_btf_stats *out)
+{
+	*out = s->btf;
 }
 
 void sampler__destroy(struct sampler *s)

@@ -14,6 +14,7 @@
 #include "kiln/python.h"
 #include "kiln/ruby.h"
 #include "kiln/unwind.h"
+#include "sampler/core_btf.h"
 #include "sampler/sample_table.h"
 #include "sampler/sideband.h"
 
@@ -76,7 +77,7 @@ typedef void (*event_fn)(const struct kiln_event *ev, void *ctx);
 struct sampler;
 
 /* Probes every kernel feature the sampler uses (kernel BTF at
- * /sys/kernel/btf/vmlinux, program and map types, helpers, tp_btf). 0, or
+ * /sys/kernel/btf/vmlinux, program and map types, helpers). 0, or
  * -1 after logging one line naming the first one missing and the Linux
  * release that added it. sampler__open runs it before loading anything. */
 int sampler__probe(void);
@@ -89,9 +90,11 @@ bool sampler__lazy_hash_maps(void);
  * kprobes: absent where the kernel is built without kprobe events (some
  * microVM kernels). */
 bool sampler__kprobes(void);
-/* Opens and loads the BPF object sized from opts. NULL and *err
+/* Opens and loads the BPF object sized from opts; its CO-RE relocations
+ * read the kernel's types cut and kept in the cache directory cache_dirfd
+ * (core_btf.h; -1: none, all of the kernel's BTF read). NULL and *err
  * (-errno) on failure, after logging one sentence saying why. */
-struct sampler *sampler__open(const struct sampler_opts *opts, int *err);
+struct sampler *sampler__open(const struct sampler_opts *opts, int cache_dirfd, int *err);
 /* Profile pid (and, with KILN_FILTER_CHILDREN, what it forks from now). */
 int sampler__filter_add(struct sampler *s, pid_t pid, uint8_t flags);
 /* What the sampler hands up as it reads its rings (ctx to each). */
@@ -144,6 +147,9 @@ uint64_t sampler__maps_bytes(struct sampler *s);
 /* BPF program run time and count from kernel.bpf_stats_enabled (0 when
  * off). */
 void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt);
+/* How the BPF object's CO-RE relocations found the kernel's types
+ * (core_btf.h). */
+void sampler__btf_stats(const struct sampler *s, struct core_btf_stats *out);
 void sampler__destroy(struct sampler *s);
 
 extern const char *const kiln_outcome_names[KILN_OUTCOME_COUNT];

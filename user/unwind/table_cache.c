@@ -490,12 +490,45 @@ static int make_dir(const char *dir)
 	return mkdir(dir, 0700) == 0 || errno == EEXIST ? 0 : -errno;
 }
 
+int table_cache__open_dir(const char *dir, const char **why)
+{
+	struct stat st;
+	int fd, err;
+
+	*why = NULL;
+	/* The last directory kiln's alone, and the ones on its path trusted
+	 * (core/file.h): a cache file is never read from a place another
+	 * user could write. */
+	err = make_dir(dir);
+	fd = err ? err : open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st))
+		*why = strerror(fd < 0 && err ? -err : errno);
+	else if (st.st_uid != geteuid())
+		*why = "not owned by kiln's user";
+	else if ((st.st_mode & 077) && fchmod(fd, 0700))
+		*why = "open to other users, and chmod 700 failed";
+	else if (st.st_mode & 077)
+		/* kiln's own (an emptyDir is made 0777): closed now; a file
+		 * another user put there meanwhile is not kiln's, never read. */
+		pr_info("unwind cache %s: was open to other users: now 0700", dir);
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+	if (!*why && (fd = file__open_dir(dir)) < 0)
+		*why = strerror(-fd);
+	else if (!*why && (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)))
+		*why = "changed while opened";
+	if (*why && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 struct table_cache *table_cache__open(const char *dir, uint64_t max_bytes, bool quiet)
 {
 	struct table_cache *c;
-	const char *why = NULL;
-	struct stat st;
-	int fd, err;
+	const char *why;
 
 	if (!dir || !*dir || strcmp(dir, "none") == 0) {
 		errno = 0;
@@ -507,42 +540,17 @@ struct table_cache *table_cache__open(const char *dir, uint64_t max_bytes, bool 
 		errno = ENOMEM;
 		return NULL;
 	}
-	c->dirfd = -1;
 	c->max_bytes = max_bytes;
-	/* The last directory kiln's alone, and the ones on its path trusted
-	 * (core/file.h): a cache file is never read from a place another
-	 * user could write. */
-	err = make_dir(dir);
-	fd = err ? err : open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st))
-		why = strerror(fd < 0 && err ? -err : errno);
-	else if (st.st_uid != geteuid())
-		why = "not owned by kiln's user";
-	else if ((st.st_mode & 077) && fchmod(fd, 0700))
-		why = "open to other users, and chmod 700 failed";
-	else if (st.st_mode & 077)
-		/* kiln's own (an emptyDir is made 0777): closed now; a file
-		 * another user put there meanwhile is not kiln's, never read. */
-		pr_info("unwind cache %s: was open to other users: now 0700", dir);
-	if (fd >= 0)
-		close(fd);
-	fd = -1;
-	if (!why && (fd = file__open_dir(dir)) < 0)
-		why = strerror(-fd);
-	else if (!why && (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)))
-		why = "changed while opened";
-	if (why) {
+	c->dirfd = table_cache__open_dir(dir, &why);
+	if (c->dirfd < 0) {
 		/* Kept, unusable, for its count. */
 		refuse(c, TABLE_CACHE_DIR);
 		if (quiet)
 			pr_debug("unwind cache %s: %s: not used", dir, why);
 		else
 			pr_warn("unwind cache %s: %s: tables are not cached", dir, why);
-		if (fd >= 0)
-			close(fd);
 		return c;
 	}
-	c->dirfd = fd;
 	scan(c, true);
 	pr_debug("unwind cache %s: %llu bytes", dir,
 		 (unsigned long long)atomic_load_explicit(&c->st.bytes, memory_order_relaxed));

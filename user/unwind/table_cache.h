@@ -81,7 +81,12 @@ struct table_cache;
 /* Where tables are cached unless told: /var/cache/kiln for root, else
  * $XDG_CACHE_HOME/kiln or $HOME/.cache/kiln. 0 or -ENOENT (no home). */
 int table_cache__default_dir(char *buf, size_t len);
-/* The cache in dir (created when missing, its parent too), at most
+/* dir (created when missing, its parent too, mode 0700) opened as a cache
+ * directory: owned by kiln's user, closed to others (made so when kiln's
+ * own), on a trusted path (core/file.h). The fd (the caller closes it), or
+ * -1 and *why. */
+int table_cache__open_dir(const char *dir, const char **why);
+/* The cache in dir (table_cache__open_dir), at most
  * max_bytes of cache files. NULL when dir is NULL, "" or "none" (no cache)
  * or out of memory. A directory that cannot be used gives a cache that
  * finds and stores nothing, counted as "dir" and logged at warn (at debug
