@@ -1760,6 +1760,51 @@ static __always_inline void get_stack(struct bpf_perf_event_data *ctx, struct wa
 	w->srec.stack.len = n > 0 ? (__u32)n / sizeof(__u64) : 0;
 }
 
+/* One frame of a frame-pointer user stack walked by the program itself
+ * (bpf_loop programs): pc recorded and hashed, then the caller's frame
+ * record read while the chain is sane as fp_step has it. bpf_get_stack's
+ * walk of the same chains took 3 to 4 times as long here (timed in the
+ * program on make bench's load: 4.7-6.3 us a stack of a few frames
+ * against 1.7), and follows any chain, garbage too. 1: the stack ends. */
+static long fp_frame_cb(__u32 i, void *data)
+{
+	struct walk *w = *(struct walk **)data;
+	__u32 n = w->srec.stack.len;
+	__u64 frame[2];
+
+	if (n >= KILN_MAX_STACK_DEPTH) {
+		w->srec.stack.flags |= KILN_STACK_TRUNCATED;
+		return 1;
+	}
+	w->srec.stack.ips[n] = w->pc;
+	w->srec.stack.len = n + 1;
+	w->hash = hash_mix(w->hash, w->pc);
+	if (w->fp == 0 || (w->fp & 7) || w->fp < w->sp || w->fp - w->sp >= FP_MAX_SPAN ||
+	    bpf_probe_read_user(frame, sizeof(frame), (const void *)w->fp))
+		return 1;
+	w->sp = w->fp + 16;
+	w->fp = frame[0];
+	w->pc = strip_pac(frame[1]);
+	return 0;
+}
+
+/* The frame-pointer user stack of a process walked without tables, sent:
+ * by the program (loop) or by the kernel. -1 when the ring is full. */
+static __always_inline int fp_stack(struct bpf_perf_event_data *ctx, struct task_struct *task,
+				    struct walk *w, bool loop)
+{
+	if (!loop) {
+		get_stack(ctx, w, true);
+		return store_stack(w, &w->rec.key.ustack, false);
+	}
+	w->srec.stack.len = 0;
+	w->srec.stack.flags = 0;
+	w->hash = STACK_HASH_SEED;
+	if (user_regs(ctx, task, w) == 0)
+		bpf_loop(KILN_MAX_STACK_DEPTH, fp_frame_cb, &w, 0);    /* (a stack pointer) */
+	return store_hashed(w, hash_final(w->hash, w->srec.stack.flags), &w->rec.key.ustack);
+}
+
 /* Whether kiln_mmap gathered the mappings of process tgid's address
  * space: then copied into w->early_maps, where the walk reads them (one
  * map for the verifier to follow, never NULL). */
@@ -1847,8 +1892,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 		}
 		count_unwind(KILN_UW_NO_PROC);
 		unloaded = !tabled;
-		get_stack(ctx, w, true);
-		if (store_stack(w, &w->rec.key.ustack, loop)) {
+		if (fp_stack(ctx, task, w, loop)) {
 			count_outcome(g, KILN_DROP_RING_FULL);
 			return 0;
 		}

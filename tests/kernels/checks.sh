@@ -338,7 +338,10 @@ check_early() {
 	root=$(folded_count "$out" '^nofp_chain;_start;')
 	early=$(tr -d ' \n' <"$T/early.json" | sed -n 's/.*"early":\([0-9]*\).*/\1/p')
 	no_room=$(tr -d ' \n' <"$T/early.json" | sed -n 's/.*"early_left_out.processes_full":\([0-9]*\).*/\1/p')
-	execs=$(($(cat "$T/execs" 2>/dev/null || echo 0) + $(cat "$T/chains" 2>/dev/null || echo 0)))
+	# (a loop killed between its file's truncation and its write leaves it empty)
+	execs=$(cat "$T/execs" 2>/dev/null)
+	chains=$(cat "$T/chains" 2>/dev/null)
+	execs=$((${execs:-0} + ${chains:-0}))
 	release=$(uname -r)
 	major=${release%%.*}
 	minor=${release#*.}
