@@ -227,9 +227,10 @@ int pipeline__attach(struct pipeline *p)
 
 	if (!err)
 		symbolizer__load_kernel_symbols(p->sym, &kernel, unwinder__cache_dir(p->uw));
-	/* Loading parsed the kernel's BTF (~15 MB, freed since): give those
-	 * pages back to the system now, or the heap keeps them for the whole
-	 * run. */
+	/* Loading may have parsed the kernel's BTF (~15 MB, freed since: to
+	 * cut its types, once a boot, or without a cache directory): give
+	 * those pages back to the system now, or the heap keeps them for the
+	 * whole run. */
 	malloc_trim(0);
 	return err;
 }
