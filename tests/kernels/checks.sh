@@ -106,9 +106,18 @@ CHAIN='^nofp_chain;_start;__libc_start_main[^;]*;(__libc_start_call_main|libc\.s
 # ~1.3 points, so 5 points is ~4 sigma; fewer than 400 samples fail.
 check_ratio() {
 	out=$T/ratio.folded
-	if ! "$KILN" record -q -F "$HZ" -o "$out" -- "$WORKLOADS/cpu_ratio" 3 2>"$T/ratio.err"; then
+	if ! "$KILN" record -q -F "$HZ" -o "$out" --stats "$T/ratio.json" --unwind-cache "$T/tables" \
+		-- "$WORKLOADS/cpu_ratio" 3 2>"$T/ratio.err"; then
 		fail ratio "kiln record failed: $(last "$T/ratio.err")"; return
 	fi
+	# loaded with the kernel's types cut from this kernel's BTF (made now
+	# or by an earlier start of this boot), not fallen back to the whole
+	types=$(tr -d ' \n' <"$T/ratio.json" |
+		sed -n 's/.*"kernel_types":{"cached":\([0-9]*\),"cut":\([0-9]*\),"whole":\([0-9]*\),"refused":[0-9]*,"fallbacks":\([0-9]*\),"types":\([0-9]*\)}.*/\1 \2 \3 \4 \5/p')
+	case "$types" in
+	"1 0 0 0 "* | "0 1 0 0 "*) ;;
+	*) fail ratio "the kernel's types (cached cut whole fallbacks types): '$types', want a cut used: $(grep -m2 -E 'warn|error' "$T/ratio.err" | tr '\n' ' ')"; return ;;
+	esac
 	three=$(folded_count "$out" '^cpu_ratio;.*;hot_three;')
 	one=$(folded_count "$out" '^cpu_ratio;.*;hot_one;')
 	n=$((three + one))
@@ -117,7 +126,7 @@ check_ratio() {
 	fi
 	share=$(awk -v t="$three" -v n="$n" 'BEGIN { printf "%.1f", 100 * t / n }')
 	if awk -v s="$share" 'BEGIN { exit !(s >= 70 && s <= 80) }'; then
-		pass ratio "$share% hot_three of $n samples (3:1 within 5 points)"
+		pass ratio "$share% hot_three of $n samples (3:1 within 5 points; ${types##* } kernel types cut)"
 	else
 		fail ratio "hot_three $share% of $n samples, want 75 +- 5"
 	fi
