@@ -37,6 +37,7 @@ struct pipeline {
 	struct proc_table *procs;
 	struct symbolizer *sym;
 	struct unwinder *uw;            /* NULL: frame pointers only */
+	struct table_cache *cache;      /* unwind and symbol tables, kernel types; NULL: none */
 	struct metadata *md;
 	struct profile_set *current;
 	struct profile_set *seen;
@@ -98,8 +99,7 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	deferred__init(&p->held, PIPELINE_WAIT_BYTES);
 	proc_table__observe(p->procs, &(struct proc_observer){ on_mapped, on_ended, p });
 	if (p->sampler && opts->sampler.unwind_rows) {
-		struct unwinder_opts uo = { opts->unwind_cache, opts->unwind_cache_bytes,
-					    !opts->no_python, !opts->no_ruby };
+		struct unwinder_opts uo = { p->cache, !opts->no_python, !opts->no_ruby };
 
 		p->uw = unwinder__new(p->sampler, &uo);
 		if (!p->uw) {
@@ -109,7 +109,7 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 		unwinder__prewarm(p->uw);
 		for (int i = 0; i < KILN_LANG_COUNT; i++)
 			symbolizer__use_interp(p->sym, i, unwinder__interp(p->uw, i));
-		symbolizer__use_table_cache(p->sym, unwinder__table_cache(p->uw));
+		symbolizer__use_table_cache(p->sym, p->cache);
 	}
 	p->md = metadata__new(&opts->metadata);
 	if (!p->md)     /* metadata__new said why; EINVAL: a bad tag or label option */
@@ -117,19 +117,20 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	return 0;
 }
 
-/* The unwind cache's directory, where the sampler keeps the kernel's types
- * for its BPF object too: an fd, or -1 (none, or unusable: the unwinder
- * says why once it opens the cache). */
-static int open_cache_dir(const struct pipeline_opts *opts)
+/* The disk cache (--unwind-cache): the unwinder's tables, the
+ * symbolizer's, and the kernel's types the sampler's BPF object reads.
+ * NULL: none. */
+static struct table_cache *open_cache(const struct pipeline_opts *opts)
 {
-	const char *dir = opts->unwind_cache, *why;
+	const char *dir = opts->unwind_cache;
 	char buf[4096];
 
-	if (!opts->unwind_cache_bytes || (dir && (!*dir || strcmp(dir, "none") == 0)))
-		return -1;
+	if (!opts->unwind_cache_bytes)
+		return NULL;
 	if (!dir && table_cache__default_dir(buf, sizeof(buf)) == 0)
 		dir = buf;
-	return dir ? table_cache__open_dir(dir, &why) : -1;
+	/* the default may not be there to make: not worth a warning */
+	return table_cache__open(dir, opts->unwind_cache_bytes, !opts->unwind_cache);
 }
 
 /* A pipeline with or without the sampler (with_sampler: BPF, /proc). */
@@ -152,13 +153,10 @@ static struct pipeline *pipeline_make(const struct pipeline_opts *opts, bool wit
 			p->o.sampler.process_entries = (uint32_t)p->o.max_processes;
 		p->o.sampler.unwind_rows = (uint32_t)(p->o.unwind_bytes /
 						      sizeof(union kiln_row_pair));
-		int cache_fd = open_cache_dir(opts);
-
+		p->cache = open_cache(opts);
 		/* sampler__open said why, whatever the errno behind it */
-		p->sampler = sampler__open(&p->o.sampler, cache_fd, &err);
+		p->sampler = sampler__open(&p->o.sampler, table_cache__dirfd(p->cache), &err);
 		err = p->sampler ? 0 : -ENODEV;
-		if (cache_fd >= 0)
-			close(cache_fd);
 	}
 	if (!err)
 		err = open_stages(p, proc_root);
@@ -226,7 +224,7 @@ int pipeline__attach(struct pipeline *p)
 	};
 
 	if (!err)
-		symbolizer__load_kernel_symbols(p->sym, &kernel, unwinder__cache_dir(p->uw));
+		symbolizer__load_kernel_symbols(p->sym, &kernel, table_cache__dir(p->cache));
 	/* Loading may have parsed the kernel's BTF (~15 MB, freed since: to
 	 * cut its types, once a boot, or without a cache directory): give
 	 * those pages back to the system now, or the heap keeps them for the
@@ -583,6 +581,7 @@ void pipeline__free(struct pipeline *p)
 	unwinder__free(p->uw);
 	sampler__destroy(p->sampler);
 	symbolizer__free(p->sym);
+	table_cache__close(p->cache);
 	proc_table__free(p->procs);
 	profile_set__free(p->current);
 	profile_set__free(p->seen);

@@ -762,6 +762,11 @@ const char *table_cache__dir(const struct table_cache *c)
 	return c && c->dirfd >= 0 ? c->dir : NULL;
 }
 
+int table_cache__dirfd(const struct table_cache *c)
+{
+	return c ? c->dirfd : -1;
+}
+
 void table_cache__close(struct table_cache *c)
 {
 	if (!c)

@@ -121,6 +121,8 @@ int table_cache__write_symbols(struct table_cache *c, const char *key, size_t le
 void table_cache__stats(const struct table_cache *c, struct table_cache_stats *out);
 /* The directory, or NULL when it could not be used. */
 const char *table_cache__dir(const struct table_cache *c);
+/* The directory's fd (table_cache__open_dir), owned by c; -1: none. */
+int table_cache__dirfd(const struct table_cache *c);
 void table_cache__close(struct table_cache *c);
 
 /* The cache file format, for the tests and the fuzz target. The key of

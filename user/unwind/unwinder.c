@@ -151,7 +151,7 @@ struct unwinder {
 	/* The builder's bounds: a table larger than the whole row budget
 	 * is refused while it is built, before it costs its full memory. */
 	struct unwind_limits limits;
-	struct table_cache *cache;      /* NULL: none; the builder's alone */
+	struct table_cache *cache;      /* NULL: none; borrowed (unwinder_opts) */
 	struct unwinder_stats st;
 	struct interp_procs *interp[KILN_LANG_COUNT]; /* NULL: no frames of that language */
 };
@@ -173,8 +173,6 @@ static void *builder(void *arg);
 
 struct unwinder *unwinder__new(struct sampler *s, const struct unwinder_opts *o)
 {
-	char dir[4096];
-
 	struct unwinder *u;
 
 	u = calloc(1, sizeof(*u));
@@ -226,13 +224,7 @@ struct unwinder *unwinder__new(struct sampler *s, const struct unwinder_opts *o)
 #endif
 	if (u->limits.max_rows > u->m.rows_cap)
 		u->limits.max_rows = u->m.rows_cap;
-	if (o && o->cache_bytes) {
-		const char *d = o->cache_dir;
-
-		if (!d && table_cache__default_dir(dir, sizeof(dir)) == 0)
-			d = dir;
-		u->cache = table_cache__open(d, o->cache_bytes, !o->cache_dir);
-	}
+	u->cache = o ? o->cache : NULL;
 	u->todo.tail = &u->todo.head;
 	u->done.tail = &u->done.head;
 	pthread_mutex_init(&u->mu, NULL);
@@ -1089,16 +1081,6 @@ int unwinder__poll_ms(const struct unwinder *u, int timeout_ms)
 	return timeout_ms;
 }
 
-const char *unwinder__cache_dir(const struct unwinder *u)
-{
-	return u ? table_cache__dir(u->cache) : NULL;
-}
-
-struct table_cache *unwinder__table_cache(const struct unwinder *u)
-{
-	return u ? u->cache : NULL;
-}
-
 struct interp_procs *unwinder__interp(const struct unwinder *u, enum kiln_interp_lang lang)
 {
 	return u ? u->interp[lang] : NULL;
@@ -1153,7 +1135,6 @@ void unwinder__free(struct unwinder *u)
 	free(u->free);
 	free(u->free_slots);
 	free(u->rules);
-	table_cache__close(u->cache);
 	for (int i = 0; i < KILN_LANG_COUNT; i++)
 		interp_procs__free(u->interp[i]);
 	free(u);

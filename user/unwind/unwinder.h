@@ -46,7 +46,7 @@ struct unwinder_stats {
 	uint64_t build_ns;              /* spent building tables, since start */
 	uint64_t cached, cache_ns;      /* tables loaded from the disk cache, the time it took */
 	struct table_cache_stats cache;
-	const char *cache_dir;          /* NULL: no disk cache (valid while the unwinder is) */
+	const char *cache_dir;          /* NULL: no disk cache (valid while its cache is) */
 	uint64_t fallback[UNWINDER_FB_COUNT]; /* mappings, as written */
 	uint64_t maps_bytes;            /* kernel memory of the walker's maps */
 };
@@ -54,11 +54,9 @@ struct unwinder_stats {
 struct unwinder;
 
 struct unwinder_opts {
-	/* Tables cached on disk (table_cache.h): the directory, NULL for the
-	 * default (table_cache__default_dir), "none" or "" for no cache;
-	 * cache_bytes 0: no cache. */
-	const char *cache_dir;
-	uint64_t cache_bytes;
+	/* Tables cached on disk (table_cache.h), borrowed: it outlives the
+	 * unwinder; NULL: no disk cache. */
+	struct table_cache *cache;
 	bool python;            /* Python processes get Python frames (--no-python) */
 	bool ruby;              /* Ruby processes get Ruby frames (--no-ruby) */
 };
@@ -93,11 +91,6 @@ void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
  * unwind/ruby.h); NULL when u is, or with that language off at
  * unwinder__new. */
 struct interp_procs *unwinder__interp(const struct unwinder *u, enum kiln_interp_lang lang);
-/* The disk cache's directory, checked and in use; NULL: none. */
-const char *unwinder__cache_dir(const struct unwinder *u);
-/* The disk cache itself, which the symbolizer keeps its symbol tables in
- * too (any thread, table_cache.h); NULL: none. */
-struct table_cache *unwinder__table_cache(const struct unwinder *u);
 void unwinder__free(struct unwinder *u);
 
 #endif
