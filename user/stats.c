@@ -623,6 +623,7 @@ static const struct counter stats_rows[] = {
 	INTERP_REFUSED(KILN_LANG_PY, "python", "Python", PY_REFUSED_UNREADABLE, "unreadable"),
 	INTERP_REFUSED(KILN_LANG_PY, "python", "Python", PY_REFUSED_NOT_READY, "not_initialized"),
 	INTERP_REFUSED(KILN_LANG_PY, "python", "Python", PY_REFUSED_FULL, "full"),
+	INTERP_REFUSED(KILN_LANG_PY, "python", "Python", PY_REFUSED_WALKER, "walker"),
 	INTERP_NAMES(KILN_LANG_PY, "python", "Python"),
 	/* Ruby frames (docs/ruby.md) */
 	INTERP_COMMON(KILN_LANG_RB, "ruby", "Ruby"),
@@ -643,6 +644,7 @@ static const struct counter stats_rows[] = {
 	INTERP_REFUSED(KILN_LANG_RB, "ruby", "Ruby", RB_REFUSED_UNREADABLE, "unreadable"),
 	INTERP_REFUSED(KILN_LANG_RB, "ruby", "Ruby", RB_REFUSED_NOT_READY, "not_initialized"),
 	INTERP_REFUSED(KILN_LANG_RB, "ruby", "Ruby", RB_REFUSED_FULL, "full"),
+	INTERP_REFUSED(KILN_LANG_RB, "ruby", "Ruby", RB_REFUSED_WALKER, "walker"),
 	INTERP_NAMES(KILN_LANG_RB, "ruby", "Ruby"),
 	OUTPUT_REFUSED(FILE_REFUSED_DIR_OWNER, "dir_owner"),
 	OUTPUT_REFUSED(FILE_REFUSED_DIR_MODE, "dir_mode"),

@@ -371,6 +371,29 @@ check_early() {
 	fi
 }
 
+# (f2) Interpreter walkers, loaded only once a process of their language
+# shows up (sampler__load_walker): python_fake and ruby_fake pass kiln's
+# checks of an interpreter, then spin; the walks of their language's
+# walker prove it loaded and ran on this kernel.
+check_interp() {
+	if [ "$(uname -m)" != x86_64 ]; then
+		pass interp "n/a off x86-64 (interpreter frames are walked on x86-64 only)"; return
+	fi
+	walks=""
+	for lang in python ruby; do
+		if ! "$KILN" record -q -F "$HZ" -o "$T/$lang.folded" --stats "$T/$lang.json" -- \
+			"$WORKLOADS/${lang}_fake" 2 2>"$T/$lang.err"; then
+			fail interp "kiln record of ${lang}_fake failed: $(last "$T/$lang.err")"; return
+		fi
+		n=$(tr -d ' \n' <"$T/$lang.json" | sed -n "s/.*\"$lang\":{\"walks\":\([0-9]*\).*/\1/p")
+		if [ "${n:-0}" -lt 10 ]; then
+			fail interp "${lang}_fake: ${n:-no} walks by the $lang walker (want 10 or more): $(grep -m1 -E 'walker|warn' "$T/$lang.err")"; return
+		fi
+		walks="$walks${walks:+/}$n"
+	done
+	pass interp "$walks walks by the python/ruby walkers"
+}
+
 # (g) Refusal: with /sys/kernel/btf/vmlinux hidden (an empty file bound
 # over it, in a mount namespace of its own so nothing else on the host sees
 # it), kiln says so in one line, exits non-zero and writes nothing.
@@ -399,5 +422,6 @@ guarded gone check_gone
 guarded cgroup check_cgroup
 guarded agent check_agent
 guarded window check_window
+guarded interp check_interp
 guarded no_btf check_no_btf
 rm -rf "$T"

@@ -69,9 +69,18 @@ struct sampler {
 	uint64_t ring_bytes;
 	struct sampler_unwind_maps uw;
 	bool have_unwind;
-	/* the walkers loaded (KILN_PROG_*), or NULL; the sampling program */
-	struct bpf_program *walkers[KILN_PROG_COUNT];
+	/* the native walker, or NULL; the sampling program */
+	struct bpf_program *walker;
 	struct bpf_program *sample;
+	bool loop;                      /* the bpf_loop variants of the programs */
+	/* The interpreter walkers (KILN_PROG_PY, _RB), each loaded only once a
+	 * process of its language is seen (sampler__load_walker): a second
+	 * copy of the object sharing the first's maps, that program alone
+	 * loaded; NULL: not yet. Their verification was a third of every
+	 * start's. interp_err: its load failed (-errno), not tried again. */
+	struct sampler_bpf *interp[KILN_PROG_COUNT];
+	int interp_err[KILN_PROG_COUNT];
+	int cache_fd;                   /* the kernel types' directory (dup), or -1 */
 	uint64_t *percpu;
 	struct core_btf_stats btf;
 };
@@ -188,6 +197,18 @@ static void explain_load_error(int err)
 			 strerror(-err));
 }
 
+/* Program i (KILN_PROG_*) of k: its bpf_loop variant, or its unrolled one. */
+static struct bpf_program *walker_program(struct sampler_bpf *k, unsigned i, bool loop)
+{
+	struct bpf_program *all[][2] = {
+		{ k->progs.kiln_walk, k->progs.kiln_walk_loop },
+		{ k->progs.kiln_py, k->progs.kiln_py_loop },
+		{ k->progs.kiln_rb, k->progs.kiln_rb_loop },
+	};
+
+	return all[i][loop];
+}
+
 /* Which programs to load: the bpf_loop ones where the kernel has it (5.17:
  * the verifier checks one frame's step, one frame's hashing), else the
  * unrolled ones; no walkers without tables (the sampling program then
@@ -197,12 +218,8 @@ static void choose_programs(struct sampler *s, const struct sampler_opts *opts)
 	struct sampler_bpf *k = s->skel;
 	bool loop = !opts->no_bpf_loop &&
 		    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
-	struct bpf_program *all[][2] = {
-		{ k->progs.kiln_walk, k->progs.kiln_walk_loop },
-		{ k->progs.kiln_py, k->progs.kiln_py_loop },
-		{ k->progs.kiln_rb, k->progs.kiln_rb_loop },
-	};
 
+	s->loop = loop;
 	/* Processes not read yet walked through the mappings kiln_mmap
 	 * gathers (include/kiln/unwind.h): by kiln_walk_loop alone, and on
 	 * x86-64 only so far (the matrix's arm64 guest, under TCG, spends
@@ -222,10 +239,11 @@ static void choose_programs(struct sampler *s, const struct sampler_opts *opts)
 	s->sample = loop ? k->progs.kiln_sample_loop : k->progs.kiln_sample;
 	bpf_program__set_autoload(k->progs.kiln_sample, !loop);
 	bpf_program__set_autoload(k->progs.kiln_sample_loop, loop);
+	s->walker = opts->unwind_rows ? walker_program(k, KILN_PROG_WALK, loop) : NULL;
+	/* the interpreter walkers: sampler__load_walker */
 	for (unsigned i = 0; i < KILN_PROG_COUNT; i++) {
-		s->walkers[i] = opts->unwind_rows ? all[i][loop] : NULL;
-		bpf_program__set_autoload(all[i][0], s->walkers[i] == all[i][0]);
-		bpf_program__set_autoload(all[i][1], s->walkers[i] == all[i][1]);
+		for (int l = 0; l < 2; l++)
+			bpf_program__set_autoload(walker_program(k, i, l), walker_program(k, i, l) == s->walker);
 	}
 }
 
@@ -248,18 +266,14 @@ static void adapt_to_kernel(struct sampler_bpf *k)
 			bpf_map__set_map_flags(m, bpf_map__map_flags(m) & ~BPF_F_NO_PREALLOC);
 }
 
-static int fill_walk_progs(struct sampler *s)
+/* Program prog of k into walk_progs[i]. 0 or -errno. */
+static int set_walker(struct sampler *s, __u32 i, struct bpf_program *prog)
 {
-	int map = bpf_map__fd(s->skel->maps.walk_progs);
+	int fd = bpf_program__fd(prog);
 
-	for (__u32 i = 0; i < KILN_PROG_COUNT; i++) {
-		int fd = s->walkers[i] ? bpf_program__fd(s->walkers[i]) : -1;
-
-		if (fd >= 0 && bpf_map_update_elem(map, &i, &fd, BPF_ANY))
-			return -errno;
-	}
-	if (s->walkers[KILN_PROG_WALK])
-		pr_debug("sampler: stacks walked by %s", bpf_program__name(s->walkers[KILN_PROG_WALK]));
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.walk_progs), &i, &fd, BPF_ANY))
+		return -errno;
+	pr_debug("sampler: walk_progs[%u]: %s", i, bpf_program__name(prog));
 	return 0;
 }
 
@@ -319,97 +333,163 @@ static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
 	return 0;
 }
 
-/* Opens the BPF object, its CO-RE relocations to be made against the BTF
- * file btf (NULL: the kernel's own), and sizes and picks what it loads.
- * 0 or -errno. */
-static int open_object(struct sampler *s, const struct sampler_opts *opts, const char *btf)
+/* Sets up the main copy of the object k: its constants, map sizes and
+ * programs. */
+static int setup_main(struct sampler *s, struct sampler_bpf *k, const void *ctx)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf);
+	const struct sampler_opts *opts = ctx;
 
-	s->skel = sampler_bpf__open_opts(&oo);
-	if (!s->skel) {
-		int err = -errno;
-
-		pr_error("cannot open the BPF object: %s", strerror(-err));
-		return err;
-	}
-	s->skel->rodata->include_idle = opts->include_idle;
-	s->skel->rodata->filter_enabled = opts->filter;
-	s->skel->rodata->wake_on_new = opts->wake_on_new || opts->filter;
+	s->skel = k;
+	k->rodata->include_idle = opts->include_idle;
+	k->rodata->filter_enabled = opts->filter;
+	k->rodata->wake_on_new = opts->wake_on_new || opts->filter;
 	/* Otherwise a process's tables load at the loop's next read, or
 	 * sooner once it was sampled this often without them. */
-	s->skel->rodata->wake_unloaded_after =
-		opts->unwind_rows && !s->skel->rodata->wake_on_new ? SAMPLER_UNLOADED_WAKE : 0;
-	s->skel->rodata->ring_wakeup_bytes = s->ring_bytes / 2;
-	bpf_map__set_max_entries(s->skel->maps.instances,
+	k->rodata->wake_unloaded_after =
+		opts->unwind_rows && !k->rodata->wake_on_new ? SAMPLER_UNLOADED_WAKE : 0;
+	k->rodata->ring_wakeup_bytes = s->ring_bytes / 2;
+	bpf_map__set_max_entries(k->maps.instances,
 				 opts->process_entries ? opts->process_entries : 32768);
 	/* Without -p or a command to profile it is never read: a preallocated
 	 * hash map of 65536 entries costs start-up time for nothing. */
-	bpf_map__set_max_entries(s->skel->maps.filter, opts->filter ? 65536 : 1);
+	bpf_map__set_max_entries(k->maps.filter, opts->filter ? 65536 : 1);
 	/* Without tables the walker is never entered: its maps stay minimal. */
-	bpf_map__set_max_entries(s->skel->maps.unwind_rows,
+	bpf_map__set_max_entries(k->maps.unwind_rows,
 				 opts->unwind_rows ? opts->unwind_rows : 1);
-	bpf_map__set_max_entries(s->skel->maps.file_tables,
+	bpf_map__set_max_entries(k->maps.file_tables,
 				 opts->unwind_rows ? KILN_UNWIND_SLOTS : 1);
-	bpf_map__set_max_entries(s->skel->maps.early_maps,
+	bpf_map__set_max_entries(k->maps.early_maps,
 				 opts->unwind_rows && opts->unwind_processes ?
 				 opts->unwind_processes / SAMPLER_EARLY_SHARE : 1);
-	bpf_map__set_max_entries(s->skel->maps.proc_maps,
+	bpf_map__set_max_entries(k->maps.proc_maps,
 				 opts->unwind_rows && opts->unwind_processes ?
 				 opts->unwind_processes : 1);
-	bpf_map__set_max_entries(s->skel->maps.py_procs,
+	bpf_map__set_max_entries(k->maps.py_procs,
 				 opts->unwind_rows && opts->unwind_processes ?
 				 opts->unwind_processes : 1);
-	bpf_map__set_max_entries(s->skel->maps.rb_procs,
+	bpf_map__set_max_entries(k->maps.rb_procs,
 				 opts->unwind_rows && opts->unwind_processes ?
 				 opts->unwind_processes : 1);
-	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)s->ring_bytes);
-	adapt_to_kernel(s->skel);
+	bpf_map__set_max_entries(k->maps.events, (uint32_t)s->ring_bytes);
+	adapt_to_kernel(k);
 	if (!opts->filter)
-		bpf_program__set_autoload(s->skel->progs.kiln_fork, false);
+		bpf_program__set_autoload(k->progs.kiln_fork, false);
 	choose_programs(s, opts);
 	return 0;
 }
 
-/* Opens and loads the BPF object against the cut of the kernel's types
- * kept in cache_dirfd (core_btf.h), or, without one or should libbpf or
- * the kernel refuse what it gave, against the kernel's own BTF (the cut
- * then deleted, to be made again). 0 or -errno, explained. */
-static int open_and_load(struct sampler *s, const struct sampler_opts *opts, int cache_dirfd)
+/* Sets up the copy k of the object for the interpreter walker *ctx
+ * (KILN_PROG_PY, _RB): the main copy's constants and maps, that program
+ * alone loaded. */
+static int setup_interp(struct sampler *s, struct sampler_bpf *k, const void *ctx)
+{
+	unsigned i = *(const unsigned *)ctx;
+	struct bpf_program *p, *want = walker_program(k, i, s->loop);
+	struct bpf_map *m;
+
+	memcpy(k->rodata, s->skel->rodata, sizeof(*k->rodata));
+	bpf_object__for_each_map(m, k->obj) {
+		int fd = bpf_object__find_map_fd_by_name(s->skel->obj, bpf_map__name(m));
+		int err = fd < 0 ? -ENOENT : bpf_map__reuse_fd(m, fd);
+
+		if (err)
+			return err;
+	}
+	bpf_object__for_each_program(p, k->obj)
+		bpf_program__set_autoload(p, p == want);
+	return 0;
+}
+
+/* A copy of the object opened against the kernel's types in btf (NULL:
+ * all of the kernel's), set up and loaded; NULL and *err (-errno), which
+ * explain_load_error explains when the object was opened (*opened). */
+static struct sampler_bpf *open_object(struct sampler *s, const char *btf,
+				       int (*setup)(struct sampler *, struct sampler_bpf *, const void *),
+				       const void *ctx, int *err, bool *opened)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf);
+	struct sampler_bpf *k = sampler_bpf__open_opts(&oo);
+
+	*opened = k != NULL;
+	if (!k) {
+		*err = -errno;
+		pr_error("cannot open the BPF object: %s", strerror(-*err));
+		return NULL;
+	}
+	*err = setup(s, k, ctx);
+	if (!*err)
+		*err = load_programs(k);
+	if (*err) {
+		if (s->skel == k)
+			s->skel = NULL;
+		sampler_bpf__destroy(k);
+		return NULL;
+	}
+	return k;
+}
+
+/* A copy of the BPF object (setup, ctx: open_object) loaded against the
+ * cut of the kernel's types kept in s->cache_fd (core_btf.h), or, without
+ * one or should libbpf or the kernel refuse what it gave, against the
+ * kernel's own BTF (the cut then deleted, to be made again). NULL and
+ * *err (-errno), explained. s->btf counts the main copy's. */
+static struct sampler_bpf *open_and_load(struct sampler *s,
+					 int (*setup)(struct sampler *, struct sampler_bpf *,
+						      const void *),
+					 const void *ctx, int *err)
 {
 	char path[64];
 	size_t len;
 	const void *obj = sampler_bpf__elf_bytes(&len);
-	enum core_btf_result r = core_btf__prepare(cache_dirfd, obj, len, path, sizeof(path),
-						   &s->btf.types);
+	struct core_btf_stats *st = setup == setup_main ? &s->btf : &(struct core_btf_stats){ 0 };
+	enum core_btf_result r = core_btf__prepare(s->cache_fd, obj, len, path, sizeof(path),
+						   &st->types);
 	bool cut = r == CORE_BTF_HIT || r == CORE_BTF_BUILT || r == CORE_BTF_REFUSED;
-	int err;
+	struct sampler_bpf *k;
+	bool opened;
 
-	s->btf.hits += r == CORE_BTF_HIT;
-	s->btf.built += r == CORE_BTF_BUILT || r == CORE_BTF_REFUSED;
-	s->btf.whole += !cut;
-	s->btf.refused += r == CORE_BTF_REFUSED;
-	err = open_object(s, opts, cut ? path : NULL);
-	if (!err)
-		err = load_programs(s->skel);
-	if (err && cut) {
-		sampler_bpf__destroy(s->skel);
-		s->skel = NULL;
-		unlinkat(cache_dirfd, CORE_BTF_NAME, 0);
-		err = open_object(s, opts, NULL);
-		if (!err)
-			err = load_programs(s->skel);
-		if (!err) {
-			s->btf.hits = s->btf.built = s->btf.types = 0;
-			s->btf.whole++;
-			s->btf.fallbacks++;
+	st->hits += r == CORE_BTF_HIT;
+	st->built += r == CORE_BTF_BUILT || r == CORE_BTF_REFUSED;
+	st->whole += !cut;
+	st->refused += r == CORE_BTF_REFUSED;
+	k = open_object(s, cut ? path : NULL, setup, ctx, err, &opened);
+	if (!k && cut) {
+		unlinkat(s->cache_fd, CORE_BTF_NAME, 0);
+		k = open_object(s, NULL, setup, ctx, err, &opened);
+		if (k) {
+			st->hits = st->built = st->types = 0;
+			st->whole++;
+			st->fallbacks++;
 			pr_warn("the BPF object did not load with the kernel's types kept in %s: loaded with all of /sys/kernel/btf/vmlinux (the file is deleted, to be cut again)",
 				CORE_BTF_NAME);
 		}
 	}
-	if (err && s->skel)
-		explain_load_error(err);
-	return err;
+	if (!k && opened && setup == setup_main)
+		explain_load_error(*err);
+	return k;
+}
+
+int sampler__load_walker(struct sampler *s, unsigned i)
+{
+	uint64_t t0 = monotonic_ns();
+	int err;
+
+	if (!s->walker || i == KILN_PROG_WALK || i >= KILN_PROG_COUNT)
+		return -EINVAL;
+	if (s->interp[i] || s->interp_err[i])
+		return s->interp_err[i];
+	s->interp[i] = open_and_load(s, setup_interp, &i, &err);
+	if (s->interp[i])
+		err = set_walker(s, i, walker_program(s->interp[i], i, s->loop));
+	if (err) {
+		s->interp_err[i] = err;
+		pr_warn("the kernel did not load the %s walker (%s): run with -vv to see the verifier's log",
+			bpf_program__name(walker_program(s->skel, i, s->loop)), strerror(-err));
+		return err;
+	}
+	pr_debug("sampler: %s loaded in %.1f ms", bpf_program__name(walker_program(s->skel, i, s->loop)),
+		 (monotonic_ns() - t0) / 1e6);
+	return 0;
 }
 
 struct sampler *sampler__open(const struct sampler_opts *opts, int cache_dirfd, int *err)
@@ -422,6 +502,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int cache_dirfd, 
 	if (!s)
 		return NULL;
 	s->epfd = -1;
+	s->cache_fd = cache_dirfd >= 0 ? fcntl(cache_dirfd, F_DUPFD_CLOEXEC, 0) : -1;
 	/* before any other thread may call sampler__wake */
 	s->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->wakefd < 0) {
@@ -465,10 +546,9 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int cache_dirfd, 
 		*err = -EOPNOTSUPP;
 		goto fail;
 	}
-	*err = open_and_load(s, opts, cache_dirfd);
-	if (*err)
+	if (!open_and_load(s, setup_main, opts, err))
 		goto fail;
-	*err = fill_walk_progs(s);
+	*err = s->walker ? set_walker(s, KILN_PROG_WALK, s->walker) : 0;
 	if (*err) {
 		pr_error("cannot set up the stack walker's tail calls: %s", strerror(-*err));
 		goto fail;
@@ -847,7 +927,11 @@ void sampler__destroy(struct sampler *s)
 		close(s->wakefd);
 	ring_buffer__free(s->rb);
 	sideband__free(s->sb);
+	for (int i = 0; i < KILN_PROG_COUNT; i++)
+		sampler_bpf__destroy(s->interp[i]);
 	sampler_bpf__destroy(s->skel);
+	if (s->cache_fd >= 0)
+		close(s->cache_fd);
 	free(s->links);
 	free(s->cpu_ids);
 	free(s->percpu);

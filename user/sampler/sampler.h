@@ -135,6 +135,11 @@ void sampler__interp_stats(struct sampler *s, enum kiln_interp_lang lang,
 			   uint64_t out[KILN_INTERP_STAT_COUNT]);
 /* The walker's maps; false when opts->unwind_rows was 0 (no walks). */
 bool sampler__unwind_maps(struct sampler *s, struct sampler_unwind_maps *out);
+/* Loads interpreter walker i (KILN_PROG_PY, KILN_PROG_RB) on first use
+ * (a few ms of the kernel's verifier, which a start without such
+ * processes saves), then 0 at once. -errno when there are no walks or the
+ * kernel refused it (said once, not tried again). */
+int sampler__load_walker(struct sampler *s, unsigned i);
 unsigned sampler__cpus(const struct sampler *s);
 /* The count of cgroup migrations the BPF side keeps (events carry it). */
 const volatile uint64_t *sampler__cgroup_epoch(const struct sampler *s);

@@ -24,6 +24,7 @@
 
 struct interp_procs {
 	const struct interp_kind *kind;
+	struct sampler *sampler;
 	int fd;
 	uint32_t max, used;
 	struct hashmap procs; /* instance -> struct interp_proc */
@@ -33,13 +34,15 @@ struct interp_procs {
 	struct interp_stats st;
 };
 
-struct interp_procs *interp_procs__new(const struct interp_kind *kind, int map_fd, uint32_t max)
+struct interp_procs *interp_procs__new(const struct interp_kind *kind, struct sampler *s,
+				       int map_fd, uint32_t max)
 {
 	struct interp_procs *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
 	p->kind = kind;
+	p->sampler = s;
 	p->fd = map_fd;
 	p->max = max;
 	return p;
@@ -206,6 +209,12 @@ static int accept(struct interp_procs *p, struct interp_proc *e, const struct bi
 	uint32_t key = (uint32_t)e->pid;
 
 	memcpy(e->facts, &e->instance, sizeof(e->instance));
+	/* its walker loaded at the first such process (a few ms of the
+	 * verifier's, which starts without one save), then at once */
+	if (sampler__load_walker(p->sampler, p->kind->prog)) {
+		refuse(p, e, p->kind->walker, bin);
+		return -ENOEXEC;
+	}
 	if (p->used >= p->max || bpf_map_update_elem(p->fd, &key, e->facts, BPF_ANY)) {
 		refuse(p, e, p->kind->full, bin);
 		return -ENOSPC;

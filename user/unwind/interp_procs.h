@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "proc/proc.h"
+#include "sampler/sampler.h"
 
 #define INTERP_REFUSALS_MAX 8
 #define INTERP_ATTEMPTS_MAX 4 /* the first read and the re-reads at ~50 ms, 250 ms, 1 s */
@@ -34,6 +35,8 @@ struct interp_kind {
 	const char *name;
 	const char *const *refusal_names;
 	unsigned nrefusals, full; /* full: the reason "its map is full" */
+	unsigned walker; /* the reason "the kernel did not load its walker" */
+	unsigned prog; /* its walker: KILN_PROG_PY, KILN_PROG_RB */
 	unsigned not_ready; /* the reason "not initialized within the tries" */
 	/* Reasons from first_runtime on come from the process's memory, which
 	 * changes while it starts (the dynamic linker maps a library's data
@@ -64,8 +67,11 @@ enum { INTERP_PENDING = 0, INTERP_OK, INTERP_REFUSED };
 
 struct interp_procs;
 
-/* map_fd: the walker's map (pid -> facts); max: its entries. NULL + errno. */
-struct interp_procs *interp_procs__new(const struct interp_kind *kind, int map_fd, uint32_t max);
+/* s: the sampler that loads the language's walker, before the first
+ * process's entry is written (sampler__load_walker); map_fd: the walker's
+ * map (pid -> facts); max: its entries. NULL + errno. */
+struct interp_procs *interp_procs__new(const struct interp_kind *kind, struct sampler *s,
+				       int map_fd, uint32_t max);
 /* s's mappings were (re)read: a process mapping the language's
  * interpreter is recognized and checked, and its entry written, once; one
  * not initialized yet, or refused for what its memory held, is tried again

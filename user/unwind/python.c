@@ -36,6 +36,7 @@ const char *const python_refusal_names[PY_REFUSAL_COUNT] = {
 	[PY_REFUSED_UNREADABLE] = "unreadable",
 	[PY_REFUSED_NOT_READY] = "not_initialized",
 	[PY_REFUSED_FULL] = "full",
+	[PY_REFUSED_WALKER] = "walker",
 };
 
 #define THREADS_MAX 64 /* thread states looked at when checking the key */
@@ -514,6 +515,8 @@ static const struct interp_kind python_kind = {
 	.refusal_names = python_refusal_names,
 	.nrefusals = PY_REFUSAL_COUNT,
 	.full = PY_REFUSED_FULL,
+	.walker = PY_REFUSED_WALKER,
+	.prog = KILN_PROG_PY,
 	.not_ready = PY_REFUSED_NOT_READY,
 	.first_runtime = PY_REFUSED_OFFSETS,
 	.facts_size = sizeof(struct python_info),
@@ -525,7 +528,7 @@ static const struct interp_kind python_kind = {
 	.detected = python_detected,
 };
 
-struct interp_procs *pythons__new(int py_procs_fd, uint32_t max)
+struct interp_procs *pythons__new(struct sampler *s, int py_procs_fd, uint32_t max)
 {
-	return interp_procs__new(&python_kind, py_procs_fd, max);
+	return interp_procs__new(&python_kind, s, py_procs_fd, max);
 }

@@ -31,6 +31,7 @@ enum python_refusal {
 	PY_REFUSED_UNREADABLE, /* its memory unreadable (no CAP_SYS_PTRACE, exited) */
 	PY_REFUSED_NOT_READY, /* not initialized within the process's first re-reads */
 	PY_REFUSED_FULL, /* the py_procs map is full (--unwind-processes) */
+	PY_REFUSED_WALKER, /* the kernel did not load the Python walker */
 	PY_REFUSAL_COUNT
 };
 extern const char *const python_refusal_names[PY_REFUSAL_COUNT];
@@ -47,7 +48,8 @@ struct python_info {
 };
 
 /* The Python processes (unwind/interp_procs.h; facts: struct
- * python_info). map_fd: the walker's py_procs map; max: its entries. */
-struct interp_procs *pythons__new(int py_procs_fd, uint32_t max);
+ * python_info). s: the sampler that loads the walker; py_procs_fd: the
+ * walker's py_procs map; max: its entries. */
+struct interp_procs *pythons__new(struct sampler *s, int py_procs_fd, uint32_t max);
 
 #endif

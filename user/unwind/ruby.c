@@ -32,6 +32,7 @@ const char *const ruby_refusal_names[RB_REFUSAL_COUNT] = {
 	[RB_REFUSED_UNREADABLE] = "unreadable",
 	[RB_REFUSED_NOT_READY] = "not_initialized",
 	[RB_REFUSED_FULL] = "full",
+	[RB_REFUSED_WALKER] = "walker",
 };
 
 #define THREAD_SCAN 512 /* bytes of the main rb_thread_t searched for its tp */
@@ -409,6 +410,8 @@ static const struct interp_kind ruby_kind = {
 	.refusal_names = ruby_refusal_names,
 	.nrefusals = RB_REFUSAL_COUNT,
 	.full = RB_REFUSED_FULL,
+	.walker = RB_REFUSED_WALKER,
+	.prog = KILN_PROG_RB,
 	.not_ready = RB_REFUSED_NOT_READY,
 	.first_runtime = RB_REFUSED_OFFSETS,
 	.facts_size = sizeof(struct ruby_info),
@@ -420,7 +423,7 @@ static const struct interp_kind ruby_kind = {
 	.detected = ruby_detected,
 };
 
-struct interp_procs *rubies__new(int rb_procs_fd, uint32_t max)
+struct interp_procs *rubies__new(struct sampler *s, int rb_procs_fd, uint32_t max)
 {
-	return interp_procs__new(&ruby_kind, rb_procs_fd, max);
+	return interp_procs__new(&ruby_kind, s, rb_procs_fd, max);
 }

@@ -26,6 +26,7 @@ enum ruby_refusal {
 	RB_REFUSED_UNREADABLE, /* its memory unreadable (no CAP_SYS_PTRACE, exited) */
 	RB_REFUSED_NOT_READY, /* no VM within the process's first re-reads */
 	RB_REFUSED_FULL, /* the rb_procs map is full (--unwind-processes) */
+	RB_REFUSED_WALKER, /* the kernel did not load the Ruby walker */
 	RB_REFUSAL_COUNT
 };
 extern const char *const ruby_refusal_names[RB_REFUSAL_COUNT];
@@ -55,7 +56,8 @@ int ruby__ivars(pid_t pid, const struct ruby_info *info, uint64_t klass, uint64_
 		size_t max);
 
 /* The Ruby processes (unwind/interp_procs.h; facts: struct ruby_info).
- * rb_procs_fd: the walker's rb_procs map; max: its entries. */
-struct interp_procs *rubies__new(int rb_procs_fd, uint32_t max);
+ * s: the sampler that loads the walker; rb_procs_fd: the walker's
+ * rb_procs map; max: its entries. */
+struct interp_procs *rubies__new(struct sampler *s, int rb_procs_fd, uint32_t max);
 
 #endif

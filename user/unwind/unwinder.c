@@ -197,9 +197,9 @@ struct unwinder *unwinder__new(struct sampler *s, const struct unwinder_opts *o)
 		u->free_slots[i] = KILN_UNWIND_SLOTS - 1 - i;
 	u->nfree_slots = KILN_UNWIND_SLOTS;
 	if ((o && o->python &&
-	     !(u->interp[KILN_LANG_PY] = pythons__new(u->m.py_procs_fd, u->m.procs_max))) ||
+	     !(u->interp[KILN_LANG_PY] = pythons__new(s, u->m.py_procs_fd, u->m.procs_max))) ||
 	    (o && o->ruby &&
-	     !(u->interp[KILN_LANG_RB] = rubies__new(u->m.rb_procs_fd, u->m.procs_max)))) {
+	     !(u->interp[KILN_LANG_RB] = rubies__new(s, u->m.rb_procs_fd, u->m.procs_max)))) {
 		unwinder__free(u);
 		return NULL;
 	}
