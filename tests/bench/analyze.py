@@ -248,12 +248,18 @@ def cpu_reading(pid):
         if ss:
             threads[tid] = int(ss.split()[0])
     bpf_ns = maps_bytes = 0
+    seen = set()  # (kind, id): a program or map held by several fds counts once
     try:
         fds = os.listdir(f"/proc/{pid}/fdinfo")
     except OSError:
         fds = []
     for fd in fds:
         info = read(f"/proc/{pid}/fdinfo/{fd}") or ""
+        ident = re.search(r"^(prog|map)_id:\s+(\d+)$", info, re.M)
+        if ident:
+            if ident.groups() in seen:
+                continue
+            seen.add(ident.groups())
         m = re.search(r"^run_time_ns:\s+(\d+)$", info, re.M)
         if m and re.search(r"^prog_type:", info, re.M):
             bpf_ns += int(m.group(1))

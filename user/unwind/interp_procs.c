@@ -82,31 +82,52 @@ bool interp__named(const char *path, const char *const *prefixes)
 	return false;
 }
 
-int interp__symbols(const struct proc_mapping *m, const char *const *names, size_t n,
-		    uint64_t *addr, uint64_t *size, uint64_t *bias_out)
+/* What interp__symbols reads of a file: its executable segments and the
+ * symbols of one list of names, by file offset (value 0: absent; a TLS
+ * symbol's is its offset in the block plus one). */
+#define FILE_SEGS 4
+#define FILE_SYMBOLS 16
+struct symbol_file {
+	char key[sizeof(((struct binary *)0)->key)];
+	const char *const *names;
+	uint64_t value[FILE_SYMBOLS], size[FILE_SYMBOLS];
+	uint32_t tls; /* bit k: names[k] is a TLS symbol */
+	struct {
+		uint64_t offset, filesz, vaddr;
+	} seg[FILE_SEGS];
+	size_t nseg;
+};
+
+/* The files last read, by the binary's key (what kiln's fstat of the
+ * opened file says, never what the file claims): a language's processes
+ * mostly run one interpreter, whose symbol tables (megabytes for an
+ * unstripped python3.11, read into fresh memory) are then read once, not
+ * at each process. The oldest replaced when full; the main loop's alone. */
+#define SYMBOL_FILES 8
+static struct symbol_file symbol_files[SYMBOL_FILES];
+static unsigned symbol_files_next;
+
+static int read_symbol_file(const struct binary *bin, const char *const *names, size_t n,
+			    struct symbol_file *f)
 {
-	Elf *elf = elf__begin_fd(m->bin->fd, m->bin->path);
-	uint64_t bias = 0;
-	bool have_bias = false;
+	Elf *elf = elf__begin_fd(bin->fd, bin->path);
 	size_t nph = 0, seen = 0;
 	Elf_Scn *scn = NULL;
 
 	if (!elf)
 		return -EINVAL;
+	memset(f, 0, sizeof(*f));
 	if (elf_getphdrnum(elf, &nph) == 0) {
-		for (size_t i = 0; i < nph && !have_bias; i++) {
+		for (size_t i = 0; i < nph && f->nseg < FILE_SEGS; i++) {
 			GElf_Phdr ph;
 
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
-			    !(ph.p_flags & PF_X))
-				continue;
-			if (m->pgoff >= ph.p_offset && m->pgoff < ph.p_offset + ph.p_filesz) {
-				bias = m->start - m->pgoff - (ph.p_vaddr - ph.p_offset);
-				have_bias = true;
-			}
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    (ph.p_flags & PF_X))
+				f->seg[f->nseg++] = (typeof(f->seg[0])){ ph.p_offset, ph.p_filesz,
+									 ph.p_vaddr };
 		}
 	}
-	while (have_bias && (scn = elf_nextscn(elf, scn))) {
+	while (f->nseg && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
 		size_t count;
@@ -130,21 +151,58 @@ int interp__symbols(const struct proc_mapping *m, const char *const *names, size
 			if (!name)
 				continue;
 			for (size_t k = 0; k < n; k++)
-				if (!addr[k] && name[0] == names[k][0] &&
+				if (!f->value[k] && name[0] == names[k][0] &&
 				    strcmp(name, names[k]) == 0) {
-					/* a TLS symbol's value is its offset in the
-					 * block (kept as offset + 1: 0 is absent) */
-					addr[k] = GELF_ST_TYPE(s.st_info) == STT_TLS ?
-							  s.st_value + 1 :
-							  s.st_value + bias;
-					size[k] = s.st_size;
+					f->value[k] = GELF_ST_TYPE(s.st_info) == STT_TLS ?
+							      s.st_value + 1 : s.st_value;
+					f->tls |= (GELF_ST_TYPE(s.st_info) == STT_TLS) << k;
+					f->size[k] = s.st_size;
 				}
 		}
 	}
 	elf_end(elf);
+	snprintf(f->key, sizeof(f->key), "%s", bin->key);
+	f->names = names;
+	return 0;
+}
+
+int interp__symbols(const struct proc_mapping *m, const char *const *names, size_t n,
+		    uint64_t *addr, uint64_t *size, uint64_t *bias_out)
+{
+	struct symbol_file *f = NULL, fresh;
+	uint64_t bias = 0;
+	bool have_bias = false;
+	/* a file kiln opened and fstat'ed (binary.key "f:..."): its key says
+	 * what it is */
+	bool keyed = m->bin->key[0] == 'f';
+
+	if (n > FILE_SYMBOLS)
+		return -EINVAL;
+	for (unsigned i = 0; keyed && i < SYMBOL_FILES && !f; i++)
+		if (symbol_files[i].names == names && strcmp(symbol_files[i].key, m->bin->key) == 0)
+			f = &symbol_files[i];
+	if (!f) {
+		f = keyed ? &symbol_files[symbol_files_next++ % SYMBOL_FILES] : &fresh;
+		if (read_symbol_file(m->bin, names, n, f)) {
+			f->names = NULL;
+			return -EINVAL;
+		}
+	}
+	for (size_t i = 0; i < f->nseg && !have_bias; i++)
+		if (m->pgoff >= f->seg[i].offset && m->pgoff < f->seg[i].offset + f->seg[i].filesz) {
+			bias = m->start - m->pgoff - (f->seg[i].vaddr - f->seg[i].offset);
+			have_bias = true;
+		}
+	if (!have_bias)
+		return -ENOENT;
+	for (size_t k = 0; k < n; k++)
+		if (!addr[k] && f->value[k]) {
+			addr[k] = f->tls >> k & 1 ? f->value[k] : f->value[k] + bias;
+			size[k] = f->size[k];
+		}
 	if (bias_out)
 		*bias_out = bias;
-	return have_bias ? 0 : -ENOENT;
+	return 0;
 }
 
 static struct interp_proc *pending(struct interp_procs *p, const struct proc_snapshot *s)
