@@ -215,12 +215,13 @@ boot() {
 	*) log "unknown qemu flavour $flavour"; return 1 ;;
 	esac
 	[ "$accel" = kvm ] && cpu=host
-	# loglevel=4: the kernel's errors (a hung task, an RCU stall) reach the
-	# console, and so the log of a guest that did not finish
+	# loglevel=5: the kernel's errors (a hung task, an RCU stall) reach the
+	# console, and so the log of a guest that did not finish; with the
+	# default level's lines, so a crash report keeps its registers and code
 	timeout -k 10 "$BOOT_TIMEOUT" $qemu -machine "$machine,accel=$accel" -cpu $cpu \
 		-smp 2 -m 1024 -no-reboot -display none -monitor none -serial stdio \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=$console panic=-1 quiet loglevel=4" </dev/null >"$logf" 2>&1 &
+		-append "console=$console panic=-1 quiet loglevel=5" </dev/null >"$logf" 2>&1 &
 	pid=$!
 	# Watched while it runs: a kernel that crashed is stopped a few
 	# seconds after its report begins (the rest of the report), not left
