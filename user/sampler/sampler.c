@@ -338,6 +338,9 @@ static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
 static int setup_main(struct sampler *s, struct sampler_bpf *k, const void *ctx)
 {
 	const struct sampler_opts *opts = ctx;
+	/* processes walked with tables: the per-process maps' entries */
+	bool walks = opts->unwind_rows && opts->unwind_processes;
+	uint32_t procs = walks ? opts->unwind_processes : 1;
 
 	s->skel = k;
 	k->rodata->include_idle = opts->include_idle;
@@ -358,18 +361,10 @@ static int setup_main(struct sampler *s, struct sampler_bpf *k, const void *ctx)
 				 opts->unwind_rows ? opts->unwind_rows : 1);
 	bpf_map__set_max_entries(k->maps.file_tables,
 				 opts->unwind_rows ? KILN_UNWIND_SLOTS : 1);
-	bpf_map__set_max_entries(k->maps.early_maps,
-				 opts->unwind_rows && opts->unwind_processes ?
-				 opts->unwind_processes / SAMPLER_EARLY_SHARE : 1);
-	bpf_map__set_max_entries(k->maps.proc_maps,
-				 opts->unwind_rows && opts->unwind_processes ?
-				 opts->unwind_processes : 1);
-	bpf_map__set_max_entries(k->maps.py_procs,
-				 opts->unwind_rows && opts->unwind_processes ?
-				 opts->unwind_processes : 1);
-	bpf_map__set_max_entries(k->maps.rb_procs,
-				 opts->unwind_rows && opts->unwind_processes ?
-				 opts->unwind_processes : 1);
+	bpf_map__set_max_entries(k->maps.early_maps, walks ? procs / SAMPLER_EARLY_SHARE : 1);
+	bpf_map__set_max_entries(k->maps.proc_maps, procs);
+	bpf_map__set_max_entries(k->maps.py_procs, procs);
+	bpf_map__set_max_entries(k->maps.rb_procs, procs);
 	bpf_map__set_max_entries(k->maps.events, (uint32_t)s->ring_bytes);
 	adapt_to_kernel(k);
 	if (!opts->filter)
@@ -431,31 +426,31 @@ static struct sampler_bpf *open_object(struct sampler *s, const char *btf,
 /* A copy of the BPF object (setup, ctx: open_object) loaded against the
  * cut of the kernel's types kept in s->cache_fd (core_btf.h), or, without
  * one or should libbpf or the kernel refuse what it gave, against the
- * kernel's own BTF (the cut then deleted, to be made again). NULL and
- * *err (-errno), explained. s->btf counts the main copy's. */
+ * kernel's own BTF (the cut then deleted, to be made again), counted in
+ * *st. NULL and *err (-errno); *opened: the object was opened, so
+ * explain_load_error can say why it did not load. */
 static struct sampler_bpf *open_and_load(struct sampler *s,
 					 int (*setup)(struct sampler *, struct sampler_bpf *,
 						      const void *),
-					 const void *ctx, int *err)
+					 const void *ctx, struct core_btf_stats *st, int *err,
+					 bool *opened)
 {
 	char path[64];
 	size_t len;
 	const void *obj = sampler_bpf__elf_bytes(&len);
-	struct core_btf_stats *st = setup == setup_main ? &s->btf : &(struct core_btf_stats){ 0 };
 	enum core_btf_result r = core_btf__prepare(s->cache_fd, obj, len, path, sizeof(path),
 						   &st->types);
 	bool cut = r == CORE_BTF_HIT || r == CORE_BTF_BUILT || r == CORE_BTF_REFUSED;
 	struct sampler_bpf *k;
-	bool opened;
 
 	st->hits += r == CORE_BTF_HIT;
 	st->built += r == CORE_BTF_BUILT || r == CORE_BTF_REFUSED;
 	st->whole += !cut;
 	st->refused += r == CORE_BTF_REFUSED;
-	k = open_object(s, cut ? path : NULL, setup, ctx, err, &opened);
+	k = open_object(s, cut ? path : NULL, setup, ctx, err, opened);
 	if (!k && cut) {
 		unlinkat(s->cache_fd, CORE_BTF_NAME, 0);
-		k = open_object(s, NULL, setup, ctx, err, &opened);
+		k = open_object(s, NULL, setup, ctx, err, opened);
 		if (k) {
 			st->hits = st->built = st->types = 0;
 			st->whole++;
@@ -464,21 +459,21 @@ static struct sampler_bpf *open_and_load(struct sampler *s,
 				CORE_BTF_NAME);
 		}
 	}
-	if (!k && opened && setup == setup_main)
-		explain_load_error(*err);
 	return k;
 }
 
 int sampler__load_walker(struct sampler *s, unsigned i)
 {
 	uint64_t t0 = monotonic_ns();
+	struct core_btf_stats st = { 0 };       /* the main copy's are the ones counted */
+	bool opened;
 	int err;
 
 	if (!s->walker || i == KILN_PROG_WALK || i >= KILN_PROG_COUNT)
 		return -EINVAL;
 	if (s->interp[i] || s->interp_err[i])
 		return s->interp_err[i];
-	s->interp[i] = open_and_load(s, setup_interp, &i, &err);
+	s->interp[i] = open_and_load(s, setup_interp, &i, &st, &err, &opened);
 	if (s->interp[i])
 		err = set_walker(s, i, walker_program(s->interp[i], i, s->loop));
 	if (err) {
@@ -496,6 +491,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int cache_dirfd, 
 {
 	struct sampler *s = calloc(1, sizeof(*s));
 	uint32_t per_interval, counts, stacks;
+	bool opened;
 	int online;
 
 	*err = -ENOMEM;
@@ -546,8 +542,11 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int cache_dirfd, 
 		*err = -EOPNOTSUPP;
 		goto fail;
 	}
-	if (!open_and_load(s, setup_main, opts, err))
+	if (!open_and_load(s, setup_main, opts, &s->btf, err, &opened)) {
+		if (opened)
+			explain_load_error(*err);
 		goto fail;
+	}
 	*err = s->walker ? set_walker(s, KILN_PROG_WALK, s->walker) : 0;
 	if (*err) {
 		pr_error("cannot set up the stack walker's tail calls: %s", strerror(-*err));

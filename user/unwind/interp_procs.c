@@ -17,6 +17,7 @@
 #include "core/hash.h"
 #include "core/hashmap.h"
 #include "core/log.h"
+#include "sampler/sampler.h"
 #include "unwind/interp_procs.h"
 
 #define SYMBOLS_MAX (1u << 22) /* symbols looked at in one file */
@@ -182,10 +183,12 @@ int interp__symbols(const struct proc_mapping *m, const char *const *names, size
 		if (symbol_files[i].names == names && strcmp(symbol_files[i].key, m->bin->key) == 0)
 			f = &symbol_files[i];
 	if (!f) {
-		f = keyed ? &symbol_files[symbol_files_next++ % SYMBOL_FILES] : &fresh;
-		if (read_symbol_file(m->bin, names, n, f)) {
-			f->names = NULL;
+		if (read_symbol_file(m->bin, names, n, &fresh))
 			return -EINVAL;
+		f = &fresh;
+		if (keyed) {
+			f = &symbol_files[symbol_files_next++ % SYMBOL_FILES];
+			*f = fresh;
 		}
 	}
 	for (size_t i = 0; i < f->nseg && !have_bias; i++)

@@ -13,8 +13,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kiln/unwind.h"
 #include "proc/proc.h"
-#include "sampler/sampler.h"
+
+struct sampler;
 
 #define INTERP_REFUSALS_MAX 8
 #define INTERP_ATTEMPTS_MAX 4 /* the first read and the re-reads at ~50 ms, 250 ms, 1 s */

@@ -490,7 +490,10 @@ static int make_dir(const char *dir)
 	return mkdir(dir, 0700) == 0 || errno == EEXIST ? 0 : -errno;
 }
 
-int table_cache__open_dir(const char *dir, const char **why)
+/* dir (created when missing, its parent too, mode 0700) opened as a cache
+ * directory: owned by kiln's user, closed to others (made so when kiln's
+ * own), on a trusted path (core/file.h). The fd, or -1 and *why. */
+static int open_dir(const char *dir, const char **why)
 {
 	struct stat st;
 	int fd, err;
@@ -541,7 +544,7 @@ struct table_cache *table_cache__open(const char *dir, uint64_t max_bytes, bool 
 		return NULL;
 	}
 	c->max_bytes = max_bytes;
-	c->dirfd = table_cache__open_dir(dir, &why);
+	c->dirfd = open_dir(dir, &why);
 	if (c->dirfd < 0) {
 		/* Kept, unusable, for its count. */
 		refuse(c, TABLE_CACHE_DIR);

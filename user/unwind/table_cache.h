@@ -81,12 +81,8 @@ struct table_cache;
 /* Where tables are cached unless told: /var/cache/kiln for root, else
  * $XDG_CACHE_HOME/kiln or $HOME/.cache/kiln. 0 or -ENOENT (no home). */
 int table_cache__default_dir(char *buf, size_t len);
-/* dir (created when missing, its parent too, mode 0700) opened as a cache
- * directory: owned by kiln's user, closed to others (made so when kiln's
- * own), on a trusted path (core/file.h). The fd (the caller closes it), or
- * -1 and *why. */
-int table_cache__open_dir(const char *dir, const char **why);
-/* The cache in dir (table_cache__open_dir), at most
+/* The cache in dir (created when missing, its parent too, mode 0700;
+ * owned by kiln's user, closed to others, on a trusted path), at most
  * max_bytes of cache files. NULL when dir is NULL, "" or "none" (no cache)
  * or out of memory. A directory that cannot be used gives a cache that
  * finds and stores nothing, counted as "dir" and logged at warn (at debug
@@ -121,7 +117,7 @@ int table_cache__write_symbols(struct table_cache *c, const char *key, size_t le
 void table_cache__stats(const struct table_cache *c, struct table_cache_stats *out);
 /* The directory, or NULL when it could not be used. */
 const char *table_cache__dir(const struct table_cache *c);
-/* The directory's fd (table_cache__open_dir), owned by c; -1: none. */
+/* The directory's fd, owned by c; -1: none. */
 int table_cache__dirfd(const struct table_cache *c);
 void table_cache__close(struct table_cache *c);
 
