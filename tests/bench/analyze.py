@@ -2,31 +2,12 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Helpers for tests/bench/run.sh (stdlib only; run with /usr/bin/python3).
 
-  analyze.py bpfstats ROOT_PID COMM OUT.json [SECONDS]
-      BPF programs held open by the descendants of ROOT_PID named COMM, with
-      run_time_ns / run_cnt from `bpftool prog show -j` (needs
-      kernel.bpf_stats_enabled=1). Writes a JSON list. With SECONDS, reads
-      again every 0.25 s for up to SECONDS while the programs are there, and
-      keeps each program's last reading (a loaded host can delay a single
-      reading past the profiler's exit, and a stopping profiler closes its
-      programs one by one).
   analyze.py hold-stats
       Turns BPF run-time statistics on with bpf(BPF_ENABLE_STATS) and keeps
       them on until killed (the kernel turns them off when the fd closes).
       Unlike writing kernel.bpf_stats_enabled, this cannot be undone by
       another process resetting the sysctl, and leaves nothing to restore.
       Prints "on" once enabled, or "failed: ..." and exits 1.
-  analyze.py first-sample STAMP OUT
-      Time to first sample of a BPF profiler started by stamp_exec STAMP:
-      writes when its perf_event programs first ran and last ran.
-  analyze.py steady STAMP OUT.json T0 T1
-      The steady state of the profiler stamp_exec STAMP started: at T0 and
-      T1 seconds after its start, its CPU time (the schedstat run time of
-      its threads, ns, when the same threads lived at both readings; else
-      /proc/PID/stat's user + system ticks), the run time of the BPF
-      programs it holds (their fdinfo; BPF stats must be on), the kernel
-      memory of the BPF maps it holds (their fdinfo memlock) and the
-      CLOCK_MONOTONIC time. Writes {"t0": {...}, "t1": {...}}.
   analyze.py report WORKDIR SECONDS OUT.json
       Reads every phase directory of every round of WORKDIR, prints the
       markdown report on stdout and writes the same figures to OUT.json:
@@ -40,10 +21,11 @@ read as one round. Phase directories: WORKDIR/round<N>/<phase>/ with
   time.txt      `/usr/bin/time -f '%U %S %M'` of the profiler
   script_time.txt  the same for `perf script` (perf, perf_dwarf)
   spin.txt      spin_counter's line: iterations=N cpu_s=X wall_s=Y
-  bpf.json      output of `bpfstats`: its last reading before the profiler
-                exited
+  bpf.json      bench_probe's last reading of the profiler's BPF programs
+                before it exited
   stamp         stamp_exec's "PID MONOTONIC_NS" of the profiler's start
-  first_sample  first-sample's "FIRST_NS LAST_NS" (BPF profilers)
+  first_sample  bench_probe's "FIRST_NS LAST_NS" (BPF profilers)
+  steady.json   bench_probe's two steady-state readings of the profiler
   churn.log     churn's "pid start_ns end_ns cpu_ns" per short-lived process
   churn.txt     churn's summary line (children's and its own CPU s)
   kiln.pb.gz, kiln.json, perf.txt, bpftrace.txt  the profiles (perf.txt:
@@ -76,83 +58,7 @@ MORE_LOAD_PHASES = ("agent_interp",)
 TRUTH = 75.0  # cpu_ratio: hot_three gets 3 rounds in 4, hot_one 1 in 4
 
 
-# ---------------------------------------------------------------- bpfstats
-
-def descendants(root, comm):
-    """Pids below root (any depth) whose comm is `comm`."""
-    parent, names = {}, {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                s = f.read()
-        except OSError:
-            continue
-        # comm may hold spaces and parentheses: split at the last ')'
-        names[int(d)] = s[s.index("(") + 1:s.rindex(")")]
-        parent[int(d)] = int(s[s.rindex(")") + 2:].split()[1])
-    out = []
-    for pid, name in names.items():
-        if name != comm:
-            continue
-        p = pid
-        while p > 1 and p != root:
-            p = parent.get(p, 0)
-        if p == root:
-            out.append(pid)
-    return out
-
-
-def prog_ids_of(pid):
-    ids = set()
-    fddir = f"/proc/{pid}/fdinfo"
-    try:
-        fds = os.listdir(fddir)
-    except OSError:
-        return ids
-    for fd in fds:
-        try:
-            with open(f"{fddir}/{fd}") as f:
-                for line in f:
-                    if line.startswith("prog_id:"):
-                        ids.add(int(line.split()[1]))
-        except OSError:
-            pass
-    return ids
-
-
-def bpfstats_once(root, comm):
-    ids = set()
-    for pid in descendants(int(root), comm):
-        ids |= prog_ids_of(pid)
-    progs = []
-    if ids:
-        r = subprocess.run(["bpftool", "prog", "show", "-j"],
-                           capture_output=True, text=True)
-        for p in json.loads(r.stdout or "[]"):
-            if p.get("id") in ids:
-                progs.append({k: p.get(k) for k in
-                              ("id", "name", "type", "run_time_ns", "run_cnt")})
-    return progs
-
-
-def cmd_bpfstats(root, comm, out, seconds="0"):
-    import time
-    deadline = time.monotonic() + float(seconds)
-    last = {}  # program id -> its last reading: a profiler that is
-    while True:  # stopping closes its programs one by one
-        progs = bpfstats_once(root, comm)
-        for p in progs:
-            last[p["id"]] = p
-        if last and not progs:
-            break  # the profiler closed them all
-        if time.monotonic() >= deadline:
-            break
-        time.sleep(0.25)
-    with open(out, "w") as f:
-        json.dump(list(last.values()), f)
-
+# ---------------------------------------------------------------- BPF stats
 
 def cmd_hold_stats():
     import ctypes
@@ -177,124 +83,9 @@ def cmd_hold_stats():
         signal.pause()
 
 
-def perf_event_runs(pid, fds):
-    """Sum of run_cnt of the perf_event BPF programs (prog_type 7) among
-    pid's fds. fds: the fd names known to be such programs; found by a scan
-    of every fd while empty."""
-    if not fds:
-        try:
-            names = os.listdir(f"/proc/{pid}/fdinfo")
-        except OSError:
-            return None
-        for fd in names:
-            info = read(f"/proc/{pid}/fdinfo/{fd}") or ""
-            if re.search(r"^prog_type:\s+7$", info, re.M):
-                fds.append(fd)
-    total = 0
-    for fd in fds:
-        info = read(f"/proc/{pid}/fdinfo/{fd}")
-        if info is None:
-            return None if not os.path.exists(f"/proc/{pid}") else total
-        m = re.search(r"^run_cnt:\s+(\d+)$", info, re.M)
-        total += int(m.group(1)) if m else 0
-    return total
-
-
-def cmd_first_sample(stamp, out):
-    """Waits for stamp_exec's "PID NS" file, then watches the run counts of
-    that process's perf_event BPF programs (BPF stats must be on): every
-    5 ms until the first run, then every 100 ms until the process is gone.
-    Writes "FIRST_NS LAST_NS" (CLOCK_MONOTONIC: the first poll that saw a
-    run, the last poll that saw the count grow)."""
-    import time
-    deadline = time.monotonic() + 60
-    while not (read(stamp) or "").strip():
-        if time.monotonic() > deadline:
-            return
-        time.sleep(0.005)
-    pid = int(read(stamp).split()[0])
-    fds, first, last, seen = [], None, None, 0
-    while True:
-        runs = perf_event_runs(pid, fds)
-        if runs is None:
-            break
-        now = time.monotonic_ns()
-        if not runs:
-            # programs still loading (kiln's tail-called walker, which
-            # counts no runs of its own, loads before kiln_sample): look
-            # for them all again
-            fds.clear()
-        if runs > seen:
-            first = first or now
-            last, seen = now, runs
-        time.sleep(0.1 if first else 0.005)
-    if first:
-        with open(out, "w") as f:
-            f.write(f"{first} {last}\n")
-
-
-def cpu_reading(pid):
-    """The process's CPU time now: {"ticks": user + system ticks of
-    /proc/PID/stat, "threads": {tid: schedstat run ns}, "bpf_ns": run
-    time of the BPF programs among its fds, "mono_ns": when}."""
-    import time
-    stat = read(f"/proc/{pid}/stat")
-    if stat is None:
-        return None
-    f = stat[stat.rindex(")") + 2:].split()
-    threads = {}
-    for tid in os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}/task") else []:
-        ss = read(f"/proc/{pid}/task/{tid}/schedstat")
-        if ss:
-            threads[tid] = int(ss.split()[0])
-    bpf_ns = maps_bytes = 0
-    seen = set()  # (kind, id): a program or map held by several fds counts once
-    try:
-        fds = os.listdir(f"/proc/{pid}/fdinfo")
-    except OSError:
-        fds = []
-    for fd in fds:
-        info = read(f"/proc/{pid}/fdinfo/{fd}") or ""
-        ident = re.search(r"^(prog|map)_id:\s+(\d+)$", info, re.M)
-        if ident:
-            if ident.groups() in seen:
-                continue
-            seen.add(ident.groups())
-        m = re.search(r"^run_time_ns:\s+(\d+)$", info, re.M)
-        if m and re.search(r"^prog_type:", info, re.M):
-            bpf_ns += int(m.group(1))
-        m = re.search(r"^memlock:\s+(\d+)$", info, re.M)
-        if m and re.search(r"^map_type:", info, re.M):
-            maps_bytes += int(m.group(1))
-    return {"ticks": int(f[11]) + int(f[12]), "threads": threads,
-            "bpf_ns": bpf_ns, "maps_bytes": maps_bytes, "mono_ns": time.monotonic_ns()}
-
-
-def cmd_steady(stamp, out, t0, t1):
-    import time
-    deadline = time.monotonic() + 60
-    while not (read(stamp) or "").strip():
-        if time.monotonic() > deadline:
-            return
-        time.sleep(0.01)
-    pid, start_ns = map(int, read(stamp).split()[:2])
-    got = {}
-    for name, at in (("t0", float(t0)), ("t1", float(t1))):
-        wait = start_ns / 1e9 + at - time.monotonic()
-        if wait > 0:
-            time.sleep(wait)
-        r = cpu_reading(pid)
-        if r is None:
-            return
-        got[name] = r
-    got["clk_tck"] = os.sysconf("SC_CLK_TCK")
-    with open(out, "w") as f:
-        json.dump(got, f)
-
-
 def steady_rate(d):
-    """CPU s per second of the profiler between the two readings of
-    `steady` (without and with its BPF time), or None."""
+    """CPU s per second of the profiler between bench_probe's two
+    steady-state readings (without and with its BPF time), or None."""
     try:
         st = json.loads(read(os.path.join(d, "steady.json")) or "")
     except ValueError:
@@ -1053,14 +844,8 @@ def cmd_report(work, seconds, out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) in (5, 6) and sys.argv[1] == "bpfstats":
-        cmd_bpfstats(*sys.argv[2:])
-    elif len(sys.argv) == 2 and sys.argv[1] == "hold-stats":
+    if len(sys.argv) == 2 and sys.argv[1] == "hold-stats":
         cmd_hold_stats()
-    elif len(sys.argv) == 4 and sys.argv[1] == "first-sample":
-        cmd_first_sample(*sys.argv[2:])
-    elif len(sys.argv) == 6 and sys.argv[1] == "steady":
-        cmd_steady(*sys.argv[2:])
     elif len(sys.argv) == 5 and sys.argv[1] == "report":
         cmd_report(*sys.argv[2:])
     else:

@@ -61,8 +61,6 @@ INTERP_PIDS=""
 SPIN_PID=""
 CHURN_PID=""
 PROBE_PID=""
-FIRST_PID=""
-STEADY_PID=""
 OLD_BPF_STATS=""
 STATS_HOLDER=""
 BPF_STATS_HOW=""
@@ -71,7 +69,7 @@ log() { echo "bench: $*" >&2; }
 
 cleanup() {
 	local p
-	for p in $FIRST_PID $STEADY_PID $PROBE_PID $CHURN_PID $SPIN_PID $LOAD_PIDS $INTERP_PIDS $STATS_HOLDER; do
+	for p in $PROBE_PID $CHURN_PID $SPIN_PID $LOAD_PIDS $INTERP_PIDS $STATS_HOLDER; do
 		kill "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
@@ -124,7 +122,7 @@ setup() {
 		cp "$WORKLOADS/$w" "$TMP/$w"
 	done
 	mkdir -p "$(dirname "$WORKLOADS")/bench"
-	for tool in spin_counter stamp_exec vm_exit; do
+	for tool in spin_counter stamp_exec vm_exit bench_probe; do
 		clang -O2 -g -Wall -fno-omit-frame-pointer -pthread \
 			-o "$(dirname "$WORKLOADS")/bench/$tool" "$HERE/$tool.c" ||
 			{ log "cannot build $tool"; exit 2; }
@@ -180,14 +178,16 @@ stop_load() {
 }
 
 # spin_counter and churn run exactly S seconds from the profiler's start; in
-# the background, as is the BPF probe ($1: phase dir, $2: profiler comm), which
-# reads the profiler's BPF program stats every 0.25 s from 2 s before its end
-# until the profiler has closed them (at most 4 s), keeping each one's last
-# reading: a single reading 0.5 s before the end came too late on a loaded
-# host (the agent and bpftrace are killed at S s exactly), and a stopping
-# agent closes kiln_sample first. The probe runs in every phase (finding nothing without a BPF profiler) so that its own
-# small CPU cost is the same everywhere. $3 (BPF profilers): watch for the
-# first sample of the process stamp_exec starts, see analyze.py first-sample.
+# the background, as does bench_probe ($1: phase dir, $2: profiler comm,
+# $3 = watch for BPF profilers), which takes the phase's readings while the
+# profiler runs: its first sample ($3), its CPU and BPF time at the two
+# steady-state instants, and its BPF programs' stats every 0.25 s from 2 s
+# before its end until it has closed them (at most 4 s; each one's last
+# reading kept: the agent and bpftrace are killed at S s exactly, and a
+# stopping agent closes kiln_sample first). One small C process started
+# before the profiler: readers started during the window (Python, bpftool)
+# were processes the profiler had to discover, walk and name. It runs in
+# every phase, so that its own small CPU cost is the same everywhere.
 # Busy CPU ticks of the host (all but idle and iowait) and of cpu_ratio: their
 # deltas over the window tell how much CPU other processes on this host took.
 # host_busy prints "busy steal" (busy: user nice system irq softirq).
@@ -200,26 +200,15 @@ start_measuring() {
 	SPIN_PID=$!
 	"$TMP/churn" "$S" "$CHURN_RATE" "$CHURN_MS" "$1/churn.log" >"$1/churn.txt" &
 	CHURN_PID=$!
-	if [ "${3:-}" = watch ]; then
-		$ANALYZE first-sample "$1/stamp" "$1/first_sample" &
-		FIRST_PID=$!
-	fi
-	(sleep "$($PY -c "print(max($S - 2, 0.5))")" &&
-		$ANALYZE bpfstats $$ "$2" "$1/bpf.json" 4) &
+	"$TMP/bench_probe" "$1" $$ "$2" "$S" $STEADY "$([ "${3:-}" = watch ] && echo 1 || echo 0)" &
 	PROBE_PID=$!
-	if [ "$2" != none ]; then
-		$ANALYZE steady "$1/stamp" "$1/steady.json" $STEADY &
-		STEADY_PID=$!
-	fi
 }
 
 stop_measuring() { # $1: phase dir
 	wait "$SPIN_PID" 2>/dev/null
 	echo "$(host_busy) $(pid_ticks "$LOAD_PIDS") $(getconf CLK_TCK)" >"$1/ticks1"
 	wait "$CHURN_PID" "$PROBE_PID" 2>/dev/null
-	[ -n "$FIRST_PID" ] && wait "$FIRST_PID" 2>/dev/null
-	[ -n "$STEADY_PID" ] && wait "$STEADY_PID" 2>/dev/null
-	SPIN_PID="" CHURN_PID="" PROBE_PID="" FIRST_PID="" STEADY_PID=""
+	SPIN_PID="" CHURN_PID="" PROBE_PID=""
 }
 
 fail() { echo "$2" >"$1/failed"; log "$(basename "$1"): failed: $2"; }
