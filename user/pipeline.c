@@ -130,7 +130,8 @@ static struct table_cache *open_cache(const struct pipeline_opts *opts)
 	if (!dir && table_cache__default_dir(buf, sizeof(buf)) == 0)
 		dir = buf;
 	/* the default may not be there to make: not worth a warning */
-	return table_cache__open(dir, opts->unwind_cache_bytes, !opts->unwind_cache);
+	return table_cache__open(dir, opts->unwind_cache_bytes, !opts->unwind_cache,
+				 !opts->count_cache_on_write);
 }
 
 /* A pipeline with or without the sampler (with_sampler: BPF, /proc). */

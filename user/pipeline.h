@@ -24,6 +24,10 @@ struct pipeline_opts {
 	uint64_t unwind_bytes;          /* unwind table rows' memory; 0: frame pointers only */
 	const char *unwind_cache;       /* tables cached on disk: NULL default, "none" off */
 	uint64_t unwind_cache_bytes;    /* its bound; 0: off */
+	/* Its files counted (and kept within the bound) at its first write, not
+	 * at start (record: a short run that only reads the cache never
+	 * lists a directory of thousands of files) */
+	bool count_cache_on_write;
 	bool no_python;                 /* no Python frames (unwind/python.h) */
 	bool no_ruby;                   /* no Ruby frames (unwind/ruby.h) */
 	uint64_t cache_bytes;           /* ELF symbol cache */

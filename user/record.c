@@ -445,11 +445,15 @@ static void summary_unwind(const struct kiln_stats *s)
 		w[KILN_UW_WALKS], pct(w[KILN_UW_ROOT], w[KILN_UW_WALKS]), w[KILN_UW_TRUNCATED],
 		errors, w[KILN_UW_NO_PROC], u->tables_loaded, u->rows_used, u->rows_cap,
 		u->build_ns / 1e6);
-	if (u->cache_dir)
+	if (u->cache_dir && u->cache.counted)
 		fprintf(stderr, "kiln: unwind table cache %s: %" PRIu64 " tables loaded in %.0f ms, %" PRIu64
 			" built and %" PRIu64 " written, %.1f MB on disk\n",
 			u->cache_dir, u->cache.hits, u->cache_ns / 1e6, u->cache.misses,
 			u->cache.writes, u->cache.bytes / 1e6);
+	else if (u->cache_dir)
+		fprintf(stderr, "kiln: unwind table cache %s: %" PRIu64 " tables loaded in %.0f ms, %" PRIu64
+			" built, none written\n",
+			u->cache_dir, u->cache.hits, u->cache_ns / 1e6, u->cache.misses);
 	else
 		fprintf(stderr, "kiln: unwind tables not cached on disk (--unwind-cache%s)\n",
 			u->cache.refused[TABLE_CACHE_DIR] ? ": its directory could not be used" : " none");
@@ -615,6 +619,7 @@ static int run(struct record *r)
 	r->o.pipe.track_label_sets = true;
 	r->o.pipe.label_frames = true;
 	r->o.pipe.wait_for_names = true;
+	r->o.pipe.count_cache_on_write = true;
 	r->pipe = pipeline__open(&r->o.pipe);
 	if (!r->pipe)
 		return errno == ENOMEM ? 1 : 2;

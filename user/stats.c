@@ -578,7 +578,7 @@ static const struct counter stats_rows[] = {
 		unwinder.cache.evictions, "files",
 		"disk cache files deleted to keep --unwind-cache-size (least recently used)"),
 	GAUGE("kiln_unwind_cache_bytes", "unwinder.cache.bytes", unwinder.cache.bytes, "bytes",
-	      "bytes of the disk cache's files (counted at start and after each eviction pass)"),
+	      "bytes of the disk cache's files (counted at the agent's start, at record's first write, and after each eviction pass)"),
 	NANOS("kiln_unwind_cache_load_seconds_total", METRICS_COUNTER, "unwinder.cache.load_ns",
 	      unwinder.cache_ns, "time spent loading unwind tables from the disk cache"),
 	CACHE_REFUSED(TABLE_CACHE_DIR, "dir"),

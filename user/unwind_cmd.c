@@ -110,7 +110,7 @@ int unwind_table_main(int argc, char **argv)
 		return 2;
 	}
 	if (cache_dir) {
-		cache = table_cache__open(cache_dir, TABLE_CACHE_BYTES_DEFAULT, false);
+		cache = table_cache__open(cache_dir, TABLE_CACHE_BYTES_DEFAULT, false, false);
 		if (!cache || !table_cache__dir(cache)) {
 			fprintf(stderr, "kiln: %s: cannot be used as an unwind table cache\n",
 				cache_dir);

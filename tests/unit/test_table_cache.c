@@ -303,7 +303,7 @@ Test(table_cache, directory_get_put_and_bad_files)
 
 	temp_dir(d, sizeof(d), "tcache");
 	snprintf(dir, sizeof(dir), "%s/sub/kiln", d); /* parent made too */
-	c = table_cache__open(dir, 64 << 20, false);
+	c = table_cache__open(dir, 64 << 20, false, false);
 	cr_assert_not_null(c);
 	cr_assert_str_eq(table_cache__dir(c), dir);
 	cr_assert_null(table_cache__get(c, fd, "", PYTHON, NULL));
@@ -351,10 +351,76 @@ Test(table_cache, directory_get_put_and_bad_files)
 		cr_assert_eq(access(elsewhere, F_OK), 0);
 	}
 	/* "none" is no cache at all. */
-	cr_assert_null(table_cache__open("none", 1 << 20, false));
+	cr_assert_null(table_cache__open("none", 1 << 20, false, false));
 	table_cache__close(c);
 	close(fd);
 	unwind_table__free(t);
+	rm_rf(d);
+}
+
+/* The bytes of dir's cache files, as ls counts them. */
+static uint64_t dir_bytes(const char *dir)
+{
+	char cmd[256];
+	unsigned long long n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "cat %s/*.uwt | wc -c", dir);
+	f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	cr_assert_eq(fscanf(f, "%llu", &n), 1);
+	pclose(f);
+	return n;
+}
+
+/* Counted at open when asked (the agent), else at the first write
+ * (record): a run that only reads never lists the directory; the count
+ * then removes a crash's stale temporary file, and is the directory's. */
+Test(table_cache, counted_at_open_or_first_write)
+{
+	char d[128], tmp[192];
+	struct table_cache_stats st;
+	struct table_cache *c;
+	struct unwind_table *libc = build(LIBC), *tru = build("/bin/true"), *back;
+	struct timespec old[2] = { { 0, UTIME_OMIT }, { 1, 0 } };
+	int fl = open_file(LIBC), ft = open_file("/bin/true"), w;
+
+	temp_dir(d, sizeof(d), "tcache");
+	c = table_cache__open(d, 64 << 20, false, false);
+	table_cache__put(c, fl, libc);
+	table_cache__close(c);
+	snprintf(tmp, sizeof(tmp), "%s/.kiln-crash.tmp", d);
+	w = open(tmp, O_WRONLY | O_CREAT, 0600);
+	cr_assert_geq(w, 0);
+	close(w);
+	cr_assert_eq(utimensat(AT_FDCWD, tmp, old, 0), 0);
+
+	c = table_cache__open(d, 64 << 20, false, false);
+	back = table_cache__get(c, fl, "", LIBC, NULL);
+	cr_assert_not_null(back);
+	unwind_table__free(back);
+	table_cache__stats(c, &st);
+	cr_assert_eq(st.hits, 1);
+	cr_assert(!st.counted, "counted without a write");
+	cr_assert_eq(st.bytes, 0);
+	cr_assert_eq(access(tmp, F_OK), 0, "the directory was scanned");
+	table_cache__put(c, ft, tru);
+	table_cache__stats(c, &st);
+	cr_assert(st.counted);
+	cr_assert_eq(st.bytes, dir_bytes(d), "bytes %llu, on disk %llu",
+		     (unsigned long long)st.bytes, (unsigned long long)dir_bytes(d));
+	cr_assert_neq(access(tmp, F_OK), 0, "a stale temporary file left");
+	table_cache__close(c);
+
+	c = table_cache__open(d, 64 << 20, false, true);
+	table_cache__stats(c, &st);
+	cr_assert(st.counted);
+	cr_assert_eq(st.bytes, dir_bytes(d));
+	table_cache__close(c);
+	close(fl);
+	close(ft);
+	unwind_table__free(libc);
+	unwind_table__free(tru);
 	rm_rf(d);
 }
 
@@ -370,7 +436,7 @@ Test(table_cache, directory_of_another_user_is_refused)
 	temp_dir(d, sizeof(d), "tcache");
 	/* kiln's own but open to others (an emptyDir): closed, then used. */
 	cr_assert_eq(chmod(d, 0777), 0);
-	c = table_cache__open(d, 64 << 20, true);
+	c = table_cache__open(d, 64 << 20, true, false);
 	cr_assert_not_null(c);
 	cr_assert_str_eq(table_cache__dir(c), d);
 	cr_assert_eq(stat(d, &sb), 0);
@@ -380,7 +446,7 @@ Test(table_cache, directory_of_another_user_is_refused)
 	snprintf(dir, sizeof(dir), "%s/other", d);
 	cr_assert_eq(mkdir(dir, 0700), 0);
 	cr_assert_eq(chown(dir, 65534, 65534), 0);
-	c = table_cache__open(dir, 64 << 20, true);
+	c = table_cache__open(dir, 64 << 20, true, false);
 	cr_assert_not_null(c);
 	cr_assert_null(table_cache__dir(c));
 	table_cache__put(c, fd, t);
@@ -391,7 +457,7 @@ Test(table_cache, directory_of_another_user_is_refused)
 	table_cache__close(c);
 	snprintf(dir, sizeof(dir), "%s/link", d);
 	cr_assert_eq(symlink(d, dir), 0);
-	c = table_cache__open(dir, 64 << 20, true);
+	c = table_cache__open(dir, 64 << 20, true, false);
 	cr_assert_null(table_cache__dir(c));
 	table_cache__close(c);
 	close(fd);
@@ -439,7 +505,7 @@ Test(table_cache, eviction_keeps_the_bound_least_recently_used_first)
 	temp_dir(d, sizeof(d), "tcache");
 	/* Room for about four: each fits (a quarter at most), all do not. */
 	cr_assert_gt(sum, 4 * largest);
-	c = table_cache__open(d, 4 * largest, false);
+	c = table_cache__open(d, 4 * largest, false, false);
 	cr_assert_not_null(c);
 	table_cache__put(c, fd[0], t[0]);
 	table_cache__put(c, fd[1], t[1]);
@@ -464,7 +530,7 @@ Test(table_cache, eviction_keeps_the_bound_least_recently_used_first)
 	table_cache__close(c);
 	rm_rf(d);
 	cr_assert_eq(mkdir(d, 0700), 0);
-	c = table_cache__open(d, largest * 2, false);
+	c = table_cache__open(d, largest * 2, false, false);
 	table_cache__put(c, fd[big], t[big]);
 	table_cache__stats(c, &st);
 	cr_assert_eq(st.refused[TABLE_CACHE_TOO_LARGE], 1);
@@ -511,7 +577,7 @@ Test(table_cache, stale_once_a_debug_file_appears)
 	unwind_table__info(t, &in);
 	cr_assert_eq(in.debug_lookup, UNWIND_DEBUG_NOT_FOUND);
 	snprintf(dbg, sizeof(dbg), "%s/cache", d);
-	c = table_cache__open(dbg, 64 << 20, false);
+	c = table_cache__open(dbg, 64 << 20, false, false);
 	table_cache__put(c, fd, t);
 	again = table_cache__get(c, fd, root, "/lib/libx.so", NULL);
 	cr_assert_not_null(again);

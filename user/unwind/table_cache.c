@@ -82,6 +82,7 @@ struct table_cache {
 	char *dir;
 	int dirfd;
 	uint64_t max_bytes;
+	atomic_bool counted;    /* st.bytes is the directory's (scan) */
 	struct {
 		_Atomic uint64_t hits, misses, writes, write_bytes, evictions, bytes;
 		_Atomic uint64_t refused[TABLE_CACHE_REFUSAL_COUNT];
@@ -471,6 +472,17 @@ static void scan(struct table_cache *c, bool evict)
 	atomic_store_explicit(&c->st.bytes, total, memory_order_relaxed);
 }
 
+/* The first scan: the directory's bytes, kept within the bound. Later
+ * writes add to the count, and scan again once it is over. */
+static void count_files(struct table_cache *c)
+{
+	if (atomic_exchange_explicit(&c->counted, true, memory_order_relaxed))
+		return;
+	scan(c, true);
+	pr_debug("unwind cache %s: %llu bytes", c->dir,
+		 (unsigned long long)atomic_load_explicit(&c->st.bytes, memory_order_relaxed));
+}
+
 /* Creates dir (mode 0700) and, when missing, its parent. */
 static int make_dir(const char *dir)
 {
@@ -528,7 +540,7 @@ static int open_dir(const char *dir, const char **why)
 	return fd;
 }
 
-struct table_cache *table_cache__open(const char *dir, uint64_t max_bytes, bool quiet)
+struct table_cache *table_cache__open(const char *dir, uint64_t max_bytes, bool quiet, bool count)
 {
 	struct table_cache *c;
 	const char *why;
@@ -554,9 +566,8 @@ struct table_cache *table_cache__open(const char *dir, uint64_t max_bytes, bool 
 			pr_warn("unwind cache %s: %s: tables are not cached", dir, why);
 		return c;
 	}
-	scan(c, true);
-	pr_debug("unwind cache %s: %llu bytes", dir,
-		 (unsigned long long)atomic_load_explicit(&c->st.bytes, memory_order_relaxed));
+	if (count)
+		count_files(c);
 	return c;
 }
 
@@ -674,6 +685,9 @@ static int write_file(struct table_cache *c, const char *key, const char *suffix
 		refuse(c, TABLE_CACHE_TOO_LARGE);
 		return -EFBIG;
 	}
+	/* (a run that only reads the cache never scans the directory: with
+	 * thousands of files, a tenth of a short record's start-up) */
+	count_files(c);
 	file_name(key, suffix, name, sizeof(name));
 	err = file__write_at(c->dirfd, name, name, 0600, fill, ctx, &wrote);
 	if (err) {
@@ -756,6 +770,7 @@ void table_cache__stats(const struct table_cache *c, struct table_cache_stats *o
 	out->write_bytes = atomic_load_explicit(&c->st.write_bytes, memory_order_relaxed);
 	out->evictions = atomic_load_explicit(&c->st.evictions, memory_order_relaxed);
 	out->bytes = atomic_load_explicit(&c->st.bytes, memory_order_relaxed);
+	out->counted = atomic_load_explicit(&c->counted, memory_order_relaxed);
 	for (int i = 0; i < TABLE_CACHE_REFUSAL_COUNT; i++)
 		out->refused[i] = atomic_load_explicit(&c->st.refused[i], memory_order_relaxed);
 }

@@ -73,6 +73,7 @@ struct table_cache_stats {
 	uint64_t writes, write_bytes; /* tables written */
 	uint64_t evictions; /* files deleted to keep the bound */
 	uint64_t bytes; /* the directory's cache files now (as last counted) */
+	bool counted;   /* the directory was scanned: bytes counts it all */
 	uint64_t refused[TABLE_CACHE_REFUSAL_COUNT];
 };
 
@@ -86,9 +87,11 @@ int table_cache__default_dir(char *buf, size_t len);
  * max_bytes of cache files. NULL when dir is NULL, "" or "none" (no cache)
  * or out of memory. A directory that cannot be used gives a cache that
  * finds and stores nothing, counted as "dir" and logged at warn (at debug
- * when quiet: a default location that may not exist). Stale temporary
- * files are removed. */
-struct table_cache *table_cache__open(const char *dir, uint64_t max_bytes, bool quiet);
+ * when quiet: a default location that may not exist). The directory's
+ * files are counted (the least recently used evicted while over the
+ * bound, stale temporary files removed) now with count, else at the first
+ * write: a run that only reads the cache never lists it. */
+struct table_cache *table_cache__open(const char *dir, uint64_t max_bytes, bool quiet, bool count);
 /* The table of the ELF file open at fd (root and path: its debug-file
  * lookup, as unwind_table__build), or NULL: not cached, or refused
  * (counted, the file deleted). A table whose rows or rules exceed lim is
