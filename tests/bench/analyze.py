@@ -781,7 +781,7 @@ def cmd_report(work, seconds, out):
           "writing each interval's files (pprof per service, folded, "
           "latest.html); its share merges all its pprof files.")
     print("- CPU s incl BPF adds the run time of the profiler's BPF programs "
-          f"(BPF stats on via {meta.get('bpf_stats', '?')}; read with bpftool every 0.25 s from 2 s "
+          f"(BPF stats on via {meta.get('bpf_stats', '?')}; read by bench_probe every 0.25 s from 2 s "
           "before the end, the last reading before the profiler exits kept, so "
           "up to its last ~0.25 s may be missing). That time is spent "
           "in the interrupted task, not charged to the profiler. perf's "

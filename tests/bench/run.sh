@@ -19,7 +19,7 @@
 # loop iterations) for throughput, and churn (CHURN_RATE short-lived
 # processes a second, each burning CHURN_MS of CPU in short_lived_work).
 # Per profiler: CPU s (user+sys of its process tree, /usr/bin/time), peak RSS,
-# BPF run time of its programs (BPF stats on for the run, bpftool, read just
+# BPF run time of its programs (BPF stats on for the run, bench_probe, read just
 # before it exits), spin_counter throughput vs baseline, time from start to
 # first sample, the error of the hot_three share vs the 75% truth, the share
 # of frames symbolized, and the short-lived processes' samples against the
