@@ -117,6 +117,59 @@ Test(mmap_log, exec_done_and_exit)
 	mmap_log__free(l);
 }
 
+/* Expiry frees exactly the logs whose exit is older than the grace
+ * period, in whatever order the processes started; a pid that runs a
+ * program again (reused, or the exit was not the last word) is kept; a
+ * log evicted for the bound after its exit is not freed twice. */
+Test(mmap_log, expiry_by_exit_time)
+{
+	struct mmap_log *l = mmap_log__new(1024);
+	const struct logged_mapping *m;
+	const uint64_t G = MMAP_LOG_GRACE_NS;
+	struct mmap_log_stats st;
+
+	for (uint32_t pid = 1; pid <= 6; pid++) {
+		event(l, SIDEBAND_EXEC, pid, pid);
+		map(l, pid, 0x1000, 0x2000, 0, "/p");
+	}
+	/* exits in another order than the starts */
+	event(l, SIDEBAND_EXIT, 4, 100);
+	event(l, SIDEBAND_EXIT, 2, 200);
+	event(l, SIDEBAND_EXIT, 6, 300);
+	event(l, SIDEBAND_EXIT, 1, 400);
+	event(l, SIDEBAND_EXEC, 6, 350);        /* pid 6 runs again */
+	map(l, 6, 0x1000, 0x2000, 0, "/q");
+	mmap_log__expire(l, 250 + G);
+	cr_assert_eq(get(l, 4, &m), 0);
+	cr_assert_eq(get(l, 2, &m), 0);
+	cr_assert_eq(get(l, 1, &m), 1);
+	cr_assert_eq(get(l, 3, &m), 1);
+	mmap_log__expire(l, 250 + G + 500000000); /* within a second: not looked at */
+	cr_assert_eq(get(l, 1, &m), 1);
+	mmap_log__expire(l, 10 * G);
+	cr_assert_eq(get(l, 1, &m), 0);
+	cr_assert_eq(get(l, 6, &m), 1);
+	cr_assert_str_eq(m[0].name, "/q");
+	cr_assert_eq(get(l, 3, &m), 1);
+	cr_assert_eq(get(l, 5, &m), 1);
+	mmap_log__stats(l, &st);
+	cr_assert_eq(st.processes, 3);
+	/* exited, then dropped for the bound: gone from the exit order too */
+	event(l, SIDEBAND_EXIT, 3, 10 * G);
+	mmap_log__free(l);
+	l = mmap_log__new(4);
+	event(l, SIDEBAND_EXEC, 1, 1);
+	map(l, 1, 0x1000, 0x2000, 0, "/a");
+	event(l, SIDEBAND_EXIT, 1, 2);
+	event(l, SIDEBAND_EXEC, 2, 3);
+	map(l, 2, 0x1000, 0x2000, 0, "/b");
+	map(l, 2, 0x3000, 0x4000, 0, "/c");     /* over the bound: pid 1 goes */
+	cr_assert_eq(get(l, 1, &m), 0);
+	mmap_log__expire(l, 5 * G);
+	cr_assert_eq(get(l, 2, &m), 2);
+	mmap_log__free(l);
+}
+
 /* Bounds: MMAP_LOG_PER_PROCESS a process (the rest counted), and the
  * whole log (a process counts one, each mapping one), the oldest process
  * dropped first. */

@@ -25,11 +25,15 @@ struct plog {
 	size_t n, cap;
 	struct logged_mapping *maps;
 	struct lru_node node; /* in the log's order, newest at the head */
+	struct lru_node exit_node; /* once exited: in exit order, newest at the head */
 };
 
 struct mmap_log {
 	struct hashmap procs; /* pid -> plog */
 	struct lru order; /* of the processes' logs: the tail is the oldest */
+	/* of the exited ones, in the order their exits were recorded: expiry
+	 * looks at the tail only, not at every log */
+	struct lru exited;
 	size_t max, weight, mappings, bytes;
 	uint64_t lost_epoch; /* LOST records seen: every log older is incomplete */
 	uint64_t last_expire;
@@ -73,9 +77,18 @@ static void clear_plog(struct mmap_log *l, struct plog *p)
 	p->n = p->cap = 0;
 }
 
+/* p lives again (its pid's next program) or goes: out of the exit order */
+static void unexit(struct mmap_log *l, struct plog *p)
+{
+	if (p->exit_ns)
+		lru__unlink(&l->exited, &p->exit_node);
+	p->exit_ns = 0;
+}
+
 static void free_plog(struct mmap_log *l, struct plog *p)
 {
 	clear_plog(l, p);
+	unexit(l, p);
 	lru__unlink(&l->order, &p->node);
 	hashmap__del_u64(&l->procs, p->pid);
 	l->weight--;
@@ -243,15 +256,18 @@ void mmap_log__record(struct mmap_log *l, const struct sideband_record *r)
 		p->exe_dev = p->exe_ino = 0;
 		p->lost_epoch = l->lost_epoch;
 		p->gen++;
-		p->exit_ns = 0;
+		unexit(l, p);
 		/* a new program: the newest log, last to be evicted */
 		lru__touch(&l->order, &p->node);
 		shrink(l, p);
 		break;
 	case SIDEBAND_EXIT:
 		p = hashmap__get_u64(&l->procs, r->pid);
-		if (p)
-			p->exit_ns = r->time_ns ? r->time_ns : 1;
+		if (!p)
+			break;
+		unexit(l, p);
+		p->exit_ns = r->time_ns ? r->time_ns : 1;
+		lru__push(&l->exited, &p->exit_node);
 		break;
 	case SIDEBAND_LOST:
 		/* whose records they were is unknown: nobody's log is whole */
@@ -301,18 +317,16 @@ void mmap_log__done(struct mmap_log *l, uint32_t pid)
 
 void mmap_log__expire(struct mmap_log *l, uint64_t now_ns)
 {
-	struct plog *p = oldest(l);
+	struct plog *p;
 
 	if (now_ns - l->last_expire < EXPIRE_EVERY_NS)
 		return;
 	l->last_expire = now_ns;
-	while (p) {
-		struct plog *next = newer(p);
-
-		if (p->exit_ns && now_ns > p->exit_ns && now_ns - p->exit_ns > MMAP_LOG_GRACE_NS)
-			free_plog(l, p);
-		p = next;
-	}
+	/* (exits are recorded in about their order: one recorded late waits
+	 * for those before it, a few ms) */
+	while ((p = LRU_ENTRY(l->exited.tail, struct plog, exit_node)) && now_ns > p->exit_ns &&
+	       now_ns - p->exit_ns > MMAP_LOG_GRACE_NS)
+		free_plog(l, p);
 }
 
 void mmap_log__stats(const struct mmap_log *l, struct mmap_log_stats *out)
