@@ -26,6 +26,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <linux/bpf.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,7 +41,7 @@
 #define MAX_THREADS 256
 
 static const char *dir;
-static long long give_up;      /* a profiler that never stamps: not waited for after */
+static long long give_up; /* a profiler that never stamps: not waited for after */
 
 static long long now_ns(void)
 {
@@ -141,7 +142,7 @@ static int each_fdinfo(long long pid, void (*fn)(const char *text, void *ctx), v
 struct first {
 	bool active, done;
 	long long pid, first, last, seen, next;
-	int nfds, fds[MAX_FDS];   /* pid's perf_event programs, once found */
+	int nfds, fds[MAX_FDS]; /* pid's perf_event programs, once found */
 };
 
 /* The summed run counts of pid's perf_event programs (the fds found by a
@@ -235,6 +236,18 @@ static void add_usage(const char *text, void *ctx)
 	}
 }
 
+/* Appends to out[*n, cap); *n past cap once it did not fit. */
+static void append(char *out, size_t cap, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*n >= cap)
+		return;
+	va_start(ap, fmt);
+	*n += (size_t)vsnprintf(out + *n, cap - *n, fmt, ap);
+	va_end(ap);
+}
+
 /* One reading of pid as JSON into out (cap bytes); -1 if pid is gone. */
 static int cpu_reading(long long pid, char *out, size_t cap)
 {
@@ -251,7 +264,7 @@ static int cpu_reading(long long pid, char *out, size_t cap)
 	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
 		   &stime) != 2)
 		return -1;
-	n += snprintf(out + n, cap - n, "{\"ticks\": %llu, \"threads\": {", utime + stime);
+	append(out, cap, &n, "{\"ticks\": %llu, \"threads\": {", utime + stime);
 	snprintf(path, sizeof(path), "/proc/%lld/task", pid);
 	dd = opendir(path);
 	while (dd && (d = readdir(dd)) && i < MAX_THREADS) {
@@ -260,15 +273,14 @@ static int cpu_reading(long long pid, char *out, size_t cap)
 		snprintf(path, sizeof(path), "/proc/%lld/task/%s/schedstat", pid, d->d_name);
 		if (slurp(path, buf, sizeof(buf)) <= 0)
 			continue;
-		n += snprintf(out + n, cap - n, "%s\"%s\": %lld", i++ ? ", " : "", d->d_name,
-			      strtoll(buf, NULL, 10));
+		append(out, cap, &n, "%s\"%s\": %lld", i++ ? ", " : "", d->d_name,
+		       strtoll(buf, NULL, 10));
 	}
 	if (dd)
 		closedir(dd);
 	each_fdinfo(pid, add_usage, &u);
-	n += snprintf(out + n, cap - n,
-		      "}, \"bpf_ns\": %lld, \"maps_bytes\": %lld, \"mono_ns\": %lld}", u.bpf_ns,
-		      u.maps_bytes, now_ns());
+	append(out, cap, &n, "}, \"bpf_ns\": %lld, \"maps_bytes\": %lld, \"mono_ns\": %lld}",
+	       u.bpf_ns, u.maps_bytes, now_ns());
 	return n < cap ? 0 : -1;
 }
 
@@ -433,12 +445,18 @@ static int prog_info(uint32_t id, struct prog *out)
 static const char *type_name(uint32_t t)
 {
 	switch (t) {
-	case BPF_PROG_TYPE_KPROBE: return "kprobe";
-	case BPF_PROG_TYPE_TRACEPOINT: return "tracepoint";
-	case BPF_PROG_TYPE_PERF_EVENT: return "perf_event";
-	case BPF_PROG_TYPE_RAW_TRACEPOINT: return "raw_tracepoint";
-	case BPF_PROG_TYPE_TRACING: return "tracing";
-	default: return "other";
+	case BPF_PROG_TYPE_KPROBE:
+		return "kprobe";
+	case BPF_PROG_TYPE_TRACEPOINT:
+		return "tracepoint";
+	case BPF_PROG_TYPE_PERF_EVENT:
+		return "perf_event";
+	case BPF_PROG_TYPE_RAW_TRACEPOINT:
+		return "raw_tracepoint";
+	case BPF_PROG_TYPE_TRACING:
+		return "tracing";
+	default:
+		return "other";
 	}
 }
 
@@ -451,8 +469,9 @@ static void bpf_write(const struct bpfstats *b)
 		return;
 	fputc('[', o);
 	for (unsigned i = 0; i < b->n; i++)
-		fprintf(o, "%s{\"id\": %u, \"name\": \"%s\", \"type\": \"%s\", "
-			   "\"run_time_ns\": %llu, \"run_cnt\": %llu}",
+		fprintf(o,
+			"%s{\"id\": %u, \"name\": \"%s\", \"type\": \"%s\", "
+			"\"run_time_ns\": %llu, \"run_cnt\": %llu}",
 			i ? ", " : "", b->last[i].id, b->last[i].name, type_name(b->last[i].type),
 			(unsigned long long)b->last[i].run_time_ns,
 			(unsigned long long)b->last[i].run_cnt);
