@@ -55,6 +55,9 @@ PERF_PHASES = ("perf", "perf_dwarf")
 AGENT_PHASES = ("agent", "agent_fp", "agent_interp")
 # phases under more load than the baseline's: no throughput against it
 MORE_LOAD_PHASES = ("agent_interp",)
+# Baseline runs further apart than this in throughput: the host was busy
+# (its neighbours, on a VM) and the report says so.
+NOISY_HOST_PCT = 5.0
 TRUTH = 75.0  # cpu_ratio: hot_three gets 3 rounds in 4, hot_one 1 in 4
 
 
@@ -767,6 +770,13 @@ def cmd_report(work, seconds, out):
     for t in targets:
         print(f"- {'met' if t['met'] else 'NOT MET' if t['met'] is False else 'n/a'}: "
               f"{t['target']}: {t['figure']}")
+    spread = (100.0 * (max(base_iters) - min(base_iters)) / base
+              if len(base_iters) > 1 else None)
+    if spread is not None and spread > NOISY_HOST_PCT:
+        # (judged all the same: a warning beside the figures, not a pass)
+        print(f"- warning: the baseline runs differ by {spread:.1f} % in throughput "
+              f"(over {NOISY_HOST_PCT:g} %): the host's own load moved during this "
+              "run, and each tool's CPU and BPF time with it; compare a quieter run")
     print()
     print("Notes:")
     print("- CPU s = user+sys of the profiler's process tree (/usr/bin/time); perf's "
@@ -792,8 +802,7 @@ def cmd_report(work, seconds, out):
           "Iters per CPU-s divides by the CPU time spin_counter got: it keeps "
           "the cost paid inside the sampled task (BPF program, perf's kernel "
           "unwinding, interrupts) and drops most of the effect of other load.")
-    if len(base_iters) > 1:
-        spread = 100.0 * (max(base_iters) - min(base_iters)) / base
+    if spread is not None:
         espread = 100.0 * (max(base_eff) - min(base_eff)) / eff
         print(f"- Baseline noise: the {len(base_iters)} baseline runs differ by "
               f"{spread:.2f}% in throughput and {espread:.2f}% in iters per CPU-s "
@@ -835,6 +844,7 @@ def cmd_report(work, seconds, out):
     result = {"meta": meta, "seconds": seconds, "truth_hot_three_pct": TRUTH,
               "baseline_iterations_mean": base, "rows": rows,
               "extra_baselines": extra, "ratios": ratios, "targets": targets,
+              "baseline_spread_pct": spread and round(spread, 2),
               "rounds": rounds}
     with open(out, "w") as f:
         json.dump(result, f, indent=1)
