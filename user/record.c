@@ -451,8 +451,9 @@ static void summary_unwind(const struct kiln_stats *s)
 			u->cache_dir, u->cache.hits, u->cache_ns / 1e6, u->cache.misses,
 			u->cache.writes, u->cache.bytes / 1e6);
 	else if (u->cache_dir)
-		fprintf(stderr, "kiln: unwind table cache %s: %" PRIu64 " tables loaded in %.0f ms, %" PRIu64
-			" built, none written\n",
+		fprintf(stderr,
+			"kiln: unwind table cache %s: %" PRIu64
+			" tables loaded in %.0f ms, %" PRIu64 " built, none written\n",
 			u->cache_dir, u->cache.hits, u->cache_ns / 1e6, u->cache.misses);
 	else
 		fprintf(stderr, "kiln: unwind tables not cached on disk (--unwind-cache%s)\n",

@@ -137,7 +137,7 @@ Test(mmap_log, expiry_by_exit_time)
 	event(l, SIDEBAND_EXIT, 2, 200);
 	event(l, SIDEBAND_EXIT, 6, 300);
 	event(l, SIDEBAND_EXIT, 1, 400);
-	event(l, SIDEBAND_EXEC, 6, 350);        /* pid 6 runs again */
+	event(l, SIDEBAND_EXEC, 6, 350); /* pid 6 runs again */
 	map(l, 6, 0x1000, 0x2000, 0, "/q");
 	mmap_log__expire(l, 250 + G);
 	cr_assert_eq(get(l, 4, &m), 0);
@@ -163,7 +163,7 @@ Test(mmap_log, expiry_by_exit_time)
 	event(l, SIDEBAND_EXIT, 1, 2);
 	event(l, SIDEBAND_EXEC, 2, 3);
 	map(l, 2, 0x1000, 0x2000, 0, "/b");
-	map(l, 2, 0x3000, 0x4000, 0, "/c");     /* over the bound: pid 1 goes */
+	map(l, 2, 0x3000, 0x4000, 0, "/c"); /* over the bound: pid 1 goes */
 	cr_assert_eq(get(l, 1, &m), 0);
 	mmap_log__expire(l, 5 * G);
 	cr_assert_eq(get(l, 2, &m), 2);

@@ -82,7 +82,7 @@ struct table_cache {
 	char *dir;
 	int dirfd;
 	uint64_t max_bytes;
-	atomic_bool counted;    /* st.bytes is the directory's (scan) */
+	atomic_bool counted; /* st.bytes is the directory's (scan) */
 	struct {
 		_Atomic uint64_t hits, misses, writes, write_bytes, evictions, bytes;
 		_Atomic uint64_t refused[TABLE_CACHE_REFUSAL_COUNT];

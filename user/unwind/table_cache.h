@@ -73,7 +73,7 @@ struct table_cache_stats {
 	uint64_t writes, write_bytes; /* tables written */
 	uint64_t evictions; /* files deleted to keep the bound */
 	uint64_t bytes; /* the directory's cache files now (as last counted) */
-	bool counted;   /* the directory was scanned: bytes counts it all */
+	bool counted; /* the directory was scanned: bytes counts it all */
 	uint64_t refused[TABLE_CACHE_REFUSAL_COUNT];
 };
 
