@@ -445,17 +445,19 @@ static void summary_unwind(const struct kiln_stats *s)
 		w[KILN_UW_WALKS], pct(w[KILN_UW_ROOT], w[KILN_UW_WALKS]), w[KILN_UW_TRUNCATED],
 		errors, w[KILN_UW_NO_PROC], u->tables_loaded, u->rows_used, u->rows_cap,
 		u->build_ns / 1e6);
-	if (u->cache_dir && u->cache.counted)
-		fprintf(stderr, "kiln: unwind table cache %s: %" PRIu64 " tables loaded in %.0f ms, %" PRIu64
-			" built and %" PRIu64 " written, %.1f MB on disk\n",
-			u->cache_dir, u->cache.hits, u->cache_ns / 1e6, u->cache.misses,
-			u->cache.writes, u->cache.bytes / 1e6);
-	else if (u->cache_dir)
+	if (u->cache_dir) {
+		char written[64] = ", none written";
+
+		/* (nothing written: the directory was not counted) */
+		if (u->cache.counted)
+			snprintf(written, sizeof(written),
+				 " and %" PRIu64 " written, %.1f MB on disk", u->cache.writes,
+				 u->cache.bytes / 1e6);
 		fprintf(stderr,
 			"kiln: unwind table cache %s: %" PRIu64
-			" tables loaded in %.0f ms, %" PRIu64 " built, none written\n",
-			u->cache_dir, u->cache.hits, u->cache_ns / 1e6, u->cache.misses);
-	else
+			" tables loaded in %.0f ms, %" PRIu64 " built%s\n",
+			u->cache_dir, u->cache.hits, u->cache_ns / 1e6, u->cache.misses, written);
+	} else
 		fprintf(stderr, "kiln: unwind tables not cached on disk (--unwind-cache%s)\n",
 			u->cache.refused[TABLE_CACHE_DIR] ? ": its directory could not be used" : " none");
 }

@@ -41,7 +41,6 @@
 #define MAX_THREADS 256
 
 static const char *dir;
-static long long give_up; /* a profiler that never stamps: not waited for after */
 
 static long long now_ns(void)
 {
@@ -89,6 +88,7 @@ static int path_of(char *buf, size_t len, const char *name)
 	return snprintf(buf, len, "%s/%s", dir, name) >= (int)len ? -1 : 0;
 }
 
+/* stamp_exec's "PID NS" of the profiler: 0, or -1 while not written. */
 static int read_stamp(long long *pid, long long *ns)
 {
 	char path[4096], buf[64];
@@ -113,8 +113,8 @@ static bool add_id(struct ids *s, uint32_t id)
 	return true;
 }
 
-/* Calls fn(text) for each fdinfo of pid; -1 if pid has none (gone). */
-static int each_fdinfo(long long pid, void (*fn)(const char *text, void *ctx), void *ctx)
+/* Calls fn(fd, text) for each fdinfo of pid; -1 if pid has none (gone). */
+static int each_fdinfo(long long pid, void (*fn)(int fd, const char *text, void *ctx), void *ctx)
 {
 	char path[128], text[1024];
 	struct dirent *d;
@@ -129,7 +129,7 @@ static int each_fdinfo(long long pid, void (*fn)(const char *text, void *ctx), v
 			continue;
 		snprintf(path, sizeof(path), "/proc/%lld/fdinfo/%s", pid, d->d_name);
 		if (slurp(path, text, sizeof(text)) > 0)
-			fn(text, ctx);
+			fn(atoi(d->d_name), text, ctx);
 	}
 	closedir(dd);
 	return 0;
@@ -140,10 +140,28 @@ static int each_fdinfo(long long pid, void (*fn)(const char *text, void *ctx), v
 #define MAX_FDS 64
 
 struct first {
-	bool active, done;
+	bool done;
 	long long pid, first, last, seen, next;
 	int nfds, fds[MAX_FDS]; /* pid's perf_event programs, once found */
+	long long runs; /* summed by a scan */
 };
+
+static long long run_cnt(const char *text)
+{
+	long long n = field(text, "run_cnt");
+
+	return n > 0 ? n : 0;
+}
+
+static void add_perf_event(int fd, const char *text, void *ctx)
+{
+	struct first *f = ctx;
+
+	if (f->nfds < MAX_FDS && field(text, "prog_type") == BPF_PROG_TYPE_PERF_EVENT) {
+		f->fds[f->nfds++] = fd;
+		f->runs += run_cnt(text);
+	}
+}
 
 /* The summed run counts of pid's perf_event programs (the fds found by a
  * scan of all while none has run: kiln loads its tail-called walker, which
@@ -152,49 +170,26 @@ static long long perf_event_runs(struct first *f)
 {
 	char path[128], text[1024];
 	long long total = 0;
-	struct dirent *d;
-	DIR *dd;
 
-	if (f->seen) {
-		for (int i = 0; i < f->nfds; i++) {
-			snprintf(path, sizeof(path), "/proc/%lld/fdinfo/%d", f->pid, f->fds[i]);
-			if (slurp(path, text, sizeof(text)) <= 0)
-				return -1;
-			total += field(text, "run_cnt") > 0 ? field(text, "run_cnt") : 0;
-		}
-		return total;
+	if (!f->seen) {
+		f->nfds = 0;
+		f->runs = 0;
+		return each_fdinfo(f->pid, add_perf_event, f) ? -1 : f->runs;
 	}
-	snprintf(path, sizeof(path), "/proc/%lld/fdinfo", f->pid);
-	if (!(dd = opendir(path)))
-		return -1;
-	f->nfds = 0;
-	while ((d = readdir(dd)) && f->nfds < MAX_FDS) {
-		int fd = atoi(d->d_name);
-
-		snprintf(path, sizeof(path), "/proc/%lld/fdinfo/%s", f->pid, d->d_name);
-		if (!isdigit((unsigned char)d->d_name[0]) || slurp(path, text, sizeof(text)) <= 0 ||
-		    field(text, "prog_type") != BPF_PROG_TYPE_PERF_EVENT)
-			continue;
-		f->fds[f->nfds++] = fd;
-		total += field(text, "run_cnt") > 0 ? field(text, "run_cnt") : 0;
+	for (int i = 0; i < f->nfds; i++) {
+		snprintf(path, sizeof(path), "/proc/%lld/fdinfo/%d", f->pid, f->fds[i]);
+		if (slurp(path, text, sizeof(text)) <= 0)
+			return -1;
+		total += run_cnt(text);
 	}
-	closedir(dd);
 	return total;
 }
 
 static void first_step(struct first *f, long long t)
 {
-	long long ns, runs;
+	long long runs = perf_event_runs(f);
 
-	if (!f->pid) {
-		if (read_stamp(&f->pid, &ns)) {
-			f->pid = 0;
-			f->next = t + 5000000;
-			f->done = t > give_up;
-			return;
-		}
-	}
-	if ((runs = perf_event_runs(f)) < 0) {
+	if (runs < 0) {
 		char path[4096];
 		FILE *o;
 
@@ -222,11 +217,12 @@ struct usage {
 	long long bpf_ns, maps_bytes;
 };
 
-static void add_usage(const char *text, void *ctx)
+static void add_usage(int fd, const char *text, void *ctx)
 {
 	struct usage *u = ctx;
 	long long id;
 
+	(void)fd;
 	if ((id = field(text, "prog_id")) >= 0) {
 		if (add_id(&u->progs, (uint32_t)id) && field(text, "run_time_ns") > 0)
 			u->bpf_ns += field(text, "run_time_ns");
@@ -285,28 +281,18 @@ static int cpu_reading(long long pid, char *out, size_t cap)
 }
 
 struct steady {
-	bool active, done;
+	bool done;
 	double at[2];
 	int got;
 	long long pid, start, next;
 	char reading[2][16384];
 };
 
-static void steady_step(struct steady *s, long long t)
+static void steady_step(struct steady *s)
 {
 	char path[4096];
 	FILE *o;
 
-	if (!s->pid) {
-		if (read_stamp(&s->pid, &s->start)) {
-			s->pid = 0;
-			s->next = t + 10000000;
-			s->done = t > give_up;
-			return;
-		}
-		s->next = s->start + (long long)(s->at[0] * NS);
-		return;
-	}
 	if (cpu_reading(s->pid, s->reading[s->got], sizeof(s->reading[0]))) {
 		s->done = true;
 		return;
@@ -333,17 +319,18 @@ struct prog {
 };
 
 struct bpfstats {
-	bool active, done;
+	bool done;
 	long long root, next, deadline;
 	const char *comm;
 	unsigned n;
 	struct prog last[MAX_IDS];
 };
 
-static void add_prog_id(const char *text, void *ctx)
+static void add_prog_id(int fd, const char *text, void *ctx)
 {
 	long long id = field(text, "prog_id");
 
+	(void)fd;
 	if (id >= 0)
 		add_id(ctx, (uint32_t)id);
 }
@@ -515,7 +502,7 @@ int main(int argc, char **argv)
 	static struct steady steady;
 	static struct bpfstats bpf;
 	struct first first = { 0 };
-	long long start = now_ns();
+	long long start = now_ns(), stamp_next = start, pid = 0;
 	double secs;
 
 	if (argc != 8) {
@@ -523,29 +510,44 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	dir = argv[1];
-	give_up = start + 60 * NS;
 	secs = atof(argv[4]);
-	bpf.active = true;
 	bpf.root = atoll(argv[2]);
 	bpf.comm = argv[3];
 	bpf.next = start + (long long)((secs - 2 > 0.5 ? secs - 2 : 0.5) * NS);
 	bpf.deadline = bpf.next + 4 * NS;
-	steady.active = strcmp(argv[3], "none") != 0;
+	steady.done = strcmp(argv[3], "none") == 0;
 	steady.at[0] = atof(argv[5]);
 	steady.at[1] = atof(argv[6]);
-	first.active = strcmp(argv[7], "1") == 0;
+	first.done = strcmp(argv[7], "1") != 0;
+	/* both wait for the profiler's stamp (a minute at most) */
+	first.next = steady.next = INT64_MAX;
 	for (;;) {
 		long long t = now_ns(), next = INT64_MAX;
 
-		if (first.active && !first.done && t >= first.next)
+		if (!pid && !(first.done && steady.done) && t >= stamp_next) {
+			long long p, ns;
+
+			if (read_stamp(&p, &ns) == 0) {
+				pid = first.pid = steady.pid = p;
+				steady.start = ns;
+				first.next = t;
+				steady.next = ns + (long long)(steady.at[0] * NS);
+			} else if (t - start > 60 * NS) {
+				first.done = steady.done = true;
+			}
+			stamp_next = t + 5000000;
+		}
+		if (!first.done && t >= first.next)
 			first_step(&first, t);
-		if (steady.active && !steady.done && t >= steady.next)
-			steady_step(&steady, t);
+		if (!steady.done && t >= steady.next)
+			steady_step(&steady);
 		if (!bpf.done && t >= bpf.next)
 			bpf_step(&bpf, t);
-		if (first.active && !first.done)
+		if (!pid && !(first.done && steady.done))
+			next = stamp_next;
+		if (!first.done && first.next < next)
 			next = first.next;
-		if (steady.active && !steady.done && steady.next < next)
+		if (!steady.done && steady.next < next)
 			next = steady.next;
 		if (!bpf.done && bpf.next < next)
 			next = bpf.next;
