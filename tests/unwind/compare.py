@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """How truthful one profiler's user stacks are, against perf --call-graph dwarf.
 
-    compare.py --subject FILE --reference FILE --comm NAME [--json OUT]
+    compare.py --subject FILE [--reference FILE] --comm NAME [--json OUT]
                [--top 10] [--truth SPEC]...
 
-Both profiles are of the same run (tests/unwind/run.sh runs perf under kiln).
+Both profiles are of the same run (tests/unwind/run.sh runs perf under kiln);
+without --reference only the subject's own figures and --truth are given.
 A profile is kiln's folded output (.folded; a .pb.gz is converted with
 `kiln view`, $KILN) or `perf script -F comm,pid,tid,time,ip,sym,dso
 --no-inline` text (.txt). Only the samples of processes named --comm count,
@@ -359,7 +360,7 @@ def truth_check(prof, spec):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--subject", required=True, help="kiln folded/pprof, or perf script text")
-    ap.add_argument("--reference", required=True, help="perf script text")
+    ap.add_argument("--reference", help="perf script text")
     ap.add_argument("--comm", required=True)
     ap.add_argument("--label", default=None)
     ap.add_argument("--top", type=int, default=10)
@@ -373,13 +374,24 @@ def main():
             return read_perf(path, a.comm)
         return read_folded(path, a.comm, kiln)
 
-    subj, ref = load(a.subject), load(a.reference)
-    dsos = ref.dsos | subj.dsos
+    subj = load(a.subject)
+    ref = load(a.reference) if a.reference else None
+    profs = [subj] + ([ref] if ref else [])
+    dsos = set().union(*(p.dsos for p in profs))
     canon = alias_map(dsos)
     paths, files = {os.path.basename(d): d for d in dsos}, {}
-    canonicalize(subj, canon, paths, files)
-    canonicalize(ref, canon, paths, files)
-    s, r = summary(subj), summary(ref)
+    for p in profs:
+        canonicalize(p, canon, paths, files)
+    s = summary(subj)
+    if not ref:
+        res = {"program": a.label or a.comm, "subject_tool": subj.tool,
+               "subject": {k: v for k, v in s.items() if k not in ("inclusive", "self")},
+               "truth": {"subject": [truth_check(subj, t) for t in a.truth]}}
+        print("== %s: %s" % (res["program"], subj.tool))
+        print_tool(subj.tool, s)
+        print_truth(subj.tool, res["truth"]["subject"])
+        return write_json(a.json, res)
+    r = summary(ref)
 
     names = []
     for d in (r["inclusive"], s["inclusive"], r["self"], s["self"]):
@@ -425,10 +437,7 @@ def main():
         S, R = S + "(a)", R + "(b)"
     print("== %s: %s vs %s (--call-graph dwarf)" % (res["program"], S, R))
     for tool, x in ((S, s), (R, r)):
-        print("   %-8s %6d samples (+%d without user frames)  reach root %5.1f %%  user depth mean %5.1f"
-              " max %d  outermost: %s" % (tool, x["samples"], x["no_user_frames"], x["root_pct"],
-                                   x["mean_depth"], x["max_depth"],
-                                   ", ".join("%s %d" % kv for kv in x["outermost"].items())))
+        print_tool(tool, x)
     print("   %-44s %8s %8s %6s   %8s %8s %6s" % ("function", S + " incl", R + " incl", "diff",
                                                   S + " self", R + " self", "diff"))
     for x in rows:
@@ -440,12 +449,27 @@ def main():
               res["max_diff_inclusive"], res["max_diff_inclusive_function"],
               res["max_diff_self"], res["max_diff_self_function"], res["max_noise"]))
     for tool, lst in ((S, res["truth"]["subject"]), (R, res["truth"]["reference"])):
-        for t in lst:
-            print("   truth %-8s %-14s inclusive %5.1f %% (truth %.0f %%), %5.1f %% of its %d samples "
-                  "under root..%s" % (tool, t["function"], t["inclusive_pct"], t["truth_pct"],
-                                      t["callers_exact_pct"], t["samples"], ">".join(t["callers"])))
-    if a.json:
-        with open(a.json, "w") as f:
+        print_truth(tool, lst)
+    return write_json(a.json, res)
+
+
+def print_tool(tool, x):
+    print("   %-8s %6d samples (+%d without user frames)  reach root %5.1f %%  user depth mean %5.1f"
+          " max %d  outermost: %s" % (tool, x["samples"], x["no_user_frames"], x["root_pct"],
+                               x["mean_depth"], x["max_depth"],
+                               ", ".join("%s %d" % kv for kv in x["outermost"].items())))
+
+
+def print_truth(tool, lst):
+    for t in lst:
+        print("   truth %-8s %-14s inclusive %5.1f %% (truth %.0f %%), %5.1f %% of its %d samples "
+              "under root..%s" % (tool, t["function"], t["inclusive_pct"], t["truth_pct"],
+                                  t["callers_exact_pct"], t["samples"], ">".join(t["callers"])))
+
+
+def write_json(path, res):
+    if path:
+        with open(path, "w") as f:
             json.dump(res, f, indent=1)
     return 0
 

@@ -20,6 +20,8 @@
 #   known      kiln's shares within 2 points of 60/30/10
 #   callers    >= 99 % of each function's samples with the exact chain of
 #              callers below main
+# and "evict" (test_evict below): truth_shares walked after other programs'
+# tables were evicted under a small --unwind-memory;
 # and for gotruth, a Go program of the same 60/30/10 design (two chains in
 # crypto assembly), built stripped and not (run_go below: no perf there).
 #
@@ -44,7 +46,7 @@ HZ=${UNWIND_HZ:-999}
 CPU_SECONDS=${UNWIND_SECONDS:-20}
 STACK=${UNWIND_PERF_STACK:-65528}
 SUBJECT=${UNWIND_SUBJECT:-kiln}
-ONLY=${UNWIND_ONLY:-python ruby perl xz gzip truth go}
+ONLY=${UNWIND_ONLY:-python ruby perl xz gzip truth evict go}
 ROOT_BAR=99       # % of samples whose user stack reaches the thread's root
 SHARE_BAR=2       # points between shares (kiln vs perf, or vs the truth)
 CALLER_BAR=99     # % of a truth function's samples with its exact callers
@@ -192,10 +194,11 @@ TRUTH=(truth_alpha=60:main,alpha_outer,alpha_inner
 	truth_beta=30:main,beta_only
 	truth_gamma=10:main,gamma_outer,gamma_middle,gamma_inner)
 
-# truth_ok SIDE: every function within SHARE_BAR of its truth and with
-# its exact callers in >= CALLER_BAR % of its samples; prints the figures.
+# truth_figures NAME SIDE: whether every function is within SHARE_BAR of
+# its truth and has its exact callers in >= CALLER_BAR % of its samples
+# (1 or 0, each), then the figures.
 truth_figures() {
-	/usr/bin/python3 - "$TMP/truth.json" "$1" "$SHARE_BAR" "$CALLER_BAR" <<'EOF'
+	/usr/bin/python3 - "$TMP/$1.json" "$2" "$SHARE_BAR" "$CALLER_BAR" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))["truth"][sys.argv[2]]
 share_bar, caller_bar = float(sys.argv[3]), float(sys.argv[4])
@@ -222,7 +225,7 @@ test_truth() {
 		return
 	fi
 	# the reference: perf's root share, and perf against the truth
-	read -r ok_s ok_c figs <<<"$(truth_figures reference)"
+	read -r ok_s ok_c figs <<<"$(truth_figures truth reference)"
 	shares=${figs%%|*} callers=${figs#*|}
 	if [ "$(val truth reference samples)" -ge "$MIN_SAMPLES" ] && ge "$(val truth reference root_pct)" "$ROOT_BAR" &&
 		[ "$ok_s" = 1 ] && [ "$ok_c" = 1 ]; then
@@ -232,10 +235,54 @@ test_truth() {
 	fi
 	check_root truth
 	check_shares truth
-	read -r ok_s ok_c figs <<<"$(truth_figures subject)"
+	read -r ok_s ok_c figs <<<"$(truth_figures truth subject)"
 	shares=${figs%%|*} callers=${figs#*|}
 	verdict "truth known" "$ok_s" "$SUBJECT ${shares% } (bar $SHARE_BAR points)"
 	verdict "truth callers" "$ok_c" "$SUBJECT's samples with every caller, in order:$callers (bar $CALLER_BAR %)"
+}
+
+# Tables evicted while the walkers remember rows of them (each CPU's row
+# memo, forgotten at every eviction): under --unwind-memory 384K, Debian's
+# python3, ruby and perl run a CPU second each, one after the other, each
+# one's tables taking the rows and slots of the one before (which exited),
+# then truth_shares takes theirs. kiln only (no perf reference: the
+# program's construction is the truth).
+#   tables  tables were evicted, and rows remembered
+#   root    >= 99 % of truth_shares' samples reach the root
+#   known   its shares within 2 points of 60/30/10 and >= 99 % of each
+#           function's samples with its exact callers
+test_evict() {
+	local t ok_s ok_c figs ev memo sr ss
+	if [ ! -x "$UNWIND_BIN/truth_shares" ]; then
+		for t in tables root known; do fail "evict $t" "$UNWIND_BIN/truth_shares not built (make test-unwind builds it)"; done
+		return
+	fi
+	TRUTH_ARGS=()
+	for t in "${TRUTH[@]}"; do TRUTH_ARGS+=(--truth "$t"); done
+	echo "-- evict: python3, ruby and perl, then truth_shares, under --unwind-memory 384K at $HZ Hz"
+	if ! timeout -s INT 300 "$KILN" record -q --no-python --no-ruby -F "$HZ" --unwind-memory 384K \
+		-o "$TMP/evict.folded" --stats "$TMP/evict.stats.json" -- /bin/sh -c \
+		"/usr/bin/python3 '$W/cpu.py' 1 && ruby '$W/cpu.rb' 1 && perl '$W/cpu.pl' 1 && exec '$UNWIND_BIN/truth_shares' 5" \
+		>"$TMP/evict.out" 2>"$TMP/evict.err" ||
+		! /usr/bin/python3 "$HERE/compare.py" --subject "$TMP/evict.folded" --comm truth_shares --label evict \
+			--json "$TMP/evict.json" "${TRUTH_ARGS[@]}" 2>>"$TMP/evict.err"; then
+		for t in tables root known; do fail "evict $t" "$(tail -1 "$TMP/evict.err")"; done
+		return
+	fi
+	ev=$(json "$TMP/evict.stats.json" unwinder evictions) memo=$(json "$TMP/evict.stats.json" walker row_memo_hits)
+	if [ "$ev" -gt 0 ] && [ "$memo" -gt 0 ]; then
+		pass "evict tables: $ev tables evicted, $memo rows remembered"
+	else
+		fail "evict tables" "$ev tables evicted, $memo rows remembered: the test proves nothing"
+	fi
+	ss=$(val evict subject samples) sr=$(val evict subject root_pct)
+	if [ "$ss" -ge "$MIN_SAMPLES" ] && ge "$sr" "$ROOT_BAR"; then
+		pass "evict root: truth_shares reaches the root in $(fmt1 "$sr") % of $ss samples (bar $ROOT_BAR %)"
+	else
+		fail "evict root" "truth_shares reaches the root in $(fmt1 "$sr") % of $ss samples (bar $ROOT_BAR %, >= $MIN_SAMPLES samples); outermost frames $(val evict subject outermost)"
+	fi
+	read -r ok_s ok_c figs <<<"$(truth_figures evict subject)"
+	verdict "evict known" "$((ok_s && ok_c))" "${figs%%|*}(bar $SHARE_BAR points); exact callers in${figs#*|} (bar $CALLER_BAR %)"
 }
 
 # gotruth: FUNCTION=PERCENT:CALLERS (outermost first), for go_check.py.
@@ -364,6 +411,8 @@ if [ "$(id -u)" -ne 0 ]; then
 		if [ "$p" = truth ]; then
 			skip_all "loading BPF programs and perf need root" "truth reference" "truth root" \
 				"truth shares" "truth known" "truth callers"
+		elif [ "$p" = evict ]; then
+			skip_all "loading BPF programs needs root" "evict tables" "evict root" "evict known"
 		elif [ "$p" = go ]; then
 			for n in go go_symbols; do
 				skip_all "loading BPF programs needs root" "$n named" "$n root" "$n known" \

@@ -64,6 +64,7 @@ struct sampler_unwind_maps {
 	uint8_t *rules;                 /* KILN_UNWIND_RULES entries, rule_stride apart */
 	size_t rule_stride;
 	struct kiln_exe_table *tables;  /* KILN_UNWIND_SLOTS */
+	volatile uint32_t *tables_gen; /* counted up when a loaded table goes */
 	int proc_maps_fd;
 	int files_fd;                   /* file_tables; -1: no early walks */
 	int py_procs_fd;                /* include/kiln/python.h */

@@ -337,6 +337,8 @@ static void exe_evict(struct unwinder *u, struct exe *e)
 		 * they are handed to another file. */
 		files_withdraw(u, e);
 		__atomic_store_n(&u->m.tables[e->slot].nrows, 0, __ATOMIC_RELEASE);
+		/* and the rows the walkers remember of it */
+		__atomic_fetch_add(u->m.tables_gen, 1, __ATOMIC_SEQ_CST);
 		rows_release(u, e->first, e->nrows);
 		u->st.tables_loaded--;
 	}
