@@ -647,8 +647,10 @@ static __always_inline void commit(struct walk *w, struct task_struct *task, __u
 {
 	__u64 wake;
 
-	/* After the stacks: a dropped sample must not announce a process. */
-	w->rec.key.instance = tid == 0 ? 0 : instance_of(w->rec.key.pid, task);
+	/* After the stacks: a dropped sample must not announce a process.
+	 * (A walk with the process's own tables knows its instance.) */
+	if (!w->rec.key.instance)
+		w->rec.key.instance = tid == 0 ? 0 : instance_of(w->rec.key.pid, task);
 	w->rec.type = KILN_REC_SAMPLE;
 	wake = unloaded && unloaded_wakeup(w->rec.key.pid) ? BPF_RB_FORCE_WAKEUP : ring_wakeup();
 	if (bpf_ringbuf_output(&events, &w->rec, sizeof(w->rec), wake))
@@ -1695,18 +1697,38 @@ static __always_inline void interp_setup(struct walk *w, __u32 tgid, __u32 insta
 
 /* The instance pid's mappings are loaded for, when it is the image pid
  * runs now (not one before an exec, or a process that had the pid before);
- * 0 when not. *flags: the entry's KILN_PROC_*. */
-static __always_inline __u32 loaded_instance(__u32 pid, __u32 *flags)
+ * 0 when not. *flags: the entry's KILN_PROC_*. own: pid is task's process,
+ * whose image (mm, leader's start time) the entry remembers once checked:
+ * its next samples skip the instances lookup, a hash map in vmalloc'd
+ * memory (~400 ns a sample here, its bucket and element cold). An exec
+ * changes the mm, a reused pid the start time. */
+static __always_inline __u32 loaded_instance(__u32 pid, struct task_struct *task, bool own,
+					     __u32 *flags)
 {
 	struct kiln_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &pid);
 	struct instance *inst;
+	__u64 mm = 0, start = 0;
 
 	*flags = 0;
 	if (!pm)
 		return 0;
 	*flags = pm->flags;
+	if (own) {
+		mm = (__u64)BPF_CORE_READ(task, mm);
+		start = BPF_CORE_READ(task, group_leader, start_time);
+		if (mm && pm->seen_mm == mm && pm->seen_start == start)
+			return pm->instance;
+	}
 	inst = bpf_map_lookup_elem(&instances, &pid);
-	return inst && inst->id == pm->instance ? pm->instance : 0;
+	if (!inst || inst->id != pm->instance)
+		return 0;
+	/* (the instance may still be the one before an exec in progress: its
+	 * mm is not the task's then) */
+	if (own && inst->mm == mm) {
+		pm->seen_start = start;
+		pm->seen_mm = mm;
+	}
+	return pm->instance;
 }
 
 /* The instance the sampled process's user stack is walked with tables
@@ -1718,14 +1740,14 @@ static __always_inline __u32 loaded_instance(__u32 pid, __u32 *flags)
 static __always_inline __u32 tables_instance(__u32 tgid, struct task_struct *task,
 					     __u32 *maps_pid, __u32 *flags)
 {
-	__u32 own = loaded_instance(tgid, flags), parent;
+	__u32 own = loaded_instance(tgid, task, true, flags), parent;
 
 	*maps_pid = tgid;
 	if (own || !fork_flags(task))
 		return own;
 	parent = BPF_CORE_READ(task, group_leader, real_parent, tgid);
 	*maps_pid = parent;
-	return loaded_instance(parent, flags);
+	return loaded_instance(parent, task, false, flags);
 }
 
 /* Word indices in the user register set (x86-64 struct pt_regs, arm64
@@ -1920,6 +1942,9 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 		__u32 flags, tabled = tables_instance(tgid, task, &w->maps_pid, &flags);
 		/* not read yet: walked through the mappings kiln_mmap saw */
 		bool early = !tabled && loop && early_walks && early_known(task, tgid, w);
+
+		if (w->maps_pid == tgid)
+			w->rec.key.instance = tabled;
 
 		if ((tabled || early) && user_regs(ctx, task, w) == 0) {
 			count_unwind(KILN_UW_WALKS);

@@ -143,6 +143,10 @@ struct kiln_proc_maps {
 	__u32 flags;            /* KILN_PROC_* */
 	__u32 instance;         /* the process image these mappings are of */
 	__u32 pad;
+	/* Written by the walker (user space writes zeros): the process image
+	 * (its mm, its leader's start time) it found instance to be, so that
+	 * image's next samples need not look the instance up. */
+	__u64 seen_mm, seen_start;
 	struct kiln_exec_map maps[KILN_PROC_MAPS_MAX];
 };
 /* Mappings were left out (more than KILN_PROC_MAPS_MAX): a pc in none of
