@@ -1100,8 +1100,9 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm, 
 		rule = (int)memo->rule;
 		w->memo_hits++;
 	} else {
-		gen = tables_gen; /* before the table: a row read after its
-					 * table went is remembered as stale */
+		/* read before the table: a row read after its table went is
+		 * remembered as stale */
+		gen = tables_gen;
 		t = bpf_map_lookup_elem(&exe_tables, &slot);
 		if (!t || t->nrows == 0)
 			return fp_step(w, false); /* not loaded (yet), or evicted */

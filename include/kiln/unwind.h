@@ -204,22 +204,22 @@ struct kiln_file_table {
 
 /* Walker counters (BPF map unwind_stats, per CPU). */
 enum kiln_unwind_stat {
-	KILN_UW_WALKS = 0, /* user stacks walked with tables */
-	KILN_UW_NO_PROC, /* user stacks of processes without tables: frame pointers */
-	KILN_UW_EARLY, /* of KILN_UW_WALKS: early walks (early_maps) */
-	KILN_UW_EARLY_NO_ROOM, /* mappings left out: no room for their process */
-	KILN_UW_EARLY_MAPS_LEFT, /* mappings left out: KILN_EARLY_MAPS kept */
-	KILN_UW_FRAMES_TABLE, /* frames unwound by a table row */
-	KILN_UW_FRAMES_FP, /* frames unwound by a frame-pointer step */
-	KILN_UW_ROW_MEMO, /* table frames whose row the CPU remembered */
-	KILN_UW_ROOT, /* walks that reached the thread's root */
-	KILN_UW_TRUNCATED, /* walks cut by the depth or tail-call budget */
+	KILN_UW_WALKS = 0,      /* user stacks walked with tables */
+	KILN_UW_NO_PROC,        /* user stacks of processes without tables: frame pointers */
+	KILN_UW_EARLY,          /* of KILN_UW_WALKS: early walks (early_maps) */
+	KILN_UW_EARLY_NO_ROOM,  /* mappings left out: no room for their process */
+	KILN_UW_EARLY_MAPS_LEFT,/* mappings left out: KILN_EARLY_MAPS kept */
+	KILN_UW_FRAMES_TABLE,   /* frames unwound by a table row */
+	KILN_UW_FRAMES_FP,      /* frames unwound by a frame-pointer step */
+	KILN_UW_ROW_MEMO,       /* frames whose row this CPU remembered */
+	KILN_UW_ROOT,           /* walks that reached the thread's root */
+	KILN_UW_TRUNCATED,      /* walks cut by the depth or tail-call budget */
 	KILN_UW_ERR_NO_MAPPING, /* a pc in no known mapping */
-	KILN_UW_ERR_BAD_FP, /* frame-pointer step refused: fp not sane */
-	KILN_UW_ERR_READ, /* stack memory unreadable (not resident) */
-	KILN_UW_ERR_BAD_CFA, /* a rule gave a CFA at or below the stack pointer */
-	KILN_UW_ERR_NO_ROW, /* a table that covers no row at the pc */
-	KILN_UW_ERR_LR, /* arm64: a return address in x30 past the
+	KILN_UW_ERR_BAD_FP,     /* frame-pointer step refused: fp not sane */
+	KILN_UW_ERR_READ,       /* stack memory unreadable (not resident) */
+	KILN_UW_ERR_BAD_CFA,    /* a rule gave a CFA at or below the stack pointer */
+	KILN_UW_ERR_NO_ROW,     /* a table that covers no row at the pc */
+	KILN_UW_ERR_LR,         /* arm64: a return address in x30 past the
 				 * interrupted frame, where x30 is not known */
 	KILN_UW_STAT_COUNT,
 };

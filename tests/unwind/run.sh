@@ -193,6 +193,8 @@ test_gzip() { run_program gzip gzip --feed /bin/gzip -9 -c; }
 TRUTH=(truth_alpha=60:main,alpha_outer,alpha_inner
 	truth_beta=30:main,beta_only
 	truth_gamma=10:main,gamma_outer,gamma_middle,gamma_inner)
+TRUTH_OPTS=()    # the same, as compare.py options
+for t in "${TRUTH[@]}"; do TRUTH_OPTS+=(--truth "$t"); done
 
 # truth_figures NAME SIDE: whether every function is within SHARE_BAR of
 # its truth and has its exact callers in >= CALLER_BAR % of its samples
@@ -212,8 +214,7 @@ EOF
 
 test_truth() {
 	local t shares callers figs ok_s ok_c
-	TRUTH_ARGS=()
-	for t in "${TRUTH[@]}"; do TRUTH_ARGS+=(--truth "$t"); done
+	TRUTH_ARGS=("${TRUTH_OPTS[@]}")
 	if [ ! -x "$UNWIND_BIN/truth_shares" ]; then
 		for t in reference root shares known callers; do
 			fail "truth $t" "$UNWIND_BIN/truth_shares not built (make test-unwind builds it)"
@@ -257,8 +258,7 @@ test_evict() {
 		for t in tables root known; do fail "evict $t" "$UNWIND_BIN/truth_shares not built (make test-unwind builds it)"; done
 		return
 	fi
-	TRUTH_ARGS=()
-	for t in "${TRUTH[@]}"; do TRUTH_ARGS+=(--truth "$t"); done
+	TRUTH_ARGS=("${TRUTH_OPTS[@]}")
 	echo "-- evict: python3, ruby and perl, then truth_shares, under --unwind-memory 384K at $HZ Hz"
 	if ! timeout -s INT 300 "$KILN" record -q --no-python --no-ruby -F "$HZ" --unwind-memory 384K \
 		-o "$TMP/evict.folded" --stats "$TMP/evict.stats.json" -- /bin/sh -c \
