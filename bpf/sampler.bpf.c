@@ -2149,17 +2149,20 @@ static long early_overlap(__u32 i, void *data)
 	return 0;
 }
 
-/* Every executable file mapping the kernel makes (it tells perf of each
- * here: the exec'd program's and its loader's too, into the new address
- * space), kept by process for early walks. A mapping over ones kept
- * (MAP_FIXED, a library loaded where another was) takes their place, and
- * a slot they left is taken again; past KILN_EARLY_MAPS the rest are left
- * out (their frames take frame-pointer steps), as are the mappings of a
- * process early_maps has no room for: each counted. Unsynchronized: two
- * threads mapping at once may lose one, which costs that file's frames
- * the same. A kprobe: perf's core is built without ftrace, so no fentry;
- * attached where the kernel has kprobes. */
-SEC("kprobe/perf_event_mmap")
+/* Every executable file mapping the kernel makes, kept by process for
+ * early walks: uprobe_mmap is called for each new file mapping once it is
+ * set up (the exec'd program's and its loader's too, into the new address
+ * space) and for each part of one split or merged. A mapping over ones
+ * kept (MAP_FIXED, a library loaded where another was, a split) takes
+ * their place, and a slot they left is taken again; past KILN_EARLY_MAPS
+ * the rest are left out (their frames take frame-pointer steps), as are
+ * the mappings of a process early_maps has no room for: each counted.
+ * Unsynchronized: two threads mapping at once may lose one, which costs
+ * that file's frames the same. Not perf_event_mmap: it runs for every
+ * mapping, anonymous ones, mprotect and brk too, thousands of times a
+ * second in a program that allocates (a file mapping mprotect makes
+ * executable later is not seen). */
+SEC("kprobe/uprobe_mmap")
 int BPF_KPROBE(kiln_mmap, struct vm_area_struct *vma)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();

@@ -507,7 +507,7 @@ static const struct counter stats_rows[] = {
 	       "walker.frame_pointer_stacks", "stacks", NULL),
 	WALKER(KILN_UW_EARLY, "kiln_unwind_early_walks_total", NULL, NULL, "walker.early",
 	       "stacks", "of the user stacks walked with tables, those of processes kiln had not "
-	       "read yet, their mappings from the kernel's mmap calls (kprobe on perf_event_mmap)",
+	       "read yet, their mappings from the kernel's mmap calls (kprobe on uprobe_mmap)",
 	       .summary = "walked before kiln read their process"),
 	WALKER(KILN_UW_EARLY_NO_ROOM, "kiln_unwind_early_left_out_total", "reason", "processes_full",
 	       "walker.early_left_out.processes_full", "mappings",

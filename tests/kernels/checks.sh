@@ -175,6 +175,24 @@ check_short_lived() {
 	fi
 }
 
+# Why kiln takes no early walks on this kernel (empty when it does):
+# x86-64 only, bpf_loop (5.17), kprobes.
+no_early_walks() {
+	release=$(uname -r)
+	major=${release%%.*}
+	minor=${release#*.}
+	minor=${minor%%.*}
+	if [ "$(uname -m)" != x86_64 ]; then
+		echo "off x86-64"
+	elif [ "$major" -lt 5 ] || { [ "$major" -eq 5 ] && [ "$minor" -lt 17 ]; }; then
+		echo "before 5.17 (no bpf_loop)"
+	elif [ ! -e /sys/bus/event_source/devices/kprobe ] &&
+		[ ! -e /sys/kernel/tracing/kprobe_events ] &&
+		[ ! -e /sys/kernel/debug/tracing/kprobe_events ]; then
+		echo "without kprobes"
+	fi
+}
+
 # (c2) Gone before kiln read them: the command stops kiln, runs
 # short_lived to its end, then lets kiln go on. Its mappings come from the
 # kernel's side-band mmap records (kiln's --stats counts the snapshot):
@@ -351,18 +369,9 @@ check_early() {
 	execs=$(cat "$T/execs" 2>/dev/null)
 	chains=$(cat "$T/chains" 2>/dev/null)
 	execs=$((${execs:-0} + ${chains:-0}))
-	release=$(uname -r)
-	major=${release%%.*}
-	minor=${release#*.}
-	minor=${minor%%.*}
-	if [ "$(uname -m)" != x86_64 ]; then
-		pass early "n/a off x86-64: $root/$all samples under _start"
-	elif [ "$major" -lt 5 ] || { [ "$major" -eq 5 ] && [ "$minor" -lt 17 ]; }; then
-		pass early "n/a before 5.17 (no bpf_loop): $root/$all samples under _start"
-	elif [ ! -e /sys/bus/event_source/devices/kprobe ] &&
-		[ ! -e /sys/kernel/tracing/kprobe_events ] &&
-		[ ! -e /sys/kernel/debug/tracing/kprobe_events ]; then
-		pass early "n/a without kprobes: $root/$all samples under _start"
+	why=$(no_early_walks)
+	if [ -n "$why" ]; then
+		pass early "n/a $why: $root/$all samples under _start"
 	elif [ "$all" -ge "$HZ" ] && [ "${early:-0}" -gt 0 ] && [ $((root * 4)) -ge $((all * 3)) ] &&
 		[ "$execs" -gt 32 ] && [ "$no_room" = 0 ]; then
 		pass early "$root/$all samples under _start, ${early} of all stacks walked before kiln read their process, $execs processes run, none left out of early walks"
@@ -394,6 +403,50 @@ check_interp() {
 	pass interp "$walks walks by the python/ruby walkers"
 }
 
+# (f3) Restarts under mapping churn: kiln starts and stops 8 times while
+# two map_churn processes map, split and unmap memory and their own code as
+# fast as they can, so its probes are armed and disarmed while the other
+# CPU runs the paths they hook; each record's command, another map_churn,
+# lists the kernel's kprobes meanwhile. Every run must end well, the guest
+# must not crash (run.sh catches an oops), and where kiln takes early walks
+# its kprobe must be there and on an ftrace site ("[FTRACE]" in the
+# kprobes list), a patched call, not an int3 trap at every call. Under
+# qemu's threaded TCG, 6.1 crashed within the first 1-2 restarts (see
+# run.sh's boot).
+check_restarts() {
+	list=/sys/kernel/debug/kprobes/list
+	cat "$list" >"$T/kprobes.before" 2>/dev/null
+	"$WORKLOADS/map_churn" 900 >/dev/null &
+	c1=$!
+	"$WORKLOADS/map_churn" 900 >/dev/null &
+	c2=$!
+	i=0 failed=0
+	: >"$T/kprobes.kiln"
+	while [ $i -lt 8 ]; do
+		"$KILN" record -q -F "$HZ" -o "$T/restart.folded" -- sh -c \
+			"cat $list >'$T/kprobes.during' 2>/dev/null; exec $WORKLOADS/map_churn 0.2 >/dev/null" \
+			2>"$T/restart.err" || { failed=$((failed + 1)); cp "$T/restart.err" "$T/restart.failed"; }
+		# kiln's: the lines that were not there before it
+		awk -v before="$T/kprobes.before" 'FILENAME == before { seen[$0]; next } !($0 in seen)' \
+			"$T/kprobes.before" "$T/kprobes.during" >>"$T/kprobes.kiln" 2>/dev/null
+		i=$((i + 1))
+	done
+	kill $c1 $c2
+	wait $c1 $c2 2>/dev/null
+	probes=$(sort -u "$T/kprobes.kiln" | awk '{ print $3 ($4 ? " " $4 : "") }' | paste -sd, -)
+	int3=$(grep -vc '\[FTRACE\]' "$T/kprobes.kiln")
+	why=$(no_early_walks)
+	if [ $failed -gt 0 ]; then
+		fail restarts "$failed of $i kiln records failed: $(last "$T/restart.failed")"
+	elif [ "$int3" -gt 0 ]; then
+		fail restarts "kiln's kprobes written as int3 into the kernel's text: $probes"
+	elif [ -z "$why" ] && [ -r "$list" ] && [ -z "$probes" ]; then
+		fail restarts "kiln attached no kprobe (its early walks' probe) in $i runs: $(grep -m1 kprobe "$T/restart.err")"
+	else
+		pass restarts "$i starts and stops under mapping churn, kiln's kprobes: ${probes:-none${why:+ ($why)}}"
+	fi
+}
+
 # (g) Refusal: with /sys/kernel/btf/vmlinux hidden (an empty file bound
 # over it, in a mount namespace of its own so nothing else on the host sees
 # it), kiln says so in one line, exits non-zero and writes nothing.
@@ -423,5 +476,6 @@ guarded cgroup check_cgroup
 guarded agent check_agent
 guarded window check_window
 guarded interp check_interp
+guarded restarts check_restarts
 guarded no_btf check_no_btf
 rm -rf "$T"

@@ -676,7 +676,7 @@ int sampler__attach(struct sampler *s, const struct sampler_hooks *hooks)
 		e = errno;
 		libbpf_set_print(print);
 		if (!s->mmap_link)
-			pr_info("no kprobe on perf_event_mmap (%s): a process's samples before kiln reads it are walked by frame pointers",
+			pr_info("no kprobe on uprobe_mmap (%s): a process's samples before kiln reads it are walked by frame pointers",
 				strerror(e));
 	}
 	for (unsigned i = 0; i < s->online; i++) {
