@@ -439,7 +439,7 @@ check_restarts() {
 	if [ $failed -gt 0 ]; then
 		fail restarts "$failed of $i kiln records failed: $(last "$T/restart.failed")"
 	elif [ "$int3" -gt 0 ]; then
-		fail restarts "kiln's kprobes written as int3 into the kernel's text: $probes"
+		fail restarts "kiln's kprobes not all on an ftrace site (an int3 trap at every call): $probes"
 	elif [ -z "$why" ] && [ -r "$list" ] && [ -z "$probes" ]; then
 		fail restarts "kiln attached no kprobe (its early walks' probe) in $i runs: $(grep -m1 kprobe "$T/restart.err")"
 	else
