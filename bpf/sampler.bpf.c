@@ -72,6 +72,12 @@ volatile __u64 cgroup_epoch = 0;
  * and rows may then hold another file's): the walker's row memos forget
  * every row remembered under an older count. */
 volatile __u32 tables_gen = 0;
+/* Counted up by user space after it rewrites the proc_maps entry of a
+ * process image the walkers may have read (new mappings, a flag cleared):
+ * each CPU's process and mapping memos forget what they took from older
+ * entries. A new image's first entry, and the entries of ended processes,
+ * need no count: nothing remembered can match them. */
+volatile __u32 maps_gen = 0;
 
 /* max_entries of every sized map is set by user space before load. */
 
@@ -356,6 +362,26 @@ struct row_memo {
 	struct kiln_unwind_rule body; /* the rule (when not a command) */
 };
 
+/* Processes and mappings this CPU walked last (direct-mapped; valid while
+ * gen is maps_gen): the next sample of the same process image needs no
+ * proc_maps lookup before its walk, and a frame in a remembered mapping
+ * no search of the process's mappings, so a sample of a known process
+ * reads nothing of its entry, 4 KiB of vmalloc'd memory a busy host
+ * evicts (TLB and cache) between two samples. */
+#define PROC_MEMO 8
+struct proc_memo {
+	__u64 mm, start;        /* the image: its mm, its leader's start time */
+	__u32 tgid, instance;   /* instance 0: unused */
+	__u32 flags, gen;       /* the entry's KILN_PROC_*, maps_gen then */
+};
+#define MAP_MEMO 32
+#define MAP_MEMO_SHIFT 21       /* a mapping is remembered per 2 MiB of it */
+struct map_memo {
+	__u64 start, end, bias; /* as the entry's struct kiln_exec_map */
+	__u32 instance, slot;   /* whose entry; instance 0: unused */
+	__u32 gen, pad;
+};
+
 /* Per-CPU state of one sample while its user stack is walked. */
 struct walk {
 	struct kiln_sample_rec rec;     /* the sample's record */
@@ -370,6 +396,8 @@ struct walk {
 	__u32 maps_pid;         /* whose proc_maps the walk reads: the process's,
 				 * or its parent's (tables_instance) */
 	__u32 map_probe;        /* find_map's index, passed through memory */
+	__u32 maps_instance;    /* the instance of that entry; 0: early walk */
+	__u32 map_hits;         /* frames of this walk in remembered mappings */
 	/* An early walk: the last mapping it found among the process's
 	 * early_maps, [early_start, early_end) (0, 0: none) */
 	__u64 early_start, early_end, early_bias;
@@ -389,6 +417,8 @@ struct walk {
 	__u32 memo_hits; /* frames of this walk whose row was remembered */
 	__u32 memo_pad;
 	struct row_memo memo[ROW_MEMO];
+	struct proc_memo procs[PROC_MEMO];
+	struct map_memo maps[MAP_MEMO];
 	/* Hashes of stacks this CPU stored in generation recent_gen (by the
 	 * hash's low bits; 0: none; a hash is never 0). */
 	__u32 recent_gen;
@@ -670,6 +700,8 @@ static __always_inline void send_walk(struct walk *w)
 		count_unwind(KILN_UW_TRUNCATED);
 	if (w->memo_hits)
 		count_unwind_n(KILN_UW_ROW_MEMO, w->memo_hits);
+	if (w->map_hits)
+		count_unwind_n(KILN_UW_MAP_MEMO, w->map_hits);
 	if (store_hashed(w, hash_final(w->hash, w->srec.stack.flags), &w->rec.key.ustack)) {
 		count_outcome(w->gen, KILN_DROP_RING_FULL);
 		return;
@@ -1033,21 +1065,66 @@ static __always_inline bool early_map(struct walk *w, const struct kiln_early_ma
 	return true;
 }
 
+static __always_inline struct map_memo *map_memo_of(struct walk *w, __u64 pc)
+{
+	__u64 k = (pc >> MAP_MEMO_SHIFT) ^ (__u64)w->maps_instance << 20;
+
+	return &w->maps[(__u32)((k * STACK_HASH_SEED) >> 59) & (MAP_MEMO - 1)];
+}
+
+/* The mapping of the walked process holding pc: remembered (this CPU's
+ * map memo), else searched in its proc_maps entry and remembered. Early
+ * walks (maps_instance 0) remember nothing: their entry holds none. */
+static __always_inline int walk_map(struct walk *w, __u64 pc, __u32 *slot, __u64 *bias,
+				    struct kiln_proc_maps **pmp)
+{
+	struct map_memo *mm = map_memo_of(w, pc);
+	const struct kiln_exec_map *m;
+	struct kiln_proc_maps *pm;
+	__u32 pid = w->maps_pid, gen = maps_gen;
+
+	if (w->maps_instance && mm->instance == w->maps_instance && mm->gen == gen &&
+	    pc - mm->start < mm->end - mm->start) {
+		*slot = mm->slot;
+		*bias = mm->bias;
+		w->map_hits++;
+		return 1;
+	}
+	pm = bpf_map_lookup_elem(&proc_maps, &pid);
+	*pmp = pm;
+	if (!pm)
+		return -1;
+	m = find_map(w, pm, pc);
+	if (!m)
+		return 0;
+	*slot = m->slot;
+	*bias = m->bias;
+	if (w->maps_instance && pm->instance == w->maps_instance) {
+		mm->start = m->start;
+		mm->end = m->end;
+		mm->bias = m->bias;
+		mm->slot = m->slot;
+		mm->instance = w->maps_instance;
+		mm->gen = gen;
+	}
+	return 1;
+}
+
 /* Records the frame at w->pc and finds its caller. A pc in the
  * interpreter's eval loop [it_eval_start, + it_eval_len) (len 0 for other
  * processes) is handed to the language's walker first (it_pending), which
  * writes that call's interpreter frames in its place and comes back with
  * it_replaced set: the frame is then unwound without being recorded. */
-static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm, bool early_ok)
+static __always_inline int walk_step(struct walk *w, bool early_ok)
 {
-	const struct kiln_exec_map *m;
+	struct kiln_proc_maps *pm = NULL;
 	const struct kiln_exe_table *t;
 	const struct kiln_unwind_rule *r;
 	struct row_memo *memo;
 	__u64 pc = w->pc, at = w->pc_is_ra ? pc - 1 : pc, bias = 0, key;
 	__u32 n = w->srec.stack.len, slot = KILN_NO_TABLE, cmd, gen, idx;
-	bool mapped = false;
-	int rule;
+	bool mapped;
+	int rule, found;
 	bool replaced = w->it_replaced == IT_REPLACED;
 
 	if (w->it_pending)
@@ -1059,17 +1136,16 @@ static __always_inline int walk_step(struct walk *w, struct kiln_proc_maps *pm, 
 		return WALK_ON;
 	}
 	w->it_replaced = 0;
-	m = find_map(w, pm, at);
-	if (m) {
-		mapped = true;
-		slot = m->slot;
-		bias = m->bias;
-	} else if (early_ok && early_walks && w->early && early_map(w, &w->early_maps, at)) {
+	found = walk_map(w, at, &slot, &bias, &pm);
+	if (found < 0)          /* user space dropped the process meanwhile */
+		return walk_end(w, KILN_STACK_ERROR, KILN_UW_STAT_COUNT);
+	mapped = found;
+	if (!mapped && early_ok && early_walks && w->early && early_map(w, &w->early_maps, at)) {
 		mapped = true;
 		slot = w->early_slot;
 		bias = w->early_bias;
 	}
-	if (!mapped && !(pm->flags & KILN_PROC_INCOMPLETE)) {
+	if (!mapped && pm && !(pm->flags & KILN_PROC_INCOMPLETE)) {
 		report_miss(pm, w);
 		/* The sampled pc is a fact; a caller outside every mapping is
 		 * what a wrong step would produce: never emitted. */
@@ -1158,20 +1234,19 @@ static __always_inline void end_walk(struct bpf_perf_event_data *ctx, struct wal
  * instructions, most of kiln's start-up CPU). */
 struct walk_loop {
 	struct walk *w;
-	struct kiln_proc_maps *pm;
 	int end;
 };
 
-__noinline int kiln_walk_step(struct walk *w, struct kiln_proc_maps *pm)
+__noinline int kiln_walk_step(struct walk *w)
 {
-	return w && pm ? walk_step(w, pm, true) : WALK_END;
+	return w ? walk_step(w, true) : WALK_END;
 }
 
 static long walk_loop_step(__u32 i, void *data)
 {
 	struct walk_loop *l = data;
 
-	if (kiln_walk_step(l->w, l->pm) == WALK_END) {
+	if (kiln_walk_step(l->w) == WALK_END) {
 		l->end = 1;
 		return 1;
 	}
@@ -1183,29 +1258,20 @@ static long walk_loop_step(__u32 i, void *data)
  * waits; then a tail call to go on. */
 static __always_inline int walk_run(struct bpf_perf_event_data *ctx, bool loop)
 {
-	__u32 zero = 0, pid;
+	__u32 zero = 0;
 	int end = 0;
 	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
-	struct kiln_proc_maps *pm;
 
 	if (!w)
 		return 0;
-	pid = w->maps_pid;
-	pm = bpf_map_lookup_elem(&proc_maps, &pid);
-	if (!pm) {
-		/* user space dropped the process meanwhile: keep what we have */
-		w->srec.stack.flags |= KILN_STACK_ERROR;
-		finish_walk(w, loop);
-		return 0;
-	}
 	if (loop) {
-		struct walk_loop l = { .w = w, .pm = pm };
+		struct walk_loop l = { .w = w };
 
 		bpf_loop(KILN_MAX_STACK_DEPTH, walk_loop_step, &l, 0);
 		end = l.end;
 	} else {
 		for (int i = 0; i < WALK_FRAMES && !end; i++)
-			end = walk_step(w, pm, false) == WALK_END;
+			end = walk_step(w, false) == WALK_END;
 	}
 	/* one place that ends the walk: the verifier checks the stack's
 	 * hashing once, not once for every frame that may end it */
@@ -1699,37 +1765,66 @@ static __always_inline void interp_setup(struct walk *w, __u32 tgid, __u32 insta
 /* The instance pid's mappings are loaded for, when it is the image pid
  * runs now (not one before an exec, or a process that had the pid before);
  * 0 when not. *flags: the entry's KILN_PROC_*. own: pid is task's process,
- * whose image (mm, leader's start time) the entry remembers once checked:
- * its next samples skip the instances lookup, a hash map in vmalloc'd
- * memory (~400 ns a sample here, its bucket and element cold). An exec
- * changes the mm, a reused pid the start time. */
-static __always_inline __u32 loaded_instance(__u32 pid, struct task_struct *task, bool own,
-					     __u32 *flags)
+ * whose image (mm, its leader's start time) the entry remembers once
+ * checked (*image then true): its next samples skip the instances lookup,
+ * a hash map in vmalloc'd memory (~400 ns a sample here, its bucket and
+ * element cold). An exec changes the mm, a reused pid the start time. */
+static __always_inline __u32 loaded_instance(__u32 pid, bool own, __u64 mm, __u64 start,
+					     __u32 *flags, bool *image)
 {
 	struct kiln_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &pid);
 	struct instance *inst;
-	__u64 mm = 0, start = 0;
 
 	*flags = 0;
+	*image = false;
 	if (!pm)
 		return 0;
 	*flags = pm->flags;
-	if (own) {
-		mm = (__u64)BPF_CORE_READ(task, mm);
-		start = BPF_CORE_READ(task, group_leader, start_time);
-		if (mm && pm->seen_mm == mm && pm->seen_start == start)
-			return pm->instance;
+	if (own && mm && pm->seen_mm == mm && pm->seen_start == start) {
+		*image = true;
+		return pm->instance;
 	}
 	inst = bpf_map_lookup_elem(&instances, &pid);
 	if (!inst || inst->id != pm->instance)
 		return 0;
 	/* (the instance may still be the one before an exec in progress: its
 	 * mm is not the task's then) */
-	if (own && inst->mm == mm) {
+	if (own && mm && inst->mm == mm) {
 		pm->seen_start = start;
 		pm->seen_mm = mm;
+		*image = true;
 	}
 	return pm->instance;
+}
+
+/* The sampled process's own loaded instance as loaded_instance finds it;
+ * once it is known to be the task's image, this CPU remembers it
+ * (w->procs) for the image's next samples. */
+static __always_inline __u32 own_instance(struct walk *w, __u32 tgid, struct task_struct *task,
+					  __u32 *flags)
+{
+	struct proc_memo *pmm = &w->procs[tgid & (PROC_MEMO - 1)];
+	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
+	__u64 start = BPF_CORE_READ(task, group_leader, start_time);
+	__u32 gen = maps_gen, instance;
+	bool image;
+
+	if (pmm->instance && pmm->tgid == tgid && pmm->mm == mm && pmm->start == start &&
+	    pmm->gen == gen) {
+		*flags = pmm->flags;
+		count_unwind(KILN_UW_PROC_MEMO);
+		return pmm->instance;
+	}
+	instance = loaded_instance(tgid, true, mm, start, flags, &image);
+	if (instance && image) {
+		pmm->tgid = tgid;
+		pmm->mm = mm;
+		pmm->start = start;
+		pmm->instance = instance;
+		pmm->flags = *flags;
+		pmm->gen = gen;
+	}
+	return instance;
 }
 
 /* The instance the sampled process's user stack is walked with tables
@@ -1738,17 +1833,18 @@ static __always_inline __u32 loaded_instance(__u32 pid, struct task_struct *task
  * addresses (the workers of a preforking server, from their first
  * sample). 0: not walked. The interpreter walkers read only a process's
  * own facts. */
-static __always_inline __u32 tables_instance(__u32 tgid, struct task_struct *task,
+static __always_inline __u32 tables_instance(struct walk *w, __u32 tgid, struct task_struct *task,
 					     __u32 *maps_pid, __u32 *flags)
 {
-	__u32 own = loaded_instance(tgid, task, true, flags), parent;
+	__u32 own = own_instance(w, tgid, task, flags), parent;
+	bool image;
 
 	*maps_pid = tgid;
 	if (own || !fork_flags(task))
 		return own;
 	parent = BPF_CORE_READ(task, group_leader, real_parent, tgid);
 	*maps_pid = parent;
-	return loaded_instance(parent, task, false, flags);
+	return loaded_instance(parent, false, 0, 0, flags, &image);
 }
 
 /* Word indices in the user register set (x86-64 struct pt_regs, arm64
@@ -1940,7 +2036,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 	} else if (!sampled_in_user(ctx) && user_regs_stale(task, tgid)) {
 		count_event(KILN_EV_EXEC_USER_SKIPPED);
 	} else {
-		__u32 flags, tabled = tables_instance(tgid, task, &w->maps_pid, &flags);
+		__u32 flags, tabled = tables_instance(w, tgid, task, &w->maps_pid, &flags);
 		/* not read yet: walked through the mappings kiln_mmap saw */
 		bool early = !tabled && loop && early_walks && early_known(task, tgid, w);
 
@@ -1952,13 +2048,16 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 			w->early = early;
 			w->early_start = 0;
 			w->early_end = 0;
+			w->maps_instance = tabled;
 			if (early) {
 				count_unwind(KILN_UW_EARLY);
 				w->maps_pid = KILN_PROC_MAPS_NONE;
+				w->maps_instance = 0;
 				flags = 0;
 			}
 			w->tail_calls = 0;
 			w->memo_hits = 0;
+			w->map_hits = 0;
 			w->pc_is_ra = 0;
 			interp_setup(w, tgid, w->maps_pid == tgid && (flags & KILN_PROC_INTERP) ?
 						      tabled : 0);

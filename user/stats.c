@@ -532,6 +532,14 @@ static const struct counter stats_rows[] = {
 	       "frames whose unwind row (a rule, or a command such as the root's stop) the "
 	       "walker remembered from an earlier sample on the same CPU (256 rows a CPU): "
 	       "no table search"),
+	WALKER(KILN_UW_MAP_MEMO, "kiln_unwind_map_memo_hits_total", NULL, NULL,
+	       "walker.map_memo_hits", "frames",
+	       "frames whose mapping (file, table, load address) the walker remembered from an "
+	       "earlier sample on the same CPU (32 a CPU): no search of the process's mappings"),
+	WALKER(KILN_UW_PROC_MEMO, "kiln_unwind_process_memo_hits_total", NULL, NULL,
+	       "walker.process_memo_hits", "samples",
+	       "samples whose process (its loaded mappings' instance) the walker remembered from "
+	       "an earlier sample on the same CPU (8 a CPU): no lookup of its mappings before the walk"),
 	WALK_ERROR(KILN_UW_ERR_NO_MAPPING, "no_mapping"),
 	WALK_ERROR(KILN_UW_ERR_BAD_FP, "bad_frame_pointer"),
 	WALK_ERROR(KILN_UW_ERR_READ, "unreadable"),

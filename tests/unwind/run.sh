@@ -243,17 +243,19 @@ test_truth() {
 }
 
 # Tables evicted while the walkers remember rows of them (each CPU's row
-# memo, forgotten at every eviction): under --unwind-memory 384K, Debian's
+# memo, forgotten at every eviction; its process and mapping memos, which
+# hold the evicted tables' slots): under --unwind-memory 384K, Debian's
 # python3, ruby and perl run a CPU second each, one after the other, each
 # one's tables taking the rows and slots of the one before (which exited),
 # then truth_shares takes theirs. kiln only (no perf reference: the
 # program's construction is the truth).
-#   tables  tables were evicted, and rows remembered
+#   tables  tables were evicted, and rows, processes and mappings
+#           remembered
 #   root    >= 99 % of truth_shares' samples reach the root
 #   known   its shares within 2 points of 60/30/10 and >= 99 % of each
 #           function's samples with its exact callers
 test_evict() {
-	local t ok_s ok_c figs ev memo sr ss
+	local t ok_s ok_c figs ev memo pmemo mmemo sr ss
 	if [ ! -x "$UNWIND_BIN/truth_shares" ]; then
 		for t in tables root known; do fail "evict $t" "$UNWIND_BIN/truth_shares not built (make test-unwind builds it)"; done
 		return
@@ -270,10 +272,11 @@ test_evict() {
 		return
 	fi
 	ev=$(json "$TMP/evict.stats.json" unwinder evictions) memo=$(json "$TMP/evict.stats.json" walker row_memo_hits)
-	if [ "$ev" -gt 0 ] && [ "$memo" -gt 0 ]; then
-		pass "evict tables: $ev tables evicted, $memo rows remembered"
+	pmemo=$(json "$TMP/evict.stats.json" walker process_memo_hits) mmemo=$(json "$TMP/evict.stats.json" walker map_memo_hits)
+	if [ "$ev" -gt 0 ] && [ "$memo" -gt 0 ] && [ "$pmemo" -gt 0 ] && [ "$mmemo" -gt 0 ]; then
+		pass "evict tables: $ev tables evicted; remembered $memo rows, $pmemo processes, $mmemo mappings"
 	else
-		fail "evict tables" "$ev tables evicted, $memo rows remembered: the test proves nothing"
+		fail "evict tables" "$ev tables evicted; remembered $memo rows, $pmemo processes, $mmemo mappings: the test proves nothing"
 	fi
 	ss=$(val evict subject samples) sr=$(val evict subject root_pct)
 	if [ "$ss" -ge "$MIN_SAMPLES" ] && ge "$sr" "$ROOT_BAR"; then

@@ -323,6 +323,7 @@ static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
 	}
 	s->uw.rows_fd = bpf_map__fd(s->skel->maps.unwind_rows);
 	s->uw.tables_gen = &s->skel->bss->tables_gen;
+	s->uw.maps_gen = &s->skel->bss->maps_gen;
 	s->uw.py_procs_fd = bpf_map__fd(s->skel->maps.py_procs);
 	s->uw.rb_procs_fd = bpf_map__fd(s->skel->maps.rb_procs);
 	s->uw.procs_max = opts->unwind_processes;

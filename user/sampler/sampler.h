@@ -65,6 +65,7 @@ struct sampler_unwind_maps {
 	size_t rule_stride;
 	struct kiln_exe_table *tables;  /* KILN_UNWIND_SLOTS */
 	volatile uint32_t *tables_gen; /* counted up when a loaded table goes */
+	volatile uint32_t *maps_gen;   /* counted up when a live image's proc_maps entry changes */
 	int proc_maps_fd;
 	int files_fd;                   /* file_tables; -1: no early walks */
 	int py_procs_fd;                /* include/kiln/python.h */

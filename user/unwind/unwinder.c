@@ -943,11 +943,16 @@ static int load_process(struct unwinder *u, const struct proc_snapshot *s)
 			free(exes);
 			bpf_map_delete_elem(u->m.proc_maps_fd, &key);
 			hashmap__del_u64(&u->written, key);
+			__atomic_fetch_add(u->m.maps_gen, 1, __ATOMIC_SEQ_CST);
 			return -ENOMEM;
 		}
 		p->instance = s->instance;
 		p->pid = s->pid;
 		u->st.processes++;
+	} else {
+		/* after the write: what the walkers remember of the entry
+		 * before it is forgotten (maps_gen in bpf/sampler.bpf.c) */
+		__atomic_fetch_add(u->m.maps_gen, 1, __ATOMIC_SEQ_CST);
 	}
 	entry_release(p);
 	p->exes = exes;
