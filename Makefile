@@ -313,6 +313,18 @@ $(OUT)/unwind/truth_shares: tests/unwind/workloads/truth_shares.c $(OUT)/unwind/
 	$(call msg,CC,$@)
 	$(Q)$(UNWIND_CC) $(UNWIND_CFLAGS) -o $@ $< -L$(OUT)/unwind -ltruth -Wl,-rpath,'$$ORIGIN'
 
+# The swap check's program and its two plugins (one source, two builds).
+$(OUT)/unwind/libplugin_a.so $(OUT)/unwind/libplugin_b.so: $(OUT)/unwind/libplugin_%.so: \
+		tests/unwind/workloads/libplugin.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(UNWIND_CC) $(UNWIND_CFLAGS) $(if $(filter b,$*),-DPLUGIN_B) -fPIC -shared -o $@ $<
+
+$(OUT)/unwind/swap_plugins: tests/unwind/workloads/swap_plugins.c $(OUT)/unwind/libplugin_a.so \
+		$(OUT)/unwind/libplugin_b.so
+	$(call msg,CC,$@)
+	$(Q)$(UNWIND_CC) $(UNWIND_CFLAGS) -o $@ $< -ldl
+
 # Its Go program of known shares, stripped as Go services ship and not.
 GOTRUTH_SRC := tests/unwind/workloads/gotruth/main.go tests/unwind/workloads/gotruth/go.mod
 GOTRUTH_GO  := cd tests/unwind/workloads/gotruth && GOCACHE=$(abspath $(OUT))/go-cache GOFLAGS=-mod=mod go build -trimpath
@@ -458,7 +470,7 @@ test-browser: $(OUT)/kiln
 # UNWIND_SECONDS, UNWIND_ONLY, UNWIND_KEEP, UNWIND_SUBJECT=perf (the harness
 # judging perf against perf) pass through.
 test-unwind: test-deps $(OUT)/kiln $(OUT)/unwind/truth_shares $(OUT)/unwind/gotruth \
-		$(OUT)/unwind/gotruth-symbols
+		$(OUT)/unwind/gotruth-symbols $(OUT)/unwind/swap_plugins
 	$(SUITE) unwind env KILN=$(OUT)/kiln UNWIND_BIN=$(OUT)/unwind tests/unwind/run.sh
 
 # Python frames on real interpreters: Debian's python3.11 and pyenv's

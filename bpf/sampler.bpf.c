@@ -1078,15 +1078,15 @@ static __always_inline struct map_memo *map_memo_of(struct walk *w, __u64 pc)
 static __always_inline int walk_map(struct walk *w, __u64 pc, __u32 *slot, __u64 *bias,
 				    struct kiln_proc_maps **pmp)
 {
-	struct map_memo *mm = map_memo_of(w, pc);
+	struct map_memo *memo = map_memo_of(w, pc);
 	const struct kiln_exec_map *m;
 	struct kiln_proc_maps *pm;
 	__u32 pid = w->maps_pid, gen = maps_gen;
 
-	if (w->maps_instance && mm->instance == w->maps_instance && mm->gen == gen &&
-	    pc - mm->start < mm->end - mm->start) {
-		*slot = mm->slot;
-		*bias = mm->bias;
+	if (w->maps_instance && memo->instance == w->maps_instance && memo->gen == gen &&
+	    pc - memo->start < memo->end - memo->start) {
+		*slot = memo->slot;
+		*bias = memo->bias;
 		w->map_hits++;
 		return 1;
 	}
@@ -1100,12 +1100,12 @@ static __always_inline int walk_map(struct walk *w, __u64 pc, __u32 *slot, __u64
 	*slot = m->slot;
 	*bias = m->bias;
 	if (w->maps_instance && pm->instance == w->maps_instance) {
-		mm->start = m->start;
-		mm->end = m->end;
-		mm->bias = m->bias;
-		mm->slot = m->slot;
-		mm->instance = w->maps_instance;
-		mm->gen = gen;
+		memo->start = m->start;
+		memo->end = m->end;
+		memo->bias = m->bias;
+		memo->slot = m->slot;
+		memo->instance = w->maps_instance;
+		memo->gen = gen;
 	}
 	return 1;
 }

@@ -241,6 +241,13 @@ int pipeline__poll(struct pipeline *p, int timeout_ms)
 	if (p->o.sampler.filter && timeout_ms > POLL_FAST_MS)
 		timeout_ms = POLL_FAST_MS;
 	err = sampler__poll(p->sampler, unwinder__poll_ms(p->uw, timeout_ms));
+	/* A library replaced in place: the samples read so far are named
+	 * with the mappings they were taken in, then its process is read
+	 * again (which re-arms its walks). */
+	if (proc_table__replaced_due(p->procs)) {
+		pipeline__drain(p);
+		proc_table__refresh_replaced(p->procs);
+	}
 
 	proc_table__refresh_young(p->procs);
 	unwinder__tick(p->uw, p->procs);

@@ -213,7 +213,7 @@ enum kiln_unwind_stat {
 	KILN_UW_FRAMES_FP,      /* frames unwound by a frame-pointer step */
 	KILN_UW_ROW_MEMO,       /* frames whose row this CPU remembered */
 	KILN_UW_MAP_MEMO,       /* frames whose mapping this CPU remembered */
-	KILN_UW_PROC_MEMO,      /* walks whose process this CPU remembered */
+	KILN_UW_PROC_MEMO,      /* samples whose process this CPU remembered */
 	KILN_UW_ROOT,           /* walks that reached the thread's root */
 	KILN_UW_TRUNCATED,      /* walks cut by the depth or tail-call budget */
 	KILN_UW_ERR_NO_MAPPING, /* a pc in no known mapping */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core/parse.h"
@@ -375,6 +376,59 @@ static void count_mapped(void *ctx, const struct proc_snapshot *s)
 	(void)ctx;
 	(void)s;
 	mapped_calls++;
+}
+
+/* A file mapped over a mapping a live snapshot lists (a library unloaded
+ * and another loaded in its range) queues the snapshot for a re-read; its
+ * own file mapped again at the same place, or a file mapped elsewhere,
+ * does not. */
+Test(proc_table, replaced_mapping_queues_a_reread, .init = fake_proc, .fini = remove_proc)
+{
+	struct proc_table *t = proc_table__new(root, 16, 1 << 16);
+	struct proc_snapshot *s;
+	struct sideband_record same = { .type = SIDEBAND_MMAP, .pid = 4242, .time_ns = 1,
+					.start = 0x55d0c0a02000, .end = 0x55d0c0a03000,
+					.pgoff = 0x2000, .dev = makedev(8, 1), .ino = 1234,
+					.name = "/usr/bin/app" };
+	struct sideband_record other = same, elsewhere = same;
+	struct proc_stats st;
+
+	write_file("4242", "exe", "the program");
+	s = take(t, 4242, 7);
+	other.ino = 4321;
+	other.name = "/usr/lib/plugin_b.so";
+	elsewhere.start = 0x7e0000000000;
+	elsewhere.end = 0x7e0000001000;
+	elsewhere.ino = 4321;
+	proc_table__on_sideband(t, &same);
+	proc_table__on_sideband(t, &elsewhere);
+	cr_assert_not(s->replaced);
+	proc_table__on_sideband(t, &other);
+	proc_table__on_sideband(t, &other);     /* queued once */
+	cr_assert(s->replaced);
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.mappings_replaced, 1);
+	cr_assert_eq(st.refreshes, 0);
+
+	/* due once its last read is PROC_REPLACED_REREAD_NS old */
+	s->taken_ns -= PROC_REPLACED_REREAD_NS;
+	cr_assert(proc_table__replaced_due(t));
+	proc_table__refresh_replaced(t);
+	cr_assert_not(s->replaced);
+	cr_assert_not(proc_table__replaced_due(t));
+	proc_table__stats(t, &st);
+	cr_assert_eq(st.refreshes, 1);
+
+	/* after an exec, the next program's mappings replace nothing: its
+	 * EXEC event ends the snapshot */
+	other.type = SIDEBAND_EXEC;
+	other.time_ns = s->taken_ns + 1;
+	proc_table__on_sideband(t, &other);
+	other.type = SIDEBAND_MMAP;
+	other.time_ns = s->taken_ns + 2;
+	proc_table__on_sideband(t, &other);
+	cr_assert_not(s->replaced);
+	proc_table__free(t);
 }
 
 Test(proc_table, live_process_from_the_sideband_log, .init = fake_proc, .fini = remove_proc)

@@ -22,6 +22,8 @@
 #              callers below main
 # and "evict" (test_evict below): truth_shares walked after other programs'
 # tables were evicted under a small --unwind-memory;
+# "swap" (test_swap below): a plugin unloaded and another loaded over its
+# range while the program runs;
 # and for gotruth, a Go program of the same 60/30/10 design (two chains in
 # crypto assembly), built stripped and not (run_go below: no perf there).
 #
@@ -46,7 +48,7 @@ HZ=${UNWIND_HZ:-999}
 CPU_SECONDS=${UNWIND_SECONDS:-20}
 STACK=${UNWIND_PERF_STACK:-65528}
 SUBJECT=${UNWIND_SUBJECT:-kiln}
-ONLY=${UNWIND_ONLY:-python ruby perl xz gzip truth evict go}
+ONLY=${UNWIND_ONLY:-python ruby perl xz gzip truth evict swap go}
 ROOT_BAR=99       # % of samples whose user stack reaches the thread's root
 SHARE_BAR=2       # points between shares (kiln vs perf, or vs the truth)
 CALLER_BAR=99     # % of a truth function's samples with its exact callers
@@ -288,6 +290,54 @@ test_evict() {
 	verdict "evict known" "$((ok_s && ok_c))" "${figs%%|*}(bar $SHARE_BAR points); exact callers in${figs#*|} (bar $CALLER_BAR %)"
 }
 
+# A library replaced in place (swap_plugins, libplugin.c): the program spends
+# 2 CPU seconds in libplugin_a.so, unloads it and spends 3 in
+# libplugin_b.so, which the dynamic loader maps over the same range. The
+# process was read long before (its young re-reads end at 1 s), and no pc
+# of B falls outside the mappings kiln knows, so only the side-band's
+# record of B's mapping tells kiln to read it again; the samples taken
+# before that are named with A's mappings all the same. kiln only (the
+# program's construction is the truth).
+#   replaced  kiln saw a mapping replaced and read the process again
+#   known     both leaves' shares within 2 points of 40/60, >= 99 % of
+#             A's samples and >= SWAP_CALLER_BAR % of B's with their exact
+#             callers (B's first samples, until kiln reads the side-band
+#             and the process's mappings, are walked with A's table)
+SWAP_TRUTH=(--truth plugin_a_spin=40:main,spend,run_plugin,plugin_run,plugin_a_outer
+	--truth plugin_b_spin=60:main,spend,run_plugin,plugin_run,plugin_b_outer,plugin_b_middle)
+SWAP_CALLER_BAR=95
+test_swap() {
+	local t rep figs
+	if [ ! -x "$UNWIND_BIN/swap_plugins" ]; then
+		for t in replaced known; do fail "swap $t" "$UNWIND_BIN/swap_plugins not built (make test-unwind builds it)"; done
+		return
+	fi
+	echo "-- swap: swap_plugins, libplugin_a.so replaced by libplugin_b.so at the same address, at $HZ Hz"
+	if ! timeout -s INT 300 "$KILN" record -q --no-python --no-ruby -F "$HZ" -o "$TMP/swap.folded" \
+		--stats "$TMP/swap.stats.json" -- "$UNWIND_BIN/swap_plugins" "$UNWIND_BIN" 2 3 \
+		>"$TMP/swap.out" 2>"$TMP/swap.err" ||
+		! /usr/bin/python3 "$HERE/compare.py" --subject "$TMP/swap.folded" --comm swap_plugins --label swap \
+			--json "$TMP/swap.json" "${SWAP_TRUTH[@]}" 2>>"$TMP/swap.err"; then
+		for t in replaced known; do fail "swap $t" "$(tail -1 "$TMP/swap.err")"; done
+		return
+	fi
+	rep=$(json "$TMP/swap.stats.json" mappings_replaced)
+	verdict "swap replaced" "$([ "${rep:-0}" -ge 1 ] && echo 1)" \
+		"$rep mappings replaced in place seen, the process read again ($(cat "$TMP/swap.out"))"
+	figs=$(/usr/bin/python3 - "$TMP/swap.json" "$SHARE_BAR" "$CALLER_BAR" "$SWAP_CALLER_BAR" <<'PY'
+import json, sys
+a, b = json.load(open(sys.argv[1]))["truth"]["subject"]
+share_bar, bar_a, bar_b = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+ok = (all(abs(t["inclusive_pct"] - t["truth_pct"]) <= share_bar for t in (a, b))
+      and a["callers_exact_pct"] >= bar_a and b["callers_exact_pct"] >= bar_b)
+print(int(ok), ", ".join("%s %.1f %% (truth %.0f), exact callers in %.1f %% of its %d samples"
+                         % (t["function"], t["inclusive_pct"], t["truth_pct"], t["callers_exact_pct"],
+                            t["samples"]) for t in (a, b)))
+PY
+)
+	verdict "swap known" "${figs%% *}" "${figs#* } (bars: $SHARE_BAR points; callers $CALLER_BAR % for A, $SWAP_CALLER_BAR % for B)"
+}
+
 # gotruth: FUNCTION=PERCENT:CALLERS (outermost first), for go_check.py.
 GO_TRUTH=(main.alphaInner=60:runtime.goexit,runtime.main,main.main,main.alphaOuter
 	main.betaSpin=30:runtime.goexit,runtime.main,main.main,main.betaOnly
@@ -407,7 +457,7 @@ TESTS=""
 for p in $ONLY; do TESTS="$TESTS test_$p"; done
 count=0
 for p in $ONLY; do
-	case $p in truth) count=$((count + 5)) ;; go) count=$((count + 11)) ;; *) count=$((count + 3)) ;; esac
+	case $p in truth) count=$((count + 5)) ;; go) count=$((count + 11)) ;; swap) count=$((count + 2)) ;; *) count=$((count + 3)) ;; esac
 done
 if [ "$(id -u)" -ne 0 ]; then
 	for p in $ONLY; do
@@ -416,6 +466,8 @@ if [ "$(id -u)" -ne 0 ]; then
 				"truth shares" "truth known" "truth callers"
 		elif [ "$p" = evict ]; then
 			skip_all "loading BPF programs needs root" "evict tables" "evict root" "evict known"
+		elif [ "$p" = swap ]; then
+			skip_all "loading BPF programs needs root" "swap replaced" "swap known"
 		elif [ "$p" = go ]; then
 			for n in go go_symbols; do
 				skip_all "loading BPF programs needs root" "$n named" "$n root" "$n known" \

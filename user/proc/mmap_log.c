@@ -305,6 +305,13 @@ size_t mmap_log__get(const struct mmap_log *l, uint32_t pid, const struct logged
 	return p->n;
 }
 
+uint64_t mmap_log__exec_ns(const struct mmap_log *l, uint32_t pid)
+{
+	const struct plog *p = hashmap__get_u64(&l->procs, pid);
+
+	return p && p->since_exec ? p->exec_ns : 0;
+}
+
 void mmap_log__done(struct mmap_log *l, uint32_t pid)
 {
 	struct plog *p = hashmap__get_u64(&l->procs, pid);

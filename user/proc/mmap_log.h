@@ -61,6 +61,9 @@ struct mmap_log_version {
  * *v says which program and state they are (valid as mmap_log__get's). */
 size_t mmap_log__complete(const struct mmap_log *l, uint32_t pid, uint64_t at_ns,
 			  const struct logged_mapping **maps, struct mmap_log_version *v);
+/* When pid last exec'd, as the log saw it (kept after mmap_log__done);
+ * 0 when it saw none. */
+uint64_t mmap_log__exec_ns(const struct mmap_log *l, uint32_t pid);
 /* pid's /proc files were read: its log is not needed until its next exec. */
 void mmap_log__done(struct mmap_log *l, uint32_t pid);
 /* Frees the logs of processes that exited more than MMAP_LOG_GRACE_NS

@@ -36,6 +36,10 @@ struct proc_table {
 	 * (at most max_processes): polls walk these, not every snapshot. */
 	uint32_t *young;
 	size_t nyoung;
+	/* Instances whose known mappings another file was mapped over, to
+	 * be read again (proc_table__refresh_replaced) */
+	uint32_t replaced[PROC_REPLACED_MAX];
+	size_t nreplaced;
 	struct hashmap binaries;         /* mix(dev, ino, root) -> binary */
 	uint64_t host_root;              /* root_id of pid 1's root (or kiln's) */
 	/* ns a /proc/PID/stat clock tick; 0 when an event's start time cannot
@@ -1222,10 +1226,86 @@ static struct proc_snapshot **snapshot_list(struct proc_table *t, size_t *n)
  * dynamic loader maps after the first sample. */
 static const uint64_t young_ages_ms[] = { 50, 250, 1000 };
 
+/* Whether r maps a file over part of an executable mapping s knows that is
+ * not that same file at the same place: a library unloaded and another
+ * mapped in its range, whose pcs s would still resolve to the old file. */
+static bool replaces_known(const struct proc_snapshot *s, const struct sideband_record *r)
+{
+	size_t lo = 0, hi = s->nmaps;
+
+	/* the first mapping ending past r's start (ends rise with starts) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->maps[mid].end <= r->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < s->nmaps && s->maps[i].start < r->end; i++) {
+		const struct proc_mapping *m = &s->maps[i];
+
+		if (!m->bin || m->bin->dev != r->dev || m->bin->ino != r->ino ||
+		    m->start - m->pgoff != r->start - r->pgoff)
+			return true;
+	}
+	return false;
+}
+
 void proc_table__on_sideband(struct proc_table *t, const struct sideband_record *r)
 {
+	struct proc_snapshot *s;
+
 	if (t->log)
 		mmap_log__record(t->log, r);
+	if (r->type != SIDEBAND_MMAP || !r->ino || !r->name || r->name[0] != '/')
+		return;
+	s = hashmap__get_u64(&t->live, (uint64_t)r->pid);
+	/* (after an exec since s was read, the next program's mappings: its
+	 * EXEC event ends s) */
+	if (!s || s->ended || s->replaced ||
+	    (t->log && mmap_log__exec_ns(t->log, r->pid) > s->taken_ns) || !replaces_known(s, r))
+		return;
+	t->stats.mappings_replaced++;
+	if (t->nreplaced == PROC_REPLACED_MAX) {
+		t->stats.replaced_not_queued++;         /* a walk's miss still re-reads it */
+		return;
+	}
+	s->replaced = true;
+	t->replaced[t->nreplaced++] = s->instance;
+	}
+
+bool proc_table__replaced_due(const struct proc_table *t)
+{
+	uint64_t now = monotonic_ns();
+
+	for (size_t i = 0; i < t->nreplaced; i++) {
+		const struct proc_snapshot *s = hashmap__get_u64(&t->snapshots, t->replaced[i]);
+
+		if (!s || s->ended || now - s->taken_ns >= PROC_REPLACED_REREAD_NS)
+			return true;
+	}
+	return false;
+}
+
+void proc_table__refresh_replaced(struct proc_table *t)
+{
+	uint64_t now = monotonic_ns();
+
+	for (size_t i = 0; i < t->nreplaced;) {
+		struct proc_snapshot *s = hashmap__get_u64(&t->snapshots, t->replaced[i]);
+
+		if (s && !s->ended && now - s->taken_ns < PROC_REPLACED_REREAD_NS) {
+			i++;
+			continue;
+		}
+		if (s) {
+			s->replaced = false;
+			if (!s->ended)
+				proc_table__refresh(t, s);
+		}
+		t->replaced[i] = t->replaced[--t->nreplaced];
+	}
 }
 
 void proc_table__refresh_young(struct proc_table *t)
@@ -1242,7 +1322,9 @@ void proc_table__refresh_young(struct proc_table *t)
 			t->young[i] = t->young[--t->nyoung];    /* grown up or gone */
 			continue;
 		}
-		if (now - s->taken_ns >= young_ages_ms[s->refreshes] * 1000000ull) {
+		/* (one whose mapping was replaced is read after its samples
+		 * are named: proc_table__refresh_replaced) */
+		if (!s->replaced && now - s->taken_ns >= young_ages_ms[s->refreshes] * 1000000ull) {
 			s->refreshes++;
 			proc_table__refresh(t, s);
 		}

@@ -75,6 +75,8 @@ struct proc_snapshot {
 	 * /proc/PID/maps is read only once the log no longer does. */
 	bool logged;
 	struct mmap_log_version log_version;
+	bool replaced;          /* another file was mapped over a mapping
+				 * it lists: to be read again */
 	bool ended;             /* exited or exec'd: frozen */
 	uint64_t ended_drain;   /* drains completed when it ended */
 	unsigned pins;          /* held samples refer to it: not reaped */
@@ -109,6 +111,10 @@ struct proc_stats {
 	 * process, or beyond the table's max_mappings; and the re-reads of
 	 * such a snapshot skipped. */
 	uint64_t maps_dropped_process, maps_dropped_table, refreshes_skipped;
+	/* Executable mappings of live snapshots that the side-band saw
+	 * another file mapped over, and of these the ones not queued for a
+	 * re-read (PROC_REPLACED_MAX waiting already). */
+	uint64_t mappings_replaced, replaced_not_queued;
 	size_t live, binaries;
 	size_t mappings;        /* executable mappings held, all snapshots */
 };
@@ -119,6 +125,10 @@ struct proc_stats {
  * address; the rest are counted, and its snapshot is never read again, so
  * it costs one bounded read per process, not one per refresh. */
 #define PROC_MAPS_PER_PROCESS 4096
+/* Processes waiting to be read again after a mapping of theirs was
+ * replaced, and the least time between two such reads of one process. */
+#define PROC_REPLACED_MAX 64
+#define PROC_REPLACED_REREAD_NS (100ull * 1000000ull)
 /* The side-band log holds at most max_mappings / PROC_LOG_SHARE. */
 #define PROC_LOG_SHARE 8
 /* cgroup texts cached by cgroup id (proc_table__cache_cgroups), each at
@@ -157,8 +167,17 @@ void proc_table__on_event(struct proc_table *t, const struct kiln_event *ev);
 /* The snapshot of instance, or NULL. */
 struct proc_snapshot *proc_table__get(struct proc_table *t, uint32_t instance);
 /* Applies a side-band record (sampler/sideband.h) to the log that stands
- * in for the /proc files of processes gone before they were read. */
+ * in for the /proc files of processes gone before they were read. When
+ * it maps a file over a mapping a live snapshot lists (a library unloaded
+ * and another loaded in its range), the snapshot is queued to be read
+ * again by proc_table__refresh_replaced, which the caller calls once the
+ * samples taken so far are named with the mappings they ran in. */
 void proc_table__on_sideband(struct proc_table *t, const struct sideband_record *r);
+/* A queued snapshot is due: its last read is PROC_REPLACED_REREAD_NS old
+ * (or it ended). */
+bool proc_table__replaced_due(const struct proc_table *t);
+/* Reads the due queued snapshots again. */
+void proc_table__refresh_replaced(struct proc_table *t);
 /* Snapshot taken at first sight may predate the dynamic loader's work:
  * re-reads young live snapshots (at about 50 ms, 250 ms and 1 s of age). */
 void proc_table__refresh_young(struct proc_table *t);

@@ -378,13 +378,16 @@ static const char *base_name(const char *path)
 }
 
 /* The mapping of ip; a live process whose snapshot lacks it is read again
- * (at most every REFRESH_MIN_NS). */
+ * (at most every REFRESH_MIN_NS), but not one whose mapping was replaced:
+ * this drain names its samples with the mappings they were taken in, and
+ * it is read after (proc_table__refresh_replaced). */
 static const struct proc_mapping *find_mapping(struct symbolizer *sym,
 					       struct proc_snapshot *snap, uint64_t ip)
 {
 	const struct proc_mapping *m = snap ? proc_snapshot__find(snap, ip) : NULL;
 
-	if (!m && snap && !snap->ended && monotonic_ns() - snap->taken_ns > REFRESH_MIN_NS &&
+	if (!m && snap && !snap->ended && !snap->replaced &&
+	    monotonic_ns() - snap->taken_ns > REFRESH_MIN_NS &&
 	    proc_table__refresh(sym->procs, snap) == 0)
 		m = proc_snapshot__find(snap, ip);
 	return m;

@@ -1007,6 +1007,10 @@ void unwinder__miss(struct unwinder *u, struct proc_table *procs, uint32_t insta
 	if (!p)
 		return;
 	s = proc_table__get(procs, instance);
+	/* (one whose mapping was replaced is read once its samples so far are
+	 * named: proc_table__refresh_replaced) */
+	if (s && s->replaced)
+		return;
 	/* Re-reading too often would cost a /proc read a sample for a pc no
 	 * mapping will ever cover; what the side-band logged since (a library
 	 * the dynamic loader mapped after the first read) costs none. */
