@@ -46,6 +46,7 @@ struct pipeline {
 	char *label_text;               /* o.label_frames: a set's text form */
 	struct deferred held;           /* samples waiting for debug files */
 	uint64_t lookups_seen;          /* symbolizer__lookups_ended when last named */
+	bool kernel_symbols_due;        /* attached: loaded at the first drain */
 	struct pipeline_totals t;
 };
 
@@ -218,18 +219,14 @@ int pipeline__attach(struct pipeline *p)
 					     .on_new_key = on_new_key, .ctx = p };
 	int err = sampler__attach(p->sampler, &hooks);
 
-	/* Kernel symbols are first needed at the first drain: read them while
-	 * the first samples are taken, not before. */
-	static const struct kallsyms_paths kernel = {
-		"/proc/kallsyms", "/proc/modules", "/proc/sys/kernel/random/boot_id",
-	};
-
-	if (!err)
-		symbolizer__load_kernel_symbols(p->sym, &kernel, table_cache__dir(p->cache));
-	/* Loading may have parsed the kernel's BTF (~15 MB, freed since: to
-	 * cut its types, once a boot, or without a cache directory): give
-	 * those pages back to the system now, or the heap keeps them for the
-	 * whole run. */
+	/* Kernel symbols are first needed at the first drain: read there, so
+	 * the first polls (new processes read, their tables loaded) are not
+	 * kept waiting behind them (1-2 s on a slow machine). */
+	p->kernel_symbols_due = !err;
+	/* Opening the sampler may have parsed the kernel's BTF (~15 MB, freed
+	 * since: to cut its types, once a boot, or without a cache
+	 * directory): give those pages back to the system now, or the heap
+	 * keeps them for the whole run. */
 	malloc_trim(0);
 	return err;
 }
@@ -490,8 +487,16 @@ void pipeline__account_drain(struct pipeline *p, const struct drain_stats *st, i
 
 int pipeline__drain(struct pipeline *p)
 {
+	static const struct kallsyms_paths kernel = {
+		"/proc/kallsyms", "/proc/modules", "/proc/sys/kernel/random/boot_id",
+	};
 	struct drain_stats st;
 	int err;
+
+	if (p->kernel_symbols_due) {
+		p->kernel_symbols_due = false;
+		symbolizer__load_kernel_symbols(p->sym, &kernel, table_cache__dir(p->cache));
+	}
 
 	/* Tables of binaries that stopped running go. free() leaves their
 	 * pages, and those of loading tables, in the heap: give them back, or

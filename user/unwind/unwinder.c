@@ -568,6 +568,20 @@ static const void *own_vdso(size_t *size)
 /* The builder thread: builds the queued tables one at a time, off the
  * loop thread, so process events are handled (and short-lived processes'
  * snapshots taken) while a large file's CFI is interpreted. */
+/* Hands j over to the loop (jobs_collect); u->mu held. */
+static void job_done(struct unwinder *u, struct build_job *j)
+{
+	if (j->t) {
+		struct unwind_table_info in;
+
+		unwind_table__info(j->t, &in);
+		u->done_bytes += in.bytes;
+	}
+	j->next = NULL;
+	*u->done.tail = j;
+	u->done.tail = &j->next;
+}
+
 static void *builder(void *arg)
 {
 	struct unwinder *u = arg;
@@ -590,12 +604,9 @@ static void *builder(void *arg)
 		pthread_mutex_unlock(&u->mu);
 		start = monotonic_ns();
 		if (j->fd >= 0) {
-			j->t = table_cache__get(u->cache, j->fd, j->root, j->path, &u->limits);
-			j->cached = j->t != NULL;
-			if (!j->t) {
-				j->t = unwind_table__build(j->fd, j->root, j->path, &u->limits);
-				table_cache__put(u->cache, j->fd, j->t);
-			}
+			/* (the loop looked in the disk cache before queuing it) */
+			j->t = unwind_table__build(j->fd, j->root, j->path, &u->limits);
+			table_cache__put(u->cache, j->fd, j->t);
 		} else {
 			size_t size;
 			const void *image = own_vdso(&size);
@@ -605,15 +616,7 @@ static void *builder(void *arg)
 		}
 		j->ns = monotonic_ns() - start;
 		pthread_mutex_lock(&u->mu);
-		if (j->t) {
-			struct unwind_table_info in;
-
-			unwind_table__info(j->t, &in);
-			u->done_bytes += in.bytes;
-		}
-		j->next = NULL;
-		*u->done.tail = j;
-		u->done.tail = &j->next;
+		job_done(u, j);
 	}
 	pthread_mutex_unlock(&u->mu);
 	return NULL;
@@ -654,10 +657,24 @@ static int job_start(struct unwinder *u, struct exe *e, const struct binary *bin
 		job_free(j);
 		return -ENOMEM;
 	}
+	/* A table on disk is read here, at once (~1 ms for libc's): queued, it
+	 * would wait behind the builds before it, seconds for a large file,
+	 * while the file's processes are walked by frame pointers. */
+	if (bin) {
+		uint64_t start = monotonic_ns();
+
+		j->t = table_cache__get(u->cache, j->fd, j->root, j->path, &u->limits);
+		j->cached = j->t != NULL;
+		j->ns = monotonic_ns() - start;
+	}
 	pthread_mutex_lock(&u->mu);
-	*u->todo.tail = j;
-	u->todo.tail = &j->next;
-	pthread_cond_signal(&u->cv);
+	if (j->cached) {
+		job_done(u, j);
+	} else {
+		*u->todo.tail = j;
+		u->todo.tail = &j->next;
+		pthread_cond_signal(&u->cv);
+	}
 	pthread_mutex_unlock(&u->mu);
 	u->jobs++;
 	return 0;
@@ -773,6 +790,7 @@ static struct exe *exe_get(struct unwinder *u, const struct binary *bin,
 void unwinder__prewarm(struct unwinder *u)
 {
 	struct proc_mapping *maps = NULL;
+	uint64_t *devs = NULL, *inos = NULL;
 	enum unwinder_fallback why;
 	char buf[1 << 16];
 	size_t len;
@@ -785,10 +803,14 @@ void unwinder__prewarm(struct unwinder *u)
 		return;
 	len = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
-	n = proc_maps__parse(buf, len, &maps, NULL, NULL);
+	n = proc_maps__parse(buf, len, &maps, &devs, &inos);
 	for (int i = 0; i < n; i++) {
 		const char *base = strrchr(maps[i].name, '/');
-		struct binary b = { .fd = -1, .path = maps[i].name, .root = "/" };
+		/* the device and inode too: the table is published to early
+		 * walks as soon as it is loaded, not at the first process
+		 * read that maps it */
+		struct binary b = { .fd = -1, .path = maps[i].name, .root = "/", .dev = devs[i],
+				    .ino = inos[i] };
 		struct stat sb;
 
 		if (!base || (strncmp(base, "/libc.so", 8) != 0 && strncmp(base, "/ld-linux", 9) != 0))
@@ -802,6 +824,8 @@ void unwinder__prewarm(struct unwinder *u)
 	}
 	if (n > 0)
 		proc_mappings__free(maps, (size_t)n);
+	free(devs);
+	free(inos);
 }
 
 /* ---- processes ---- */
