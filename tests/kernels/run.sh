@@ -19,7 +19,8 @@
 # BUILD_amd64 / BUILD_arm64 (kiln build folders, default build and
 # build-arm64), BOOT_TIMEOUT (hang guard per guest, seconds, default 900),
 # KVM_DEADLINE (seconds a KVM guest has to begin its checks before it is
-# stopped and the kernel booted under TCG instead, default 60; a KVM
+# stopped and the kernel booted under TCG instead, as are all the guests
+# after it, default 60; a KVM
 # internal error stops it at once).
 set -u
 
@@ -36,6 +37,7 @@ HOST_ARCH=$(dpkg --print-architecture)
 # the checks the script runs: a kernel reporting fewer (one crashed) fails
 EXPECTED=$(grep -cE '^guarded [a-z_]+ check_[a-z_]+( [a-z_-]+)*$' "$CHECKS")
 passed=0 failed=0 skipped=0
+kvm_failed=     # the guest whose KVM boot failed: the rest boot under TCG
 
 # Kernel options kiln and the guest's init need, all built in (=y): the
 # initramfs carries no modules.
@@ -223,7 +225,7 @@ boot() {
 	# loglevel=5: the kernel's errors (a hung task, an RCU stall) reach the
 	# console, and so the log of a guest that did not finish; with the
 	# default level's lines, so a crash report keeps its registers and code
-	timeout -k 10 "$BOOT_TIMEOUT" $qemu -machine "$machine" -accel "$accel_opts" -cpu $cpu \
+	$qemu -machine "$machine" -accel "$accel_opts" -cpu $cpu \
 		-smp 2 -m 1024 -no-reboot -display none -monitor none -serial stdio \
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "console=$console panic=-1 quiet loglevel=5" </dev/null >"$logf" 2>&1 &
@@ -234,21 +236,40 @@ boot() {
 	# begun by then (or whose KVM failed) is stopped.
 	for ((t = 0; ; t++)); do
 		kill -0 "$pid" 2>/dev/null || break
+		if [ "$t" -ge "$BOOT_TIMEOUT" ]; then
+			log "$accel: still running after $BOOT_TIMEOUT s: stopped"
+			stop_guest "$pid"
+			break
+		fi
 		if crash_line "$logf" >/dev/null; then
 			sleep 5
 			log "$accel: the kernel crashed: stopped"
-			kill "$pid" 2>/dev/null
+			stop_guest "$pid"
 			break
 		fi
 		if [ -n "$deadline" ] && ! grep -q '^KCHECK-BEGIN' "$logf" 2>/dev/null &&
 			{ [ "$t" -ge "$deadline" ] || grep -q 'KVM internal error' "$logf" 2>/dev/null; }; then
 			log "$accel: no checks $t s after the start: stopped"
-			kill "$pid" 2>/dev/null
+			stop_guest "$pid"
 			break
 		fi
 		sleep 1
 	done
 	wait "$pid"
+}
+
+# stop_guest PID: stops the qemu PID, and makes sure it is gone: KVM
+# guests stopped by a SIGTERM were once found still running, orphaned,
+# each spinning a CPU for the rest of make test (docs/kernels.md).
+stop_guest() {
+	local i
+	kill "$1" 2>/dev/null
+	for ((i = 0; i < 10; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 1
+	done
+	log "qemu $1 still running 10 s after SIGTERM: killed"
+	kill -KILL "$1" 2>/dev/null
 }
 
 # report NAME RELEASE WHERE SECONDS CHECKLINES: the kernel's line.
@@ -299,12 +320,13 @@ run_guest() {
 	# KVM when the host offers it for this guest; where /dev/kvm exists but
 	# does not work (nested virtualisation), qemu stops at once, or hangs
 	# (a KVM internal error, a spinning vCPU): stopped then, or after
-	# KVM_DEADLINE s without its checks begun. Then TCG.
+	# KVM_DEADLINE s without its checks begun. Then TCG, for this guest and
+	# the ones after it: the host's KVM does not change within a run.
 	local rc=1
 	rm -f "$logf" "$logf.kvm-failed"
-	if [ "$flavour" = pc ] && [ "$HOST_ARCH" = amd64 ] && [ -w /dev/kvm ]; then
+	if [ "$flavour" = pc ] && [ "$HOST_ARCH" = amd64 ] && [ -w /dev/kvm ] && [ -z "$kvm_failed" ]; then
 		{ boot kvm "$flavour" "$kernel" "$initrd" "$logf" "$KVM_DEADLINE"; rc=$?; } 2>/dev/null
-		grep -q '^KCHECK-BEGIN' "$logf" || mv "$logf" "$logf.kvm-failed"
+		grep -q '^KCHECK-BEGIN' "$logf" || { mv "$logf" "$logf.kvm-failed"; kvm_failed=$name; }
 	fi
 	if ! grep -qs '^KCHECK-BEGIN' "$logf"; then
 		boot tcg "$flavour" "$kernel" "$initrd" "$logf"; rc=$?
