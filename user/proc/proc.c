@@ -1273,7 +1273,7 @@ void proc_table__on_sideband(struct proc_table *t, const struct sideband_record 
 	}
 	s->replaced = true;
 	t->replaced[t->nreplaced++] = s->instance;
-	}
+}
 
 bool proc_table__replaced_due(const struct proc_table *t)
 {

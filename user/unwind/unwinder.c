@@ -565,9 +565,6 @@ static const void *own_vdso(size_t *size)
 	return eh;
 }
 
-/* The builder thread: builds the queued tables one at a time, off the
- * loop thread, so process events are handled (and short-lived processes'
- * snapshots taken) while a large file's CFI is interpreted. */
 /* Hands j over to the loop (jobs_collect); u->mu held. */
 static void job_done(struct unwinder *u, struct build_job *j)
 {
@@ -582,6 +579,9 @@ static void job_done(struct unwinder *u, struct build_job *j)
 	u->done.tail = &j->next;
 }
 
+/* The builder thread: builds the queued tables one at a time, off the
+ * loop thread, so process events are handled (and short-lived processes'
+ * snapshots taken) while a large file's CFI is interpreted. */
 static void *builder(void *arg)
 {
 	struct unwinder *u = arg;
@@ -657,9 +657,10 @@ static int job_start(struct unwinder *u, struct exe *e, const struct binary *bin
 		job_free(j);
 		return -ENOMEM;
 	}
-	/* A table on disk is read here, at once (~1 ms for libc's): queued, it
-	 * would wait behind the builds before it, seconds for a large file,
-	 * while the file's processes are walked by frame pointers. */
+	/* A table on disk is read here, at once (~1 ms for libc's, ~20 for
+	 * libLLVM's): queued, it would wait behind the builds before it,
+	 * seconds for a large file, while the file's processes are walked by
+	 * frame pointers. */
 	if (bin) {
 		uint64_t start = monotonic_ns();
 
