@@ -196,9 +196,11 @@ no_early_walks() {
 # (c2) Gone before kiln read them: the command stops kiln, runs
 # short_lived to its end, then lets kiln go on. Its mappings come from the
 # kernel's side-band mmap records (kiln's --stats counts the snapshot):
-# its samples' frames lie in known files (no [unknown]), most of them in
-# its own code (under TCG the loader's start-up takes a share, named only
-# where the guest has a debug file: arm64 has none).
+# its samples' frames lie in known files (no [unknown]), and its 400 ms
+# of work are found under main;short_lived_work: 3/4 of the samples they
+# should get at HZ. (Not half of all its samples: under TCG its exec, the
+# loader's start-up and its exit took from 10 to 440 ms of its CPU, one
+# run in arm64's 5.10 with every work sample named.)
 check_gone() {
 	out=$T/gone.folded
 	if ! "$KILN" record -q -F "$HZ" -o "$out" --stats "$T/gone.json" -- sh -c \
@@ -211,10 +213,10 @@ check_gone() {
 	work=$(folded_count "$out" '^short_lived;([^;]*;)*main;short_lived_work( |;)')
 	side=$(tr -d ' \n' <"$T/gone.json" | sed -n 's/.*"snapshots_from_sideband":\([0-9]*\).*/\1/p')
 	if [ "${side:-0}" -ge 1 ] && [ "$total" -ge 20 ] && [ $((known * 10)) -ge $((total * 9)) ] &&
-		[ $((work * 2)) -ge "$total" ]; then
+		[ $((work * 1000)) -ge $((HZ * 400 * 3 / 4)) ]; then
 		pass gone "$known/$total samples in known files ($work in short_lived_work), snapshots from the side-band $side"
 	else
-		fail gone "$known/$total in known files, $work in short_lived_work, snapshots from the side-band ${side:-?}: $(sort -t' ' -k2 -n "$out" | tail -n 3 | tr '\n' '|')"
+		fail gone "$known/$total in known files, $work in short_lived_work (want $((HZ * 400 * 3 / 4 / 1000))), snapshots from the side-band ${side:-?}: $(sort -t' ' -k2 -n "$out" | tail -n 3 | tr '\n' '|')"
 	fi
 }
 
