@@ -820,6 +820,9 @@ def cmd_report(work, seconds, out):
           "gives a standard deviation of 100*sqrt(0.75*0.25/n) points "
           "(1.4 at n=1000). Every cpu_ratio on the host counts (all have the "
           "same truth), so another user's cpu_ratio adds samples.")
+    if meta.get("busy_start"):
+        print(f"- WARNING: the host was not quiet when the run started "
+              f"({meta['busy_start']}). Figures are noisier.")
     if meta.get("foreign_perf_event_progs"):
         print(f"- WARNING: {meta['foreign_perf_event_progs']} BPF perf_event "
               "program(s) of some other process were loaded when the run "

@@ -36,6 +36,7 @@ KILN=$(realpath "${KILN:-build/kiln}")
 WORKLOADS=$(realpath "${WORKLOADS:-build/workloads}")
 S=${BENCH_SECONDS:-30}
 ROUNDS=${BENCH_ROUNDS:-3}
+IDLE_WAIT=${BENCH_IDLE_WAIT:-300}
 SCRIPT_TIMEOUT=${BENCH_SCRIPT_TIMEOUT:-600}
 REPEAT_BASELINE=${BENCH_REPEAT_BASELINE:-1}
 PY=/usr/bin/python3
@@ -104,6 +105,33 @@ enable_bpf_stats() {
 	BPF_STATS_HOW="sysctl kernel.bpf_stats_enabled=1"
 }
 
+# The processes taking 10 % of a CPU or more (their average since they
+# started), busiest first: "qemu-system-x86 73.2%, ...".
+busy_processes() {
+	ps -eo pcpu=,comm= --sort=-pcpu | awk '$1 >= 10 { printf "%s%s %s%%", sep, $2, $1; sep = ", " }' |
+		head -c 300
+}
+
+# Waits up to IDLE_WAIT s for the host to be quiet (the 1-minute load
+# average under half the CPUs) before the first phase: the noisiest runs
+# began with a load average of 5 and of 24 (a build, or a kernel-matrix
+# guest left spinning, docs/kernels.md). Past that it runs anyway, and
+# BUSY_START (in the report) names what was busy.
+wait_for_idle() {
+	local waited=0 load
+	BUSY_START=
+	while :; do
+		load=$(cut -d' ' -f1 /proc/loadavg)
+		awk -v l="$load" -v n="$NCPU" 'BEGIN { exit !(l < n / 2) }' && return 0
+		[ "$waited" -ge "$IDLE_WAIT" ] && break
+		[ "$waited" = 0 ] && log "load average $load: waiting up to $IDLE_WAIT s for a quiet host (busy: $(busy_processes))"
+		sleep 10
+		waited=$((waited + 10))
+	done
+	BUSY_START="load average $load after $IDLE_WAIT s; busy: $(busy_processes)"
+	log "$BUSY_START: running anyway"
+}
+
 setup() {
 	if [ "$(id -u)" -ne 0 ]; then
 		log "needs root (BPF, perf -a, sysctl): run it with sudo"
@@ -132,6 +160,7 @@ setup() {
 	VM_EXIT_US=$("$TMP/vm_exit")
 
 	enable_bpf_stats
+	wait_for_idle
 
 	local foreign
 	foreign=$(bpftool prog show -j 2>/dev/null | $PY -c \
@@ -144,6 +173,7 @@ setup() {
 	 "perf": "$(perf --version 2>&1 | head -1)",
 	 "bpftrace": "$(bpftrace --version 2>&1 | head -1)",
 	 "loadavg_start": "$(cut -d' ' -f1-3 /proc/loadavg)",
+	 "busy_start": "$BUSY_START",
 	 "bpf_stats": "$BPF_STATS_HOW",
 	 "vm_exit_us": ${VM_EXIT_US:-null},
 	 "foreign_perf_event_progs": ${foreign:-0}}
