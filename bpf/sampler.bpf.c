@@ -24,6 +24,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
+#include "kiln/counters.h"
 #include "kiln/sample.h"
 #include "kiln/unwind.h"
 #include "kiln/python.h"
@@ -81,20 +82,22 @@ volatile __u32 maps_gen = 0;
 
 /* max_entries of every sized map is set by user space before load. */
 
-/* Outcome counters, [gen * KILN_OUTCOME_COUNT + outcome]. */
+/* Each CPU's samples counted by key, [generation & 1]
+ * (include/kiln/sample.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, 2 * KILN_OUTCOME_COUNT);
-} outcomes SEC(".maps");
+	__type(value, struct kiln_sample_counts);
+	__uint(max_entries, 2);
+} sample_counts SEC(".maps");
 
+/* Every counter of the programs (include/kiln/counters.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, KILN_EV_STAT_COUNT);
-} event_stats SEC(".maps");
+	__type(value, struct kiln_counters);
+	__uint(max_entries, 1);
+} counters SEC(".maps");
 
 /* A process image as the sampler knows it: its instance, and the address
  * space it runs in. execve installs a new mm before the exec tracepoint
@@ -152,21 +155,27 @@ static __always_inline __u64 hash_mix(__u64 h, __u64 v)
 	return h ^ (h >> 29);
 }
 
+static __always_inline struct kiln_counters *counters_here(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&counters, &zero);
+}
+
 static __always_inline void count_outcome(__u32 g, __u32 outcome)
 {
-	__u32 idx = g * KILN_OUTCOME_COUNT + outcome;
-	__u64 *v = bpf_map_lookup_elem(&outcomes, &idx);
+	struct kiln_counters *c = counters_here();
 
-	if (v)
-		*v += 1;
+	if (c && outcome < KILN_OUTCOME_COUNT)
+		c->outcomes[g & 1][outcome] += 1;
 }
 
 static __always_inline void count_event(__u32 stat)
 {
-	__u64 *v = bpf_map_lookup_elem(&event_stats, &stat);
+	struct kiln_counters *c = counters_here();
 
-	if (v)
-		*v += 1;
+	if (c && stat < KILN_EV_STAT_COUNT)
+		c->events[stat] += 1;
 }
 
 /* KILN_EVENT_F_FORKED when task's process runs its parent's image: it
@@ -414,8 +423,9 @@ struct walk {
 	__u32 it_state, it_emitted, it_instance, it_call_start, it_lang;
 	__u8 it_replaced, it_leftover, it_pending, it_pad;
 	__u8 scratch[IT_SCRATCH];
-	__u32 memo_hits; /* frames of this walk whose row was remembered */
-	__u32 memo_pad;
+	/* Frames of this walk whose row was remembered, unwound by a row,
+	 * and by frame-pointer steps: counted once, when the walk is sent */
+	__u32 memo_hits, table_frames, fp_frames;
 	struct row_memo memo[ROW_MEMO];
 	struct proc_memo procs[PROC_MEMO];
 	struct map_memo maps[MAP_MEMO];
@@ -492,13 +502,6 @@ struct {
 	__uint(max_entries, 1);
 } early_zero SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, KILN_UW_STAT_COUNT);
-} unwind_stats SEC(".maps");
-
 /* pid -> the facts of a Python process (user/unwind/python.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -517,13 +520,6 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } rb_procs SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, KILN_LANG_COUNT * KILN_INTERP_STAT_COUNT);
-} interp_stats SEC(".maps");
-
 /* The walker (kiln_walk or kiln_walk_loop) and the interpreter walkers,
  * for tail calls (the walk continues in a fresh run of any; KILN_PROG_PY +
  * lang is a language's); user space fills it (KILN_PROG_*,
@@ -537,10 +533,10 @@ struct {
 
 static __always_inline void count_unwind_n(__u32 stat, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&unwind_stats, &stat);
+	struct kiln_counters *c = counters_here();
 
-	if (v)
-		*v += n;
+	if (c && stat < KILN_UW_STAT_COUNT)
+		c->unwind[stat] += n;
 }
 
 static __always_inline void count_unwind(__u32 stat)
@@ -550,11 +546,10 @@ static __always_inline void count_unwind(__u32 stat)
 
 static __always_inline void count_interp(__u32 lang, __u32 stat)
 {
-	__u32 idx = lang * KILN_INTERP_STAT_COUNT + stat;
-	__u64 *v = bpf_map_lookup_elem(&interp_stats, &idx);
+	struct kiln_counters *c = counters_here();
 
-	if (v)
-		*v += 1;
+	if (c && lang < KILN_LANG_COUNT && stat < KILN_INTERP_STAT_COUNT)
+		c->interp[lang][stat] += 1;
 }
 
 /* A stack's key: its frames from STACK_HASH_SEED on, then its flags; never
@@ -670,10 +665,79 @@ static __always_inline bool unloaded_wakeup(__u32 tgid)
 	return true;
 }
 
-/* Sends the sample, its stacks sent. unloaded: its user stack was walked
- * by frame pointers because the process's tables are not loaded yet. */
+/* n samples of generation g, counted sent, that the ring had no room for. */
+static __always_inline void count_lost(__u32 g, __u32 n)
+{
+	struct kiln_counters *c = counters_here();
+
+	if (c) {
+		c->outcomes[g & 1][KILN_SAMPLED] -= n;
+		c->outcomes[g & 1][KILN_DROP_RING_FULL] += n;
+	}
+}
+
+_Static_assert(sizeof(struct kiln_sample_key) == 48, "same_key compares 6 words");
+
+static __always_inline bool same_key(const struct kiln_sample_key *a,
+				     const struct kiln_sample_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3] && x[4] == y[4] &&
+	       x[5] == y[5];
+}
+
+/* The sample in w->rec counted in this CPU's slot for its key; the key
+ * the slot counted before (if another) sent to the ring. A new key that
+ * user space must see at once (now) is sent at once too. */
+static __always_inline void count_sample(struct walk *w, bool now)
+{
+	const __u64 *k = (const __u64 *)&w->rec.key;
+	struct kiln_sample_counts *sc;
+	struct kiln_sample_rec *slot;
+	__u32 g = w->gen;
+	__u64 h = STACK_HASH_SEED;
+
+	sc = bpf_map_lookup_elem(&sample_counts, &g);
+	if (!sc) {
+		if (bpf_ringbuf_output(&events, &w->rec, sizeof(w->rec), ring_wakeup()))
+			count_outcome(g, KILN_DROP_RING_FULL);
+		else
+			count_outcome(g, KILN_SAMPLED);
+		return;
+	}
+	for (int i = 0; i < 6; i++)
+		h = hash_mix(h, k[i]);
+	slot = &sc->slots[(h >> 58) & (KILN_SAMPLE_SLOTS - 1)];
+	if ((slot->count || slot->sent) && slot->gen == w->rec.gen &&
+	    same_key(&slot->key, &w->rec.key)) {
+		slot->count++;
+		count_outcome(g, KILN_SAMPLED);
+		return;
+	}
+	if (slot->count && slot->gen == w->rec.gen &&
+	    bpf_ringbuf_output(&events, slot, sizeof(*slot), ring_wakeup()))
+		count_lost(g, slot->count);
+	*slot = w->rec;
+	if (now) {
+		slot->count = 0;
+		slot->sent = 1;
+		if (bpf_ringbuf_output(&events, &w->rec, sizeof(w->rec), ring_wakeup())) {
+			count_outcome(g, KILN_DROP_RING_FULL);
+			return;
+		}
+	}
+	count_outcome(g, KILN_SAMPLED);
+}
+
+/* Counts the sample, its stacks sent; its key sent at once (now) when
+ * user space reads something of its process on the key's arrival
+ * (interpreter frames), and the sample sent at once to wake user space
+ * when a process sampled a few times before its tables loaded (unloaded:
+ * its user stack was walked by frame pointers for that reason) should
+ * have them. */
 static __always_inline void commit(struct walk *w, struct task_struct *task, __u32 tid,
-				   bool unloaded)
+				   bool unloaded, bool now)
 {
 	__u64 wake;
 
@@ -682,7 +746,13 @@ static __always_inline void commit(struct walk *w, struct task_struct *task, __u
 	if (!w->rec.key.instance)
 		w->rec.key.instance = tid == 0 ? 0 : instance_of(w->rec.key.pid, task);
 	w->rec.type = KILN_REC_SAMPLE;
-	wake = unloaded && unloaded_wakeup(w->rec.key.pid) ? BPF_RB_FORCE_WAKEUP : ring_wakeup();
+	w->rec.count = 1;
+	w->rec.sent = 0;
+	wake = unloaded && unloaded_wakeup(w->rec.key.pid) ? BPF_RB_FORCE_WAKEUP : 0;
+	if (!wake) {
+		count_sample(w, now);
+		return;
+	}
 	if (bpf_ringbuf_output(&events, &w->rec, sizeof(w->rec), wake))
 		count_outcome(w->gen, KILN_DROP_RING_FULL);
 	else
@@ -702,11 +772,16 @@ static __always_inline void send_walk(struct walk *w)
 		count_unwind_n(KILN_UW_ROW_MEMO, w->memo_hits);
 	if (w->map_hits)
 		count_unwind_n(KILN_UW_MAP_MEMO, w->map_hits);
+	if (w->table_frames)
+		count_unwind_n(KILN_UW_FRAMES_TABLE, w->table_frames);
+	if (w->fp_frames)
+		count_unwind_n(KILN_UW_FRAMES_FP, w->fp_frames);
 	if (store_hashed(w, hash_final(w->hash, w->srec.stack.flags), &w->rec.key.ustack)) {
 		count_outcome(w->gen, KILN_DROP_RING_FULL);
 		return;
 	}
-	commit(w, (struct task_struct *)bpf_get_current_task(), (__u32)id, false);
+	commit(w, (struct task_struct *)bpf_get_current_task(), (__u32)id, false,
+	       w->it_emitted != 0);
 }
 
 /* Global functions (kiln_send_walk, kiln_commit, kiln_walk_step,
@@ -729,7 +804,7 @@ __noinline int kiln_send_walk(struct walk *w)
 __noinline int kiln_commit(struct walk *w, __u32 tid, bool unloaded)
 {
 	if (w)
-		commit(w, (struct task_struct *)bpf_get_current_task(), tid, unloaded);
+		commit(w, (struct task_struct *)bpf_get_current_task(), tid, unloaded, false);
 	return 0;
 }
 
@@ -893,7 +968,7 @@ static __always_inline int fp_step(struct walk *w, bool other_stack)
 	w->pc_is_ra = 1;
 	w->lr_known = 0;
 	w->srec.stack.flags |= KILN_STACK_FP_STEPS;
-	count_unwind(KILN_UW_FRAMES_FP);
+	w->fp_frames++;
 	return w->pc ? WALK_ON : WALK_END;
 }
 
@@ -920,7 +995,7 @@ static __always_inline int cfa_step(struct walk *w, __u64 cfa, __u64 fp, bool ra
 	w->pc = strip_pac(ra);
 	w->pc_is_ra = 1;
 	w->lr_known = 0;
-	count_unwind(KILN_UW_FRAMES_TABLE);
+	w->table_frames++;
 	return ra ? WALK_ON : WALK_END;
 }
 
@@ -956,7 +1031,7 @@ static __always_inline int signal_step(struct walk *w)
 	w->sp = sp;
 	w->pc = pc;
 	w->pc_is_ra = 0;        /* interrupted, not called: pc itself is the frame */
-	count_unwind(KILN_UW_FRAMES_TABLE);
+	w->table_frames++;
 	return pc ? WALK_ON : WALK_END;
 }
 
@@ -2058,6 +2133,8 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 			w->tail_calls = 0;
 			w->memo_hits = 0;
 			w->map_hits = 0;
+			w->table_frames = 0;
+			w->fp_frames = 0;
 			w->pc_is_ra = 0;
 			interp_setup(w, tgid, w->maps_pid == tgid && (flags & KILN_PROC_INTERP) ?
 						      tabled : 0);
@@ -2077,7 +2154,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool loop)
 	if (loop)
 		kiln_commit(w, tid, unloaded);
 	else
-		commit(w, task, tid, unloaded);
+		commit(w, task, tid, unloaded, false);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
  * tests/bench/analyze.py, tests/soak/check.py): add, never rename. */
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "core/counters.h"
 #include "sampler/sampler.h"
@@ -786,6 +787,7 @@ static const struct counter stats_rows[] = {
 void stats__collect(struct kiln_stats *s, struct pipeline *p)
 {
 	struct sampler *smp = pipeline__sampler(p);
+	struct kiln_counters c;
 
 	s->t = *pipeline__totals(p);
 	metadata__stats(pipeline__metadata(p), &s->md);
@@ -794,7 +796,8 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	symbolizer__cache_stats(pipeline__symbolizer(p), &s->cache);
 	symbolizer__debuginfod_stats(pipeline__symbolizer(p), &s->dbgi);
 	symbolizer__jit_stats(pipeline__symbolizer(p), &s->jit);
-	sampler__event_stats(smp, s->events);
+	sampler__counters(smp, &c);
+	memcpy(s->events, c.events, sizeof(s->events));
 	sampler__prog_stats(smp, &s->bpf_run_ns, &s->bpf_run_cnt);
 	sampler__sideband_stats(smp, &s->sideband, &s->sideband_bytes);
 	s->bpf_maps_bytes = sampler__maps_bytes(smp);
@@ -802,11 +805,11 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	safe_open__stats(&s->opens);
 	elf__refusal_stats(s->elf_refused);
 	unwind_table__stats(&s->unwind);
-	sampler__unwind_stats(smp, s->walker);
+	memcpy(s->walker, c.unwind, sizeof(s->walker));
 	if (pipeline__unwinder(p))
 		unwinder__stats(pipeline__unwinder(p), &s->unwinder);
 	for (int i = 0; i < KILN_LANG_COUNT; i++) {
-		sampler__interp_stats(smp, i, s->interp_walker[i]);
+		memcpy(s->interp_walker[i], c.interp[i], sizeof(s->interp_walker[i]));
 		interp_procs__stats(unwinder__interp(pipeline__unwinder(p), i), &s->interp[i]);
 		symbolizer__interp_stats(pipeline__symbolizer(p), i, &s->names[i]);
 	}

@@ -39,8 +39,9 @@ struct kiln_stack {
 
 /* Samples reach user space through the events ring, beside the lifecycle
  * events (struct kiln_event), as records that start with their type: a
- * sample (its key), and a stack, sent by a CPU before the first sample of
- * a generation that uses it. User space adds them up per generation. */
+ * sample key with the number of samples it stands for, and a stack, sent
+ * by a CPU before the first sample of a generation that uses it. User
+ * space adds them up per generation. */
 enum kiln_record_type {
 	KILN_REC_SAMPLE = 16,
 	KILN_REC_STACK = 17,
@@ -50,6 +51,22 @@ struct kiln_sample_rec {
 	__u32 type;             /* KILN_REC_SAMPLE */
 	__u32 gen;              /* the generation it counts in */
 	struct kiln_sample_key key;
+	__u32 count;            /* samples of this key (never 0 in the ring) */
+	__u32 sent;             /* in a slot: the key went to the ring at once
+				 * (count leaves that sample out); else 0 */
+};
+
+/* Each CPU counts its samples by key before they are sent (BPF map
+ * sample_counts, per CPU, [generation & 1]): a slot, chosen by the key's
+ * hash, counts its key until another key needs it, which sends it to the
+ * ring; the drain reads the rest straight from the map and clears them.
+ * A hot loop's samples so cost a CPU one cache line each, and the ring a
+ * record a key, not a record a sample. A slot is one cache line. A key
+ * whose first sample user space must see at once (interpreter frames,
+ * named from the live process) is sent so, and its slot counts the rest. */
+#define KILN_SAMPLE_SLOTS 64
+struct kiln_sample_counts {
+	struct kiln_sample_rec slots[KILN_SAMPLE_SLOTS];        /* count 0: free */
 };
 
 /* Sent up to ips[len]: KILN_STACK_REC_BYTES(len) bytes. */

@@ -19,7 +19,7 @@ static struct kiln_stack_rec stack_rec(uint64_t id, uint32_t len, uint64_t first
 
 static struct kiln_sample_rec sample_rec(uint32_t pid, uint64_t kstack, uint64_t ustack)
 {
-	struct kiln_sample_rec r = { .type = KILN_REC_SAMPLE };
+	struct kiln_sample_rec r = { .type = KILN_REC_SAMPLE, .count = 1 };
 
 	r.key.pid = pid;
 	r.key.instance = 1;

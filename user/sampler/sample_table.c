@@ -94,20 +94,20 @@ bool sample_table__add_sample(struct sample_table *t, const struct kiln_sample_r
 	uint32_t idx = hashmap__find_idx(&t->key_idx, h, key_eq, t, &r->key);
 
 	if (idx != HASHMAP_NO_INDEX) {
-		t->entries[idx].count++;
+		t->entries[idx].count += r->count;
 		return false;
 	}
 	if (stack_refused(t, r->key.kstack) || stack_refused(t, r->key.ustack)) {
-		t->dropped_stack++;
+		t->dropped_stack += r->count;
 		return false;
 	}
 	if (t->nentries >= t->max_keys ||
 	    array_reserve(t->entries, t->entries_cap, t->nentries + 1) ||
 	    hashmap__add_idx(&t->key_idx, h, (uint32_t)t->nentries)) {
-		t->dropped_keys++;
+		t->dropped_keys += r->count;
 		return false;
 	}
-	t->entries[t->nentries++] = (struct sample_entry){ .key = r->key, .count = 1 };
+	t->entries[t->nentries++] = (struct sample_entry){ .key = r->key, .count = r->count };
 	if (first)
 		entry_sample(t, &t->entries[t->nentries - 1], first, NULL);
 	return true;

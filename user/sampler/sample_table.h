@@ -57,8 +57,8 @@ void sample_table__init(struct sample_table *t, uint32_t gen, uint32_t max_keys,
 			uint32_t max_stacks);
 /* A KILN_REC_STACK record of size bytes (checked here). */
 void sample_table__add_stack(struct sample_table *t, const struct kiln_stack_rec *r, size_t size);
-/* A KILN_REC_SAMPLE record. True when it is the generation's first of
- * its key; then *first (unless NULL) is that key with its stacks, valid
+/* A KILN_REC_SAMPLE record (count samples of its key). True when it is
+ * the generation's first of its key; then *first (unless NULL) is that key with its stacks, valid
  * until the next record. */
 bool sample_table__add_sample(struct sample_table *t, const struct kiln_sample_rec *r,
 			      struct drained_sample *first);

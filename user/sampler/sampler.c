@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* DESIGN: the BPF side sends samples and their stacks through the events
- * ring, each tagged with the generation `gen` it counts in, and user space
- * adds them up in that generation's table as it reads the ring. A drain
- * flips gen, waits one RCU grace period (membarrier(MEMBARRIER_CMD_GLOBAL)
- * runs synchronize_rcu, and perf-event programs run with interrupts off,
- * inside an RCU read-side section), so no program still writes the old
- * generation, reads the ring to its end, and hands the old table over.
- * Its outcome counters are cleared with it: no sample is counted twice.
- * (The ring costs a sample about 1 us less than a BPF hash map of counts
- * did, and holds what was sent, not a preallocated stack map of 1 KiB an
+/* DESIGN: the BPF side sends stacks through the events ring, and counts
+ * samples by key in slots of its CPU (sample_counts), each tagged with the
+ * generation `gen` it counts in; a slot another key needs is sent through
+ * the ring. User space adds the records up in that generation's table as
+ * it reads the ring. A drain flips gen, waits one RCU grace period
+ * (membarrier(MEMBARRIER_CMD_GLOBAL) runs synchronize_rcu, and perf-event
+ * programs run with interrupts off, inside an RCU read-side section), so
+ * no program still writes the old generation, reads the ring to its end,
+ * then the old generation's slots (and clears them), and hands the old
+ * table over. The programs' counters only grow: a drain reports the
+ * difference of its generation's outcomes, no sample counted twice. (The
+ * ring holds what was sent, not a preallocated stack map of 1 KiB an
  * entry.)
  *
  * The unwind maps (rows, rules, tables) are BPF_F_MMAPABLE arrays: user
@@ -81,7 +83,11 @@ struct sampler {
 	struct sampler_bpf *interp[KILN_PROG_COUNT];
 	int interp_err[KILN_PROG_COUNT];
 	int cache_fd;                   /* the kernel types' directory (dup), or -1 */
-	uint64_t *percpu;
+	struct kiln_counters *percpu;   /* the counters, a value each possible CPU */
+	struct kiln_sample_counts *counted; /* a generation's sample slots, likewise */
+	/* The outcome counters' sums at each generation's last drain: the
+	 * programs only add to them, a drain takes the difference */
+	uint64_t outcomes_drained[2][KILN_OUTCOME_COUNT];
 	struct core_btf_stats btf;
 };
 
@@ -558,8 +564,9 @@ struct sampler *sampler__open(const struct sampler_opts *opts, int cache_dirfd, 
 		 s->online, counts, stacks, s->ring_bytes);
 
 	s->percpu = calloc(s->ncpus, sizeof(*s->percpu));
+	s->counted = calloc(s->ncpus, sizeof(*s->counted));
 	s->links = calloc(s->online + 1, sizeof(*s->links));
-	if (!s->percpu || !s->links) {
+	if (!s->percpu || !s->counted || !s->links) {
 		*err = -ENOMEM;
 		goto fail;
 	}
@@ -745,26 +752,52 @@ static void wait_for_programs(void)
 	usleep(10000);
 }
 
-static uint64_t sum_percpu(int fd, uint32_t idx, uint64_t *buf, unsigned ncpus, bool clear)
+void sampler__counters(struct sampler *s, struct kiln_counters *out)
 {
-	uint64_t sum = 0;
+	const size_t words = sizeof(*out) / sizeof(uint64_t);
+	uint32_t zero = 0;
+	uint64_t *sum = (uint64_t *)out;
 
-	if (bpf_map_lookup_elem(fd, &idx, buf))
-		return 0;
-	for (unsigned i = 0; i < ncpus; i++)
-		sum += buf[i];
-	if (clear) {
-		memset(buf, 0, ncpus * sizeof(*buf));
-		bpf_map_update_elem(fd, &idx, buf, BPF_ANY);
+	memset(out, 0, sizeof(*out));
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.counters), &zero, s->percpu))
+		return;
+	for (unsigned cpu = 0; cpu < s->ncpus; cpu++) {
+		const uint64_t *v = (const uint64_t *)&s->percpu[cpu];
+
+		for (size_t i = 0; i < words; i++)
+			sum[i] += v[i];
 	}
-	return sum;
+}
+
+/* The samples every CPU still counts in generation gen's slots (the
+ * others went through the ring), then the slots cleared: no program
+ * writes them before the next flip. */
+static void take_counted(struct sampler *s, uint32_t gen)
+{
+	int fd = bpf_map__fd(s->skel->maps.sample_counts);
+	uint32_t idx = gen & 1;
+
+	if (bpf_map_lookup_elem(fd, &idx, s->counted)) {
+		pr_warn("sampler: cannot read the samples counted in BPF: %s", strerror(errno));
+		return;
+	}
+	for (unsigned cpu = 0; cpu < s->ncpus; cpu++)
+		for (unsigned i = 0; i < KILN_SAMPLE_SLOTS; i++) {
+			const struct kiln_sample_rec *r = &s->counted[cpu].slots[i];
+
+			if (r->count && r->gen == gen)
+				take_record(s, KILN_REC_SAMPLE, r, sizeof(*r));
+		}
+	memset(s->counted, 0, s->ncpus * sizeof(*s->counted));
+	if (bpf_map_update_elem(fd, &idx, s->counted, BPF_ANY))
+		pr_warn("sampler: cannot clear the samples counted in BPF: %s", strerror(errno));
 }
 
 int sampler__drain(struct sampler *s, sample_fn fn, void *ctx, struct drain_stats *st)
 {
 	uint32_t gen = s->skel->bss->gen, old = gen & 1;
-	int outcomes_fd = bpf_map__fd(s->skel->maps.outcomes);
 	uint64_t start = monotonic_ns();
+	struct kiln_counters c;
 
 	memset(st, 0, sizeof(*st));
 	/* counted up, not toggled: the programs' note of the stacks stored
@@ -777,40 +810,17 @@ int sampler__drain(struct sampler *s, sample_fn fn, void *ctx, struct drain_stat
 		sideband__consume(s->sb);
 	if (s->rb)
 		ring_buffer__consume(s->rb);
+	take_counted(s, gen);
 
-	for (uint32_t i = 0; i < KILN_OUTCOME_COUNT; i++)
-		st->outcomes[i] = sum_percpu(outcomes_fd, old * KILN_OUTCOME_COUNT + i,
-					     s->percpu, s->ncpus, true);
+	sampler__counters(s, &c);
+	for (uint32_t i = 0; i < KILN_OUTCOME_COUNT; i++) {
+		st->outcomes[i] = c.outcomes[old][i] - s->outcomes_drained[old][i];
+		s->outcomes_drained[old][i] = c.outcomes[old][i];
+	}
 	sample_table__emit(&s->tables[old], fn, ctx, st);
 	sample_table__reset(&s->tables[old], gen + 2);
 	st->duration_ns = monotonic_ns() - start;
 	return 0;
-}
-
-void sampler__event_stats(struct sampler *s, uint64_t out[KILN_EV_STAT_COUNT])
-{
-	int fd = bpf_map__fd(s->skel->maps.event_stats);
-
-	for (uint32_t i = 0; i < KILN_EV_STAT_COUNT; i++)
-		out[i] = sum_percpu(fd, i, s->percpu, s->ncpus, false);
-}
-
-void sampler__unwind_stats(struct sampler *s, uint64_t out[KILN_UW_STAT_COUNT])
-{
-	int fd = bpf_map__fd(s->skel->maps.unwind_stats);
-
-	for (uint32_t i = 0; i < KILN_UW_STAT_COUNT; i++)
-		out[i] = sum_percpu(fd, i, s->percpu, s->ncpus, false);
-}
-
-void sampler__interp_stats(struct sampler *s, enum kiln_interp_lang lang,
-			   uint64_t out[KILN_INTERP_STAT_COUNT])
-{
-	int fd = bpf_map__fd(s->skel->maps.interp_stats);
-
-	for (uint32_t i = 0; i < KILN_INTERP_STAT_COUNT; i++)
-		out[i] = sum_percpu(fd, lang * KILN_INTERP_STAT_COUNT + i, s->percpu, s->ncpus,
-				    false);
 }
 
 bool sampler__unwind_maps(struct sampler *s, struct sampler_unwind_maps *out)
@@ -936,5 +946,6 @@ void sampler__destroy(struct sampler *s)
 	free(s->links);
 	free(s->cpu_ids);
 	free(s->percpu);
+	free(s->counted);
 	free(s);
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kiln/counters.h"
 #include "kiln/sample.h"
 #include "kiln/python.h"
 #include "kiln/ruby.h"
@@ -127,14 +128,9 @@ int sampler__drain(struct sampler *s, sample_fn fn, void *ctx,
 void sampler__set_window_end(struct sampler *s, uint64_t mono_ns);
 /* Stops sampling (closes the perf events); a drain after it is final. */
 void sampler__stop(struct sampler *s);
-/* Cumulative lifecycle event counters (sent, dropped). */
-void sampler__event_stats(struct sampler *s, uint64_t out[KILN_EV_STAT_COUNT]);
-/* Cumulative walker counters (enum kiln_unwind_stat). */
-void sampler__unwind_stats(struct sampler *s, uint64_t out[KILN_UW_STAT_COUNT]);
-/* Cumulative interpreter walker counters of language lang (enum
- * kiln_interp_stat). */
-void sampler__interp_stats(struct sampler *s, enum kiln_interp_lang lang,
-			   uint64_t out[KILN_INTERP_STAT_COUNT]);
+/* The programs' counters summed over CPUs, cumulative (the outcomes too:
+ * sampler__drain reports each generation's part). */
+void sampler__counters(struct sampler *s, struct kiln_counters *out);
 /* The walker's maps; false when opts->unwind_rows was 0 (no walks). */
 bool sampler__unwind_maps(struct sampler *s, struct sampler_unwind_maps *out);
 /* Loads interpreter walker i (KILN_PROG_PY, KILN_PROG_RB) on first use
