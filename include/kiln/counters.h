@@ -14,8 +14,8 @@
  * user space takes differences, so it never writes a value a program is
  * counting in. */
 struct kiln_counters {
+	__u64 unwind[KILN_UW_STAT_COUNT];       /* what a walk counts first */
 	__u64 outcomes[2][KILN_OUTCOME_COUNT];  /* by generation & 1 */
-	__u64 unwind[KILN_UW_STAT_COUNT];
 	__u64 events[KILN_EV_STAT_COUNT];
 	__u64 interp[KILN_LANG_COUNT][KILN_INTERP_STAT_COUNT];
 };

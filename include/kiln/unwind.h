@@ -202,19 +202,20 @@ struct kiln_file_table {
  * more mappings than proc_maps holds). */
 #define KILN_PROC_MAPS_NONE     0u
 
-/* Walker counters (BPF map unwind_stats, per CPU). */
+/* Walker counters (struct kiln_counters). Those every walked sample
+ * counts come first, in one cache line. */
 enum kiln_unwind_stat {
 	KILN_UW_WALKS = 0,      /* user stacks walked with tables */
+	KILN_UW_PROC_MEMO,      /* samples whose process this CPU remembered */
+	KILN_UW_MAP_MEMO,       /* frames whose mapping this CPU remembered */
+	KILN_UW_ROW_MEMO,       /* frames whose row this CPU remembered */
+	KILN_UW_FRAMES_TABLE,   /* frames unwound by a table row */
+	KILN_UW_ROOT,           /* walks that reached the thread's root */
 	KILN_UW_NO_PROC,        /* user stacks of processes without tables: frame pointers */
+	KILN_UW_FRAMES_FP,      /* frames unwound by a frame-pointer step */
 	KILN_UW_EARLY,          /* of KILN_UW_WALKS: early walks (early_maps) */
 	KILN_UW_EARLY_NO_ROOM,  /* mappings left out: no room for their process */
 	KILN_UW_EARLY_MAPS_LEFT,/* mappings left out: KILN_EARLY_MAPS kept */
-	KILN_UW_FRAMES_TABLE,   /* frames unwound by a table row */
-	KILN_UW_FRAMES_FP,      /* frames unwound by a frame-pointer step */
-	KILN_UW_ROW_MEMO,       /* frames whose row this CPU remembered */
-	KILN_UW_MAP_MEMO,       /* frames whose mapping this CPU remembered */
-	KILN_UW_PROC_MEMO,      /* samples whose process this CPU remembered */
-	KILN_UW_ROOT,           /* walks that reached the thread's root */
 	KILN_UW_TRUNCATED,      /* walks cut by the depth or tail-call budget */
 	KILN_UW_ERR_NO_MAPPING, /* a pc in no known mapping */
 	KILN_UW_ERR_BAD_FP,     /* frame-pointer step refused: fp not sane */
