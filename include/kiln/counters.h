@@ -8,11 +8,10 @@
 #include "kiln/sample.h"
 #include "kiln/unwind.h"
 
-/* In one value, not an array element each: a sample's counters then share
- * a few adjacent cache lines, which at 97 Hz it finds cold every time
- * (an element each cost it two lines a counter). Only ever added to:
- * user space takes differences, so it never writes a value a program is
- * counting in. */
+/* In one value, not an array element each: user space reads them with one
+ * lookup, and a sample's counters lie in a few adjacent cache lines, which
+ * at 97 Hz it finds cold. Only ever added to: user space takes
+ * differences, so it never writes a value a program is counting in. */
 struct kiln_counters {
 	__u64 unwind[KILN_UW_STAT_COUNT];       /* what a walk counts first */
 	__u64 outcomes[2][KILN_OUTCOME_COUNT];  /* by generation & 1 */

@@ -60,8 +60,8 @@ struct kiln_sample_rec {
  * sample_counts, per CPU, [generation & 1]): a slot, chosen by the key's
  * hash, counts its key until another key needs it, which sends it to the
  * ring; the drain reads the rest straight from the map and clears them.
- * A hot loop's samples so cost a CPU one cache line each, and the ring a
- * record a key, not a record a sample. A slot is one cache line. A key
+ * A hot loop's samples so cost a CPU one slot of 64 bytes each (a cache
+ * line's size), and the ring a record a key, not a record a sample. A key
  * whose first sample user space must see at once (interpreter frames,
  * named from the live process) is sent so, and its slot counts the rest. */
 #define KILN_SAMPLE_SLOTS 64

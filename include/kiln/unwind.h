@@ -203,7 +203,7 @@ struct kiln_file_table {
 #define KILN_PROC_MAPS_NONE     0u
 
 /* Walker counters (struct kiln_counters). Those every walked sample
- * counts come first, in one cache line. */
+ * counts come first, in 64 bytes. */
 enum kiln_unwind_stat {
 	KILN_UW_WALKS = 0,      /* user stacks walked with tables */
 	KILN_UW_PROC_MEMO,      /* samples whose process this CPU remembered */
