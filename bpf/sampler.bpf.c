@@ -688,6 +688,16 @@ static __always_inline bool same_key(const struct kiln_sample_key *a,
 	       x[5] == y[5];
 }
 
+/* The sample in w->rec sent through the ring at once (wake: the ring's
+ * wakeup flag), counted sampled or dropped. */
+static __always_inline void send_sample(struct walk *w, __u64 wake)
+{
+	if (bpf_ringbuf_output(&events, &w->rec, sizeof(w->rec), wake))
+		count_outcome(w->gen, KILN_DROP_RING_FULL);
+	else
+		count_outcome(w->gen, KILN_SAMPLED);
+}
+
 /* The sample in w->rec counted in this CPU's slot for its key; the key
  * the slot counted before (if another) sent to the ring. A new key that
  * user space must see at once (now) is sent at once too. */
@@ -701,10 +711,7 @@ static __always_inline void count_sample(struct walk *w, bool now)
 
 	sc = bpf_map_lookup_elem(&sample_counts, &g);
 	if (!sc) {
-		if (bpf_ringbuf_output(&events, &w->rec, sizeof(w->rec), ring_wakeup()))
-			count_outcome(g, KILN_DROP_RING_FULL);
-		else
-			count_outcome(g, KILN_SAMPLED);
+		send_sample(w, ring_wakeup());
 		return;
 	}
 	for (int i = 0; i < 6; i++)
@@ -723,10 +730,8 @@ static __always_inline void count_sample(struct walk *w, bool now)
 	if (now) {
 		slot->count = 0;
 		slot->sent = 1;
-		if (bpf_ringbuf_output(&events, &w->rec, sizeof(w->rec), ring_wakeup())) {
-			count_outcome(g, KILN_DROP_RING_FULL);
-			return;
-		}
+		send_sample(w, ring_wakeup());
+		return;
 	}
 	count_outcome(g, KILN_SAMPLED);
 }
@@ -750,14 +755,10 @@ static __always_inline void commit(struct walk *w, struct task_struct *task, __u
 	w->rec.count = 1;
 	w->rec.sent = 0;
 	wake = unloaded && unloaded_wakeup(w->rec.key.pid) ? BPF_RB_FORCE_WAKEUP : 0;
-	if (!wake) {
-		count_sample(w, now);
-		return;
-	}
-	if (bpf_ringbuf_output(&events, &w->rec, sizeof(w->rec), wake))
-		count_outcome(w->gen, KILN_DROP_RING_FULL);
+	if (wake)
+		send_sample(w, wake);
 	else
-		count_outcome(w->gen, KILN_SAMPLED);
+		count_sample(w, now);
 }
 
 /* Sends the walked user stack and the sample. */
