@@ -1106,6 +1106,9 @@ test_cpu_metrics() {
 # pr-7: main vs pr-7 reports hot_three's regression and exits 1, main vs
 # main exits 0, and the server's table is the one kiln diff draws from
 # the same runs' files. Without the tenant the query is refused (exit 2).
+# At 499 Hz a run has ~2 000 samples: two runs' shares of one function then
+# differ by 1.6 points at one sigma, and the 10-point bar is 6 sigma (at the
+# default 97 Hz it was 2.8 sigma, and CI once saw 40.7 % vs 54.5 %).
 test_ci_diff() {
 	local url st_rec st_pr st_pr_ok st_none st_bad
 	start_receiver ci 0 --require-header X-Scope-OrgID=ci-tenant
@@ -1113,7 +1116,7 @@ test_ci_diff() {
 	rec() {   # rec NAME TAGS... -- PERCENT
 		local name=$1 pct=${*: -1}
 		shift
-		"$KILN" record -q --server "$url" --tenant-id ci-tenant --allow-insecure-credentials \
+		"$KILN" record -q -F 499 --server "$url" --tenant-id ci-tenant --allow-insecure-credentials \
 			"${@:1:$#-1}" -o "$TMP/$name.pb.gz" -- "$WORKLOADS/cpu_ratio" 2 "$pct" 2>"$TMP/$name.rec.err"
 	}
 	rec main-a --tag branch=main --tag commit=aaa 50 &&
