@@ -445,13 +445,23 @@ struct {
 	__uint(max_entries, 1);
 } walks SEC(".maps");
 
-/* Sized and filled by user space (include/kiln/unwind.h). */
-struct {
+/* The rows in chunks of KILN_ROWS_CHUNK elements (include/kiln/unwind.h),
+ * each created by user space when the tables first need it, so the
+ * kernel memory grows with the tables up to --unwind-memory. User space
+ * sizes the chunks (the inner map it gives libbpf) and the count. */
+struct rows_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, union kiln_row_pair);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(union kiln_row_pair));
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_MMAPABLE);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__type(key, __u32);
+	__uint(max_entries, 1);
+	__array(values, struct rows_chunk);
 } unwind_rows SEC(".maps");
 
 struct {
@@ -872,12 +882,15 @@ static __always_inline const struct kiln_exec_map *find_map(struct walk *w,
 	return pc >= m->start && pc < m->end ? m : NULL;
 }
 
-/* Slot i of unwind_rows (include/kiln/unwind.h), or NULL. */
+/* Slot i of unwind_rows (include/kiln/unwind.h), or NULL. Both lookups
+ * are inlined by the verifier (the chunks share one size), a few
+ * instructions each. */
 static __always_inline const union kiln_row_pair *row_pair(__u32 i)
 {
-	__u32 e = i >> 1;
+	__u32 e = i >> 1, c = e >> KILN_ROWS_CHUNK_SHIFT, in = e & (KILN_ROWS_CHUNK - 1);
+	void *chunk = bpf_map_lookup_elem(&unwind_rows, &c);
 
-	return bpf_map_lookup_elem(&unwind_rows, &e);
+	return chunk ? bpf_map_lookup_elem(chunk, &in) : NULL;
 }
 
 /* The rule of the row of table t that applies at off, or -1: searched

@@ -44,7 +44,7 @@
 	CONFIG_ROW_U64(T, pipe.max_processes, "max-processes", 0, "N", "32768", 64, 1 << 22, \
 		       "processes tracked at once"), \
 	CONFIG_ROW_SIZE(T, pipe.unwind_bytes, "unwind-memory", "SIZE", "16M", 0, 1ull << 30, \
-			"BPF memory for unwind tables, 4 bytes a row, and 4 a 4 KiB page of code for their index (least recently used tables of exited processes give way; 0: frame pointers only)"), \
+			"BPF memory for unwind tables at most, 4 bytes a row, and 4 a 4 KiB page of code for their index, taken 1 MiB at a time as tables need it (least recently used tables of exited processes give way; 0: frame pointers only)"), \
 	CONFIG_ROW_STRING(T, pipe.unwind_cache, "unwind-cache", 0, "DIR", NULL, \
 			  "keep unwind tables, the kernel's symbol table and the kernel's types for the BPF programs in DIR between runs, so a restart does not build them again (default: /var/cache/kiln as root, else $XDG_CACHE_HOME/kiln; none: off)"), \
 	CONFIG_ROW_SIZE(T, pipe.unwind_cache_bytes, "unwind-cache-size", "SIZE", "256M", 0, 1ull << 36, \

@@ -109,6 +109,11 @@ union kiln_row_pair {
 	struct kiln_packed_row row[2];
 	__u32 page[2];          /* page index entries */
 };
+/* unwind_rows is an array of chunks of KILN_ROWS_CHUNK elements (1 MiB;
+ * one smaller chunk when --unwind-memory is below that): element e lies
+ * in chunk e >> KILN_ROWS_CHUNK_SHIFT. */
+#define KILN_ROWS_CHUNK_SHIFT   17u
+#define KILN_ROWS_CHUNK         (1u << KILN_ROWS_CHUNK_SHIFT)
 #define KILN_CMD_MASK           0x000fu
 #define KILN_CMD_ARG_SHIFT      4
 

@@ -175,22 +175,43 @@ cgroup_setup() {
 # CG_EXEC CG CMD...: CMD in the memory cgroup CG (exec'd: CMD keeps the pid).
 CG_EXEC=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"')
 
-# BPF maps larger than the memory cgroup kiln runs in (--unwind-memory 1G
-# under a 200M cap: memory cgroups charge map memory since 5.11): one line
-# that names the maps and the flag, no output, no crash.
+# BPF maps larger than the memory cgroup kiln runs in (memory cgroups
+# charge map memory since 5.11), under a 200M cap: --max-processes 4194304
+# asks for a 370 MB process table at load, refused with one line that
+# names the maps and the flag, no output, no crash.
 test_maps_over_memory_cap() {
 	local d=$TMP/mapcap rc lines
 	mkdir -p "$d"
 	cgroup_setup || { fail maps_over_memory_cap "no memory cgroup to run kiln under"; return; }
-	timeout 60 "${CG_EXEC[@]}" "$CG" "$KILN" record -d 1 --unwind-memory 1G \
+	timeout 60 "${CG_EXEC[@]}" "$CG" "$KILN" record -d 1 --max-processes 4194304 \
 		-o "$d/out.folded" 2>"$d/err"
 	rc=$?
 	lines=$(wc -l <"$d/err")
 	if [ "$rc" != 0 ] && [ "$rc" -lt 124 ] && [ "$lines" = 1 ] && [ ! -e "$d/out.folded" ] &&
-		grep -q 'could not allocate the BPF maps.*--unwind-memory' "$d/err"; then
+		grep -q 'could not allocate the BPF maps.*--max-processes' "$d/err"; then
 		pass "maps_over_memory_cap: exit $rc, one line: $(cat "$d/err")"
 	else
 		fail maps_over_memory_cap "exit $rc, $lines lines: $(head -n 2 "$d/err" | tr '\n' '|')"
+	fi
+}
+
+# --unwind-memory 1G under the same cap: a ceiling the rows grow toward,
+# 1 MiB at a time as tables need it, so record of Debian's python3 runs,
+# its maps far below the cap.
+test_unwind_memory_over_memory_cap() {
+	local d=$TMP/rowcap rc maps n
+	mkdir -p "$d"
+	cgroup_setup || { fail unwind_memory_over_memory_cap "no memory cgroup to run kiln under"; return; }
+	timeout 60 "${CG_EXEC[@]}" "$CG" "$KILN" record -q -d 2 --unwind-memory 1G \
+		--stats "$d/stats.json" -o "$d/big.folded" -- /usr/bin/python3 "$HERE/../unwind/workloads/cpu.py" 2 \
+		>/dev/null 2>"$d/err"
+	rc=$?
+	maps=$(json "$d/stats.json" bpf_maps_bytes 2>/dev/null)
+	n=$(folded_count "$d/big.folded" '')
+	if [ "$rc" = 0 ] && [ "${maps:-0}" -gt 0 ] && [ "$maps" -lt $((MEM_CAP_MB << 19)) ] && [ "$n" -ge 20 ]; then
+		pass "unwind_memory_over_memory_cap: --unwind-memory 1G under ${MEM_CAP_MB}M ran, BPF maps $((maps >> 20)) MiB, $n samples"
+	else
+		fail unwind_memory_over_memory_cap "exit $rc, BPF maps ${maps:-?} bytes (want under half the cap), samples $n (want >= 20): $(tail -1 "$d/err")"
 	fi
 }
 
@@ -776,7 +797,7 @@ TESTS="test_fifo_debuglink test_huge_debuglink test_symlink_out_of_mount_ns test
 	test_forged_build_id test_output_symlink_clobber test_agent_fifo_debuglink
 	test_agent_forged_build_id test_agent_elf_bombs test_agent_output_symlink_clobber
 	test_jit_garbage_lines test_jit_ten_million_lines test_jit_symlink_shadow test_jit_fifo
-	test_maps_over_memory_cap"
+	test_maps_over_memory_cap test_unwind_memory_over_memory_cap"
 # all tests, or those named on the command line (e.g. test_fifo_debuglink)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" != 0 ]; then

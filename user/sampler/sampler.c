@@ -71,6 +71,12 @@ struct sampler {
 	uint64_t ring_bytes;
 	struct sampler_unwind_maps uw;
 	bool have_unwind;
+	/* unwind_rows' chunks (include/kiln/unwind.h), each created when a
+	 * table first needs it (sampler__rows_chunk); -1: not yet. Chunk 0 is
+	 * made before the load, for libbpf to take as the inner map. */
+	int *row_chunks;
+	uint32_t nchunks, chunk_entries;
+	uint64_t chunks_bytes;          /* their kernel memory */
 	/* the native walker, or NULL; the sampling program */
 	struct bpf_program *walker;
 	struct bpf_program *sample;
@@ -196,7 +202,7 @@ static void explain_load_error(int err)
 		pr_error("this kernel's verifier found the BPF program too large (%s): --unwind-memory 0 loads it without the stack walkers (frame pointers only); run with -v to see the verifier's log",
 			 strerror(-err));
 	else if ((err == -ENOMEM || err == -E2BIG) && !prog_refused)
-		pr_error("the kernel could not allocate the BPF maps (%s): lower --unwind-memory, or raise the locked-memory limit (ulimit -l unlimited) on kernels before 5.11",
+		pr_error("the kernel could not allocate the BPF maps (%s): lower --max-processes or --unwind-processes, or raise the memory limit (on kernels before 5.11 the locked-memory limit: ulimit -l unlimited)",
 			 strerror(-err));
 	else
 		pr_error("the kernel rejected the BPF program (%s): kiln needs Linux " KILN_MIN_KERNEL " or newer with BTF; run with -v to see the verifier's log",
@@ -301,6 +307,85 @@ static void *map_array(struct bpf_map *map, size_t *len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The kernel's charge for one map: "memlock" in its fdinfo (for a map
+ * filled as it goes, what it holds now, from Linux 6.4; before, its
+ * capacity). */
+static uint64_t map_memlock(int fd)
+{
+	char path[64], buf[512];
+	const char *at;
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return 0;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	at = strstr(buf, "\nmemlock:");
+	return at ? strtoull(at + 9, NULL, 10) : 0;
+}
+
+/* A chunk of unwind_rows, not yet in it: its fd, or -errno. */
+static int rows_chunk_create(struct sampler *s)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "kiln_rows", sizeof(__u32),
+				sizeof(union kiln_row_pair), s->chunk_entries, &o);
+
+	if (fd < 0)
+		return -errno;
+	s->chunks_bytes += map_memlock(fd);
+	return fd;
+}
+
+int sampler__rows_chunk(struct sampler *s, uint32_t c)
+{
+	int fd, err;
+
+	if (c >= s->nchunks)
+		return -ERANGE;
+	if (s->row_chunks[c] >= 0)
+		return s->row_chunks[c];
+	fd = rows_chunk_create(s);
+	if (fd < 0)
+		return fd;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_rows), &c, &fd, BPF_ANY)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	s->row_chunks[c] = fd;
+	return fd;
+}
+
+/* Sizes unwind_rows for opts->unwind_rows elements (1 without walks: the
+ * map must exist) and makes chunk 0, its inner map. 0 or -errno. */
+static int rows_chunks_setup(struct sampler *s, struct sampler_bpf *k,
+			     const struct sampler_opts *opts)
+{
+	uint32_t pairs = opts->unwind_rows ? opts->unwind_rows : 1;
+
+	if (!s->row_chunks) {
+		s->chunk_entries = pairs < KILN_ROWS_CHUNK ? pairs : KILN_ROWS_CHUNK;
+		s->nchunks = (pairs + KILN_ROWS_CHUNK - 1) / KILN_ROWS_CHUNK;
+		s->row_chunks = malloc(s->nchunks * sizeof(*s->row_chunks));
+		if (!s->row_chunks)
+			return -ENOMEM;
+		for (uint32_t c = 0; c < s->nchunks; c++)
+			s->row_chunks[c] = -1;
+		s->row_chunks[0] = rows_chunk_create(s);
+		if (s->row_chunks[0] < 0)
+			return s->row_chunks[0];
+	}
+	bpf_map__set_max_entries(k->maps.unwind_rows, s->nchunks);
+	return bpf_map__set_inner_map_fd(k->maps.unwind_rows, s->row_chunks[0]);
+}
+
 static void unmap_unwind(struct sampler *s)
 {
 	if (s->uw.rules)
@@ -327,7 +412,14 @@ static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
 		unmap_unwind(s);
 		return err;
 	}
-	s->uw.rows_fd = bpf_map__fd(s->skel->maps.unwind_rows);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_rows), &(__u32){ 0 },
+				&s->row_chunks[0], BPF_ANY)) {
+		int err = -errno;
+
+		pr_error("cannot set up the unwind rows: %s", strerror(errno));
+		unmap_unwind(s);
+		return err;
+	}
 	s->uw.tables_gen = &s->skel->bss->tables_gen;
 	s->uw.maps_gen = &s->skel->bss->maps_gen;
 	s->uw.py_procs_fd = bpf_map__fd(s->skel->maps.py_procs);
@@ -337,7 +429,7 @@ static int map_unwind(struct sampler *s, const struct sampler_opts *opts)
 	s->uw.rule_stride = (sizeof(struct kiln_unwind_rule) + 7) & ~(size_t)7;
 	s->uw.proc_maps_fd = bpf_map__fd(s->skel->maps.proc_maps);
 	s->uw.files_fd = s->skel->rodata->early_walks ? bpf_map__fd(s->skel->maps.file_tables) : -1;
-	s->uw.bytes = (size_t)opts->unwind_rows * sizeof(union kiln_row_pair) + rules + tables;
+	s->uw.bytes = rules + tables;
 	return 0;
 }
 
@@ -349,6 +441,7 @@ static int setup_main(struct sampler *s, struct sampler_bpf *k, const void *ctx)
 	/* processes walked with tables: the per-process maps' entries */
 	bool walks = opts->unwind_rows && opts->unwind_processes;
 	uint32_t procs = walks ? opts->unwind_processes : 1;
+	int err;
 
 	s->skel = k;
 	k->rodata->include_idle = opts->include_idle;
@@ -365,8 +458,9 @@ static int setup_main(struct sampler *s, struct sampler_bpf *k, const void *ctx)
 	 * hash map of 65536 entries costs start-up time for nothing. */
 	bpf_map__set_max_entries(k->maps.filter, opts->filter ? 65536 : 1);
 	/* Without tables the walker is never entered: its maps stay minimal. */
-	bpf_map__set_max_entries(k->maps.unwind_rows,
-				 opts->unwind_rows ? opts->unwind_rows : 1);
+	err = rows_chunks_setup(s, k, opts);
+	if (err)
+		return err;
 	bpf_map__set_max_entries(k->maps.file_tables,
 				 opts->unwind_rows ? KILN_UNWIND_SLOTS : 1);
 	bpf_map__set_max_entries(k->maps.early_maps, walks ? procs / SAMPLER_EARLY_SHARE : 1);
@@ -850,29 +944,6 @@ const volatile uint64_t *sampler__cgroup_epoch(const struct sampler *s)
 	return (const volatile uint64_t *)&s->skel->bss->cgroup_epoch;
 }
 
-/* The kernel's charge for one map: "memlock" in its fdinfo (for a map
- * filled as it goes, what it holds now, from Linux 6.4; before, its
- * capacity). */
-static uint64_t map_memlock(int fd)
-{
-	char path[64], buf[512];
-	const char *at;
-	ssize_t n;
-	int f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return 0;
-	n = read(f, buf, sizeof(buf) - 1);
-	close(f);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	at = strstr(buf, "\nmemlock:");
-	return at ? strtoull(at + 9, NULL, 10) : 0;
-}
-
 uint64_t sampler__maps_bytes(struct sampler *s)
 {
 	const struct bpf_map *m;
@@ -889,7 +960,12 @@ uint64_t sampler__maps_bytes(struct sampler *s)
 		else if (first)
 			s->fixed_maps_bytes += map_memlock(fd);
 	}
-	return s->fixed_maps_bytes + grown;
+	return s->fixed_maps_bytes + grown + s->chunks_bytes;
+}
+
+uint64_t sampler__rows_bytes(const struct sampler *s)
+{
+	return s->chunks_bytes;
 }
 
 void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt)
@@ -941,6 +1017,10 @@ void sampler__destroy(struct sampler *s)
 	for (int i = 0; i < KILN_PROG_COUNT; i++)
 		sampler_bpf__destroy(s->interp[i]);
 	sampler_bpf__destroy(s->skel);
+	for (uint32_t c = 0; s->row_chunks && c < s->nchunks; c++)
+		if (s->row_chunks[c] >= 0)
+			close(s->row_chunks[c]);
+	free(s->row_chunks);
 	if (s->cache_fd >= 0)
 		close(s->cache_fd);
 	free(s->links);

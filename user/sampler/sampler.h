@@ -60,7 +60,6 @@ struct sampler_opts {
  * rules and tables are the maps' memory, shared with BPF; rows_fd is
  * mmap()ed a range at a time (BPF_F_MMAPABLE). */
 struct sampler_unwind_maps {
-	int rows_fd;
 	uint32_t rows_cap;              /* slots (rows and page index entries) */
 	uint8_t *rules;                 /* KILN_UNWIND_RULES entries, rule_stride apart */
 	size_t rule_stride;
@@ -72,7 +71,7 @@ struct sampler_unwind_maps {
 	int py_procs_fd;                /* include/kiln/python.h */
 	int rb_procs_fd;                /* include/kiln/ruby.h */
 	uint32_t procs_max;             /* entries of each */
-	size_t bytes;                   /* kernel memory of these maps, about */
+	size_t bytes;                   /* kernel memory of these maps but the rows' chunks */
 };
 
 typedef void (*event_fn)(const struct kiln_event *ev, void *ctx);
@@ -144,9 +143,17 @@ const volatile uint64_t *sampler__cgroup_epoch(const struct sampler *s);
 /* The side-band records' counters and ring bytes; false when off. */
 bool sampler__sideband_stats(const struct sampler *s, struct sideband_stats *out, uint64_t *bytes);
 /* Kernel memory of all the object's maps now (their fdinfo "memlock";
- * those allocated whole at load read once); the side-band rings are apart
- * (sampler__sideband_stats). */
+ * those allocated whole at load read once), the unwind rows' chunks
+ * included; the side-band rings are apart (sampler__sideband_stats). */
 uint64_t sampler__maps_bytes(struct sampler *s);
+/* The fd of chunk c of unwind_rows (include/kiln/unwind.h), created and
+ * put in the map on first use: the rows' kernel memory grows with the
+ * tables, KILN_ROWS_CHUNK elements at a time, up to --unwind-memory.
+ * -errno: c is past the budget (-ERANGE), or the kernel refused the
+ * memory. */
+int sampler__rows_chunk(struct sampler *s, uint32_t c);
+/* Kernel memory of the chunks made so far. */
+uint64_t sampler__rows_bytes(const struct sampler *s);
 /* BPF program run time and count from kernel.bpf_stats_enabled (0 when
  * off). */
 void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt);

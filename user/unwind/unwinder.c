@@ -117,6 +117,7 @@ struct job_list {
 };
 
 struct unwinder {
+	struct sampler *smp;            /* unwind_rows' chunks */
 	struct sampler_unwind_maps m;
 	struct hashmap exes;            /* hash of key -> struct exe */
 	size_t nexes;
@@ -153,6 +154,7 @@ struct unwinder {
 	struct unwind_limits limits;
 	struct table_cache *cache;      /* NULL: none; borrowed (unwinder_opts) */
 	struct unwinder_stats st;
+	bool chunk_refused;             /* said once */
 	struct interp_procs *interp[KILN_LANG_COUNT]; /* NULL: no frames of that language */
 };
 
@@ -182,6 +184,7 @@ struct unwinder *unwinder__new(struct sampler *s, const struct unwinder_opts *o)
 		free(u);
 		return NULL;
 	}
+	u->smp = s;
 	u->free = malloc(sizeof(*u->free));
 	u->free_slots = malloc(KILN_UNWIND_SLOTS * sizeof(*u->free_slots));
 	u->rules = calloc(KILN_UNWIND_RULES, sizeof(*u->rules));
@@ -214,7 +217,6 @@ struct unwinder *unwinder__new(struct sampler *s, const struct unwinder_opts *o)
 			pr_warn("unwind: no entry for early walks (%s): a process's samples before kiln reads it are walked by frame pointers",
 				strerror(errno));
 	}
-	u->st.maps_bytes = u->m.bytes;
 	u->limits = unwind_default_limits;
 	/* Only tables of this machine's code: the walker applies nothing else. */
 #ifdef __aarch64__
@@ -399,6 +401,7 @@ static int rule_intern(struct unwinder *u, const struct kiln_unwind_rule *r)
  * writing a big table (libLLVM's, 3.4 MB packed) does not map it all into
  * kiln's RSS at once. */
 #define SLOTS_WINDOW (65536u)
+#define CHUNK_SLOTS (2 * KILN_ROWS_CHUNK)
 
 /* What a table puts in unwind_rows (include/kiln/unwind.h): its rows
  * packed (rule indices through map), then, from an even slot, its page
@@ -441,20 +444,32 @@ static uint32_t packed_slot(const struct packing *pk, size_t i)
 }
 
 /* Writes what pk holds at slot first (even) of unwind_rows, a window of
- * its pages at a time, each mapped while it is written. */
+ * its pages at a time (inside one chunk, made on first use), each mapped
+ * while it is written. */
 static int rows_write(struct unwinder *u, uint32_t first, const struct packing *pk)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), slot = sizeof(uint32_t);
 	size_t nslots = packed_slots(pk->nrows, pk->npages);
 
 	for (size_t done = 0; done < nslots;) {
+		size_t g = (size_t)first + done, in = g % CHUNK_SLOTS;
 		size_t n = nslots - done < SLOTS_WINDOW ? nslots - done : SLOTS_WINDOW;
-		size_t at = ((size_t)first + done) * slot, start = at & ~(page - 1);
-		size_t len = (at + n * slot - start + page - 1) & ~(page - 1);
-		uint8_t *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->m.rows_fd,
-				    (off_t)start);
+		size_t at = in * slot, start = at & ~(page - 1), len;
+		int fd = sampler__rows_chunk(u->smp, (uint32_t)(g / CHUNK_SLOTS));
+		uint8_t *mem;
 		uint32_t *dst;
 
+		if (fd < 0) {
+			if (!u->chunk_refused)
+				pr_warn("unwind: the kernel refused 1 MiB more for unwind rows (%s): tables that do not fit fall back to frame pointers (counted)",
+					strerror(-fd));
+			u->chunk_refused = true;
+			return fd;
+		}
+		if (n > CHUNK_SLOTS - in)
+			n = CHUNK_SLOTS - in;
+		len = (at + n * slot - start + page - 1) & ~(page - 1);
+		mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)start);
 		if (mem == MAP_FAILED) {
 			pr_warn("unwind: cannot map unwind rows: %s", strerror(errno));
 			return -errno;
@@ -1125,6 +1140,7 @@ struct interp_procs *unwinder__interp(const struct unwinder *u, enum kiln_interp
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out)
 {
 	*out = u->st;
+	out->maps_bytes = u->m.bytes + sampler__rows_bytes(u->smp);
 	out->rules = u->nrules;
 	table_cache__stats(u->cache, &out->cache);
 	out->cache_dir = table_cache__dir(u->cache);
