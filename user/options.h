@@ -45,6 +45,8 @@
 		       "processes tracked at once"), \
 	CONFIG_ROW_SIZE(T, pipe.unwind_bytes, "unwind-memory", "SIZE", "16M", 0, 1ull << 30, \
 			"BPF memory for unwind tables at most, 4 bytes a row, and 4 a 4 KiB page of code for their index, taken 1 MiB at a time as tables need it (least recently used tables of exited processes give way; 0: frame pointers only)"), \
+	CONFIG_ROW_DURATION_NS(T, pipe.unwind_table_ttl_ns, "unwind-table-ttl", "10m", 0, 604800, \
+			       "free the unwind table of a file no process has mapped this long, and the 1 MiB of rows left empty (90s, 10m, 1h; at most 168h; 0: only for room)"), \
 	CONFIG_ROW_STRING(T, pipe.unwind_cache, "unwind-cache", 0, "DIR", NULL, \
 			  "keep unwind tables, the kernel's symbol table and the kernel's types for the BPF programs in DIR between runs, so a restart does not build them again (default: /var/cache/kiln as root, else $XDG_CACHE_HOME/kiln; none: off)"), \
 	CONFIG_ROW_SIZE(T, pipe.unwind_cache_bytes, "unwind-cache-size", "SIZE", "256M", 0, 1ull << 36, \

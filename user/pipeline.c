@@ -100,7 +100,8 @@ static int open_stages(struct pipeline *p, const char *proc_root)
 	deferred__init(&p->held, PIPELINE_WAIT_BYTES);
 	proc_table__observe(p->procs, &(struct proc_observer){ on_mapped, on_ended, p });
 	if (p->sampler && opts->sampler.unwind_rows) {
-		struct unwinder_opts uo = { p->cache, !opts->no_python, !opts->no_ruby };
+		struct unwinder_opts uo = { p->cache, !opts->no_python, !opts->no_ruby,
+					    opts->unwind_table_ttl_ns };
 
 		p->uw = unwinder__new(p->sampler, &uo);
 		if (!p->uw) {

@@ -22,6 +22,7 @@ struct pipeline_opts {
 	uint64_t max_processes;
 	uint64_t max_mappings;          /* executable mappings, all processes */
 	uint64_t unwind_bytes;          /* unwind table rows' memory; 0: frame pointers only */
+	uint64_t unwind_table_ttl_ns;   /* a table no process maps this long goes; 0: never */
 	const char *unwind_cache;       /* tables cached on disk: NULL default, "none" off */
 	uint64_t unwind_cache_bytes;    /* its bound; 0: off */
 	/* Its files counted (and kept within the bound) at its first write, not

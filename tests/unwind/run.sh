@@ -21,7 +21,9 @@
 #   callers    >= 99 % of each function's samples with the exact chain of
 #              callers below main
 # and "evict" (test_evict below): truth_shares walked after other programs'
-# tables were evicted under a small --unwind-memory;
+# tables were evicted under a small --unwind-memory; "expire"
+# (test_expire below): after clang's tables expired and their rows' chunks
+# went back to the kernel;
 # "swap" (test_swap below): a plugin unloaded and another loaded over its
 # range while the program runs;
 # and for gotruth, a Go program of the same 60/30/10 design (two chains in
@@ -48,7 +50,7 @@ HZ=${UNWIND_HZ:-999}
 CPU_SECONDS=${UNWIND_SECONDS:-20}
 STACK=${UNWIND_PERF_STACK:-65528}
 SUBJECT=${UNWIND_SUBJECT:-kiln}
-ONLY=${UNWIND_ONLY:-python ruby perl xz gzip truth evict swap go}
+ONLY=${UNWIND_ONLY:-python ruby perl xz gzip truth evict expire swap go}
 ROOT_BAR=99       # % of samples whose user stack reaches the thread's root
 SHARE_BAR=2       # points between shares (kiln vs perf, or vs the truth)
 CALLER_BAR=99     # % of a truth function's samples with its exact callers
@@ -290,6 +292,50 @@ test_evict() {
 	verdict "evict known" "$((ok_s && ok_c))" "${figs%%|*}(bar $SHARE_BAR points); exact callers in${figs#*|} (bar $CALLER_BAR %)"
 }
 
+# Tables expired and rows given back (--unwind-table-ttl 1s): Debian's
+# clang compiles a generated file for a few seconds (libLLVM's and
+# libclang-cpp's tables: ~1.8 M rows, 7 of the 1 MiB chunks), exits, and
+# 2 s later, their tables unmapped past the TTL, truth_shares runs 5 s
+# in the rows left. kiln only.
+#   freed   clang's tables expired and at least one chunk went back
+#   root    >= 99 % of truth_shares' samples reach the root
+#   known   as for evict
+test_expire() {
+	local t ok_s ok_c figs ex ch sr ss
+	if [ ! -x "$UNWIND_BIN/truth_shares" ] || ! command -v clang >/dev/null; then
+		for t in freed root known; do fail "expire $t" "needs $UNWIND_BIN/truth_shares (make test-unwind) and clang (make test-deps)"; done
+		return
+	fi
+	TRUTH_ARGS=("${TRUTH_OPTS[@]}")
+	python3 -c 'import sys
+for i in range(3000):
+    print(f"int f{i}(int *a, int n) {{ int s = {i}; for (int j = 0; j < n; j++) s += a[j] * (j ^ {i}); return s; }}")' >"$TMP/big.c"
+	echo "-- expire: clang -O2 (libLLVM, libclang-cpp), then truth_shares, --unwind-table-ttl 1s at $HZ Hz"
+	if ! timeout -s INT 300 "$KILN" record -q -F "$HZ" --unwind-table-ttl 1s \
+		-o "$TMP/expire.folded" --stats "$TMP/expire.stats.json" -- /bin/sh -c \
+		"clang -O2 -c '$TMP/big.c' -o '$TMP/big.o' && sleep 3 && exec '$UNWIND_BIN/truth_shares' 5" \
+		>"$TMP/expire.out" 2>"$TMP/expire.err" ||
+		! /usr/bin/python3 "$HERE/compare.py" --subject "$TMP/expire.folded" --comm truth_shares --label expire \
+			--json "$TMP/expire.json" "${TRUTH_ARGS[@]}" 2>>"$TMP/expire.err"; then
+		for t in freed root known; do fail "expire $t" "$(tail -1 "$TMP/expire.err")"; done
+		return
+	fi
+	ex=$(json "$TMP/expire.stats.json" unwinder expired) ch=$(json "$TMP/expire.stats.json" unwinder chunks_dropped)
+	if [ "$ex" -ge 2 ] && [ "$ch" -ge 1 ]; then
+		pass "expire freed: $ex tables expired, $ch chunks of rows given back; BPF maps at the end $(($(json "$TMP/expire.stats.json" bpf_maps_bytes) >> 20)) MiB"
+	else
+		fail "expire freed" "$ex tables expired (want >= 2: libLLVM, libclang-cpp), $ch chunks given back (want >= 1)"
+	fi
+	ss=$(val expire subject samples) sr=$(val expire subject root_pct)
+	if [ "$ss" -ge "$MIN_SAMPLES" ] && ge "$sr" "$ROOT_BAR"; then
+		pass "expire root: truth_shares reaches the root in $(fmt1 "$sr") % of $ss samples (bar $ROOT_BAR %)"
+	else
+		fail "expire root" "truth_shares reaches the root in $(fmt1 "$sr") % of $ss samples (bar $ROOT_BAR %, >= $MIN_SAMPLES samples); outermost frames $(val expire subject outermost)"
+	fi
+	read -r ok_s ok_c figs <<<"$(truth_figures expire subject)"
+	verdict "expire known" "$((ok_s && ok_c))" "${figs%%|*}(bar $SHARE_BAR points); exact callers in${figs#*|} (bar $CALLER_BAR %)"
+}
+
 # A library replaced in place (swap_plugins, libplugin.c): the program spends
 # 2 CPU seconds in libplugin_a.so, unloads it and spends 3 in
 # libplugin_b.so, which the dynamic loader maps over the same range. The
@@ -466,6 +512,8 @@ if [ "$(id -u)" -ne 0 ]; then
 				"truth shares" "truth known" "truth callers"
 		elif [ "$p" = evict ]; then
 			skip_all "loading BPF programs needs root" "evict tables" "evict root" "evict known"
+		elif [ "$p" = expire ]; then
+			skip_all "loading BPF programs needs root" "expire freed" "expire root" "expire known"
 		elif [ "$p" = swap ]; then
 			skip_all "loading BPF programs needs root" "swap replaced" "swap known"
 		elif [ "$p" = go ]; then

@@ -76,7 +76,8 @@ struct sampler {
 	 * made before the load, for libbpf to take as the inner map. */
 	int *row_chunks;
 	uint32_t nchunks, chunk_entries;
-	uint64_t chunks_bytes;          /* their kernel memory */
+	uint32_t chunks_held;
+	uint64_t chunk_bytes;           /* one chunk's kernel memory */
 	/* the native walker, or NULL; the sampling program */
 	struct bpf_program *walker;
 	struct bpf_program *sample;
@@ -339,7 +340,9 @@ static int rows_chunk_create(struct sampler *s)
 
 	if (fd < 0)
 		return -errno;
-	s->chunks_bytes += map_memlock(fd);
+	if (!s->chunk_bytes)
+		s->chunk_bytes = map_memlock(fd);
+	s->chunks_held++;
 	return fd;
 }
 
@@ -361,6 +364,19 @@ int sampler__rows_chunk(struct sampler *s, uint32_t c)
 	}
 	s->row_chunks[c] = fd;
 	return fd;
+}
+
+bool sampler__rows_chunk_drop(struct sampler *s, uint32_t c)
+{
+	if (c == 0 || c >= s->nchunks || s->row_chunks[c] < 0)
+		return false;
+	/* (the map's own reference goes after the walkers' RCU grace period) */
+	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_rows), &c))
+		return false;
+	close(s->row_chunks[c]);
+	s->row_chunks[c] = -1;
+	s->chunks_held--;
+	return true;
 }
 
 /* Sizes unwind_rows for opts->unwind_rows elements (1 without walks: the
@@ -960,12 +976,12 @@ uint64_t sampler__maps_bytes(struct sampler *s)
 		else if (first)
 			s->fixed_maps_bytes += map_memlock(fd);
 	}
-	return s->fixed_maps_bytes + grown + s->chunks_bytes;
+	return s->fixed_maps_bytes + grown + sampler__rows_bytes(s);
 }
 
 uint64_t sampler__rows_bytes(const struct sampler *s)
 {
-	return s->chunks_bytes;
+	return (uint64_t)s->chunks_held * s->chunk_bytes;
 }
 
 void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt)

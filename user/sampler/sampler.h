@@ -152,7 +152,10 @@ uint64_t sampler__maps_bytes(struct sampler *s);
  * -errno: c is past the budget (-ERANGE), or the kernel refused the
  * memory. */
 int sampler__rows_chunk(struct sampler *s, uint32_t c);
-/* Kernel memory of the chunks made so far. */
+/* Gives chunk c back to the kernel (not chunk 0, libbpf's inner map);
+ * the caller holds no rows in it. False: it was not held. */
+bool sampler__rows_chunk_drop(struct sampler *s, uint32_t c);
+/* Kernel memory of the chunks held now. */
 uint64_t sampler__rows_bytes(const struct sampler *s);
 /* BPF program run time and count from kernel.bpf_stats_enabled (0 when
  * off). */

@@ -55,6 +55,8 @@ const char *const unwinder_fallback_names[UNWINDER_FB_COUNT] = {
 #define ENDED_MAX 256
 #define ENDED_FLUSH_NS 1000000000ull
 #define JOB_POLL_MS 10                  /* the loop's wake-ups while tables are built */
+#define EXPIRY_CHECK_NS 1000000000ull   /* tables unmapped past --unwind-table-ttl: looked for */
+#define CHUNK_SLOTS (2 * KILN_ROWS_CHUNK) /* slots of a chunk of unwind_rows */
 #define DONE_BYTES_MAX (1u << 20)       /* built, not collected: the builder waits */
 /* ... and while an interpreter is to be tried again: a process's first
  * re-read is due 50 ms after its first read, and a short one (python -c)
@@ -155,6 +157,8 @@ struct unwinder {
 	struct table_cache *cache;      /* NULL: none; borrowed (unwinder_opts) */
 	struct unwinder_stats st;
 	bool chunk_refused;             /* said once */
+	uint64_t table_ttl_ns;          /* unwinder_opts */
+	uint64_t expiry_due;            /* monotonic ns */
 	struct interp_procs *interp[KILN_LANG_COUNT]; /* NULL: no frames of that language */
 };
 
@@ -227,6 +231,7 @@ struct unwinder *unwinder__new(struct sampler *s, const struct unwinder_opts *o)
 	if (u->limits.max_rows > u->m.rows_cap)
 		u->limits.max_rows = u->m.rows_cap;
 	u->cache = o ? o->cache : NULL;
+	u->table_ttl_ns = o ? o->table_ttl_ns : 0;
 	u->todo.tail = &u->todo.head;
 	u->done.tail = &u->done.head;
 	pthread_mutex_init(&u->mu, NULL);
@@ -380,6 +385,48 @@ static bool evict_one(struct unwinder *u, const struct exe *keep)
 	return true;
 }
 
+/* Tables no live process has mapped for --unwind-table-ttl. */
+struct expiry {
+	uint64_t before;        /* last_used earlier than this */
+	struct exe **found;
+	size_t n;
+};
+
+static void pick_expired(uint64_t hash, void *val, void *ctx)
+{
+	struct expiry *x = ctx;
+	struct exe *e = val;
+
+	(void)hash;
+	if (e->state == EXE_LOADED && e->refs == 0 && e->last_used < x->before)
+		x->found[x->n++] = e;
+}
+
+/* Frees the tables unmapped past the TTL, then gives back the chunks of
+ * rows above the last one in use (first fit keeps the low ones full). */
+static void expire_tables(struct unwinder *u, uint64_t now)
+{
+	struct expiry x = { now - u->table_ttl_ns, NULL, 0 };
+	uint32_t top = u->m.rows_cap, chunks = (u->m.rows_cap + CHUNK_SLOTS - 1) / CHUNK_SLOTS;
+
+	if (now < u->table_ttl_ns || !u->nexes || !(x.found = malloc(u->nexes * sizeof(*x.found))))
+		return;
+	hashmap__each(&u->exes, pick_expired, &x);
+	for (size_t i = 0; i < x.n; i++) {
+		pr_debug("unwind: %s unmapped past --unwind-table-ttl: table freed", x.found[i]->key);
+		exe_evict(u, x.found[i]);
+		u->st.expired++;
+	}
+	free(x.found);
+	if (!x.n)
+		return;
+	if (u->nfree && u->free[u->nfree - 1].start + u->free[u->nfree - 1].len == u->m.rows_cap)
+		top = u->free[u->nfree - 1].start;
+	for (uint32_t c = (top + CHUNK_SLOTS - 1) / CHUNK_SLOTS; c < chunks; c++)
+		if (sampler__rows_chunk_drop(u->smp, c))
+			u->st.chunks_dropped++;
+}
+
 /* The global index of rule r, interned. -1 when KILN_UNWIND_RULES are taken. */
 static int rule_intern(struct unwinder *u, const struct kiln_unwind_rule *r)
 {
@@ -401,7 +448,6 @@ static int rule_intern(struct unwinder *u, const struct kiln_unwind_rule *r)
  * writing a big table (libLLVM's, 3.4 MB packed) does not map it all into
  * kiln's RSS at once. */
 #define SLOTS_WINDOW (65536u)
-#define CHUNK_SLOTS (2 * KILN_ROWS_CHUNK)
 
 /* What a table puts in unwind_rows (include/kiln/unwind.h): its rows
  * packed (rule indices through map), then, from an even slot, its page
@@ -795,6 +841,7 @@ static struct exe *exe_get(struct unwinder *u, const struct binary *bin,
 	exe_identify(u, e, bin);
 	e->slot = u->free_slots[--u->nfree_slots];
 	u->m.tables[e->slot] = (struct kiln_exe_table){ 0 };
+	e->last_used = monotonic_ns();  /* (a prewarmed file's TTL starts here) */
 	e->state = EXE_BUILDING;
 	if (job_start(u, e, bin)) {
 		e->state = EXE_NO_TABLE;
@@ -848,8 +895,12 @@ void unwinder__prewarm(struct unwinder *u)
 
 static void entry_release(struct proc_entry *p)
 {
+	uint64_t now = monotonic_ns();
+
+	/* last_used: when the last process mapping it went */
 	for (size_t i = 0; i < p->nexes; i++)
-		p->exes[i]->refs--;
+		if (--p->exes[i]->refs == 0)
+			p->exes[i]->last_used = now;
 	free(p->exes);
 	p->exes = NULL;
 	p->nexes = 0;
@@ -1098,6 +1149,10 @@ void unwinder__tick(struct unwinder *u, struct proc_table *procs)
 	}
 	if (u->nended && monotonic_ns() - u->ended_since >= ENDED_FLUSH_NS)
 		delete_ended(u);
+	if (u->table_ttl_ns && monotonic_ns() >= u->expiry_due) {
+		expire_tables(u, monotonic_ns());
+		u->expiry_due = monotonic_ns() + EXPIRY_CHECK_NS;
+	}
 	jobs_collect(u);
 	/* Oldest first; a process gone meanwhile is skipped. */
 	while (u->qlen) {

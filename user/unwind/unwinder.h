@@ -38,6 +38,8 @@ struct unwinder_stats {
 	uint64_t tables_loaded;         /* files with a table in the maps now */
 	uint64_t rows_used, rows_cap;
 	uint64_t loads, evictions;      /* since start */
+	uint64_t expired;               /* of the evictions: unmapped for --unwind-table-ttl */
+	uint64_t chunks_dropped;        /* rows' chunks given back, emptied by expiry */
 	uint64_t processes;             /* processes walked with tables now */
 	uint64_t processes_full;        /* processes left to frame pointers: proc_maps full */
 	uint64_t miss_refreshes;
@@ -59,6 +61,9 @@ struct unwinder_opts {
 	struct table_cache *cache;
 	bool python;            /* Python processes get Python frames (--no-python) */
 	bool ruby;              /* Ruby processes get Ruby frames (--no-ruby) */
+	/* A table no live process has mapped this long is freed, and the
+	 * rows' chunks left empty (--unwind-table-ttl); 0: only for room. */
+	uint64_t table_ttl_ns;
 };
 
 /* NULL (nothing to do) when the sampler was opened without unwind rows.
