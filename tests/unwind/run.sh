@@ -246,6 +246,37 @@ test_truth() {
 	verdict "truth callers" "$ok_c" "$SUBJECT's samples with every caller, in order:$callers (bar $CALLER_BAR %)"
 }
 
+# truth_record NAME CHECK SHELL_COMMAND RECORD_ARGS...: one kiln record
+# (RECORD_ARGS) of /bin/sh -c SHELL_COMMAND, which ends in truth_shares,
+# and compare.py's verdict on it into $TMP/NAME.json; 1 after failing
+# NAME's CHECK, root and known when either failed.
+truth_record() {
+	local name=$1 check=$2 cmd=$3 t
+	shift 3
+	TRUTH_ARGS=("${TRUTH_OPTS[@]}")
+	if ! timeout -s INT 300 "$KILN" record -q -F "$HZ" "$@" -o "$TMP/$name.folded" \
+		--stats "$TMP/$name.stats.json" -- /bin/sh -c "$cmd" >"$TMP/$name.out" 2>"$TMP/$name.err" ||
+		! /usr/bin/python3 "$HERE/compare.py" --subject "$TMP/$name.folded" --comm truth_shares \
+			--label "$name" --json "$TMP/$name.json" "${TRUTH_ARGS[@]}" 2>>"$TMP/$name.err"; then
+		for t in "$check" root known; do fail "$name $t" "$(tail -1 "$TMP/$name.err")"; done
+		return 1
+	fi
+}
+
+# truth_root_known NAME: truth_shares in NAME's run reaches the root
+# (root) and keeps its shares and callers (known).
+truth_root_known() {
+	local ok_s ok_c figs sr ss
+	ss=$(val "$1" subject samples) sr=$(val "$1" subject root_pct)
+	if [ "$ss" -ge "$MIN_SAMPLES" ] && ge "$sr" "$ROOT_BAR"; then
+		pass "$1 root: truth_shares reaches the root in $(fmt1 "$sr") % of $ss samples (bar $ROOT_BAR %)"
+	else
+		fail "$1 root" "truth_shares reaches the root in $(fmt1 "$sr") % of $ss samples (bar $ROOT_BAR %, >= $MIN_SAMPLES samples); outermost frames $(val "$1" subject outermost)"
+	fi
+	read -r ok_s ok_c figs <<<"$(truth_figures "$1" subject)"
+	verdict "$1 known" "$((ok_s && ok_c))" "${figs%%|*}(bar $SHARE_BAR points); exact callers in${figs#*|} (bar $CALLER_BAR %)"
+}
+
 # Tables evicted while the walkers remember rows of them (each CPU's row
 # memo, forgotten at every eviction; its process and mapping memos, which
 # hold the evicted tables' slots): under --unwind-memory 384K, Debian's
@@ -259,22 +290,15 @@ test_truth() {
 #   known   its shares within 2 points of 60/30/10 and >= 99 % of each
 #           function's samples with its exact callers
 test_evict() {
-	local t ok_s ok_c figs ev memo pmemo mmemo sr ss
+	local t ev memo pmemo mmemo
 	if [ ! -x "$UNWIND_BIN/truth_shares" ]; then
 		for t in tables root known; do fail "evict $t" "$UNWIND_BIN/truth_shares not built (make test-unwind builds it)"; done
 		return
 	fi
-	TRUTH_ARGS=("${TRUTH_OPTS[@]}")
 	echo "-- evict: python3, ruby and perl, then truth_shares, under --unwind-memory 384K at $HZ Hz"
-	if ! timeout -s INT 300 "$KILN" record -q --no-python --no-ruby -F "$HZ" --unwind-memory 384K \
-		-o "$TMP/evict.folded" --stats "$TMP/evict.stats.json" -- /bin/sh -c \
+	truth_record evict tables \
 		"/usr/bin/python3 '$W/cpu.py' 1 && ruby '$W/cpu.rb' 1 && perl '$W/cpu.pl' 1 && exec '$UNWIND_BIN/truth_shares' 5" \
-		>"$TMP/evict.out" 2>"$TMP/evict.err" ||
-		! /usr/bin/python3 "$HERE/compare.py" --subject "$TMP/evict.folded" --comm truth_shares --label evict \
-			--json "$TMP/evict.json" "${TRUTH_ARGS[@]}" 2>>"$TMP/evict.err"; then
-		for t in tables root known; do fail "evict $t" "$(tail -1 "$TMP/evict.err")"; done
-		return
-	fi
+		--no-python --no-ruby --unwind-memory 384K || return
 	ev=$(json "$TMP/evict.stats.json" unwinder evictions) memo=$(json "$TMP/evict.stats.json" walker row_memo_hits)
 	pmemo=$(json "$TMP/evict.stats.json" walker process_memo_hits) mmemo=$(json "$TMP/evict.stats.json" walker map_memo_hits)
 	if [ "$ev" -gt 0 ] && [ "$memo" -gt 0 ] && [ "$pmemo" -gt 0 ] && [ "$mmemo" -gt 0 ]; then
@@ -282,14 +306,7 @@ test_evict() {
 	else
 		fail "evict tables" "$ev tables evicted; remembered $memo rows, $pmemo processes, $mmemo mappings: the test proves nothing"
 	fi
-	ss=$(val evict subject samples) sr=$(val evict subject root_pct)
-	if [ "$ss" -ge "$MIN_SAMPLES" ] && ge "$sr" "$ROOT_BAR"; then
-		pass "evict root: truth_shares reaches the root in $(fmt1 "$sr") % of $ss samples (bar $ROOT_BAR %)"
-	else
-		fail "evict root" "truth_shares reaches the root in $(fmt1 "$sr") % of $ss samples (bar $ROOT_BAR %, >= $MIN_SAMPLES samples); outermost frames $(val evict subject outermost)"
-	fi
-	read -r ok_s ok_c figs <<<"$(truth_figures evict subject)"
-	verdict "evict known" "$((ok_s && ok_c))" "${figs%%|*}(bar $SHARE_BAR points); exact callers in${figs#*|} (bar $CALLER_BAR %)"
+	truth_root_known evict
 }
 
 # Tables expired and rows given back (--unwind-table-ttl 1s): Debian's
@@ -301,39 +318,25 @@ test_evict() {
 #   root    >= 99 % of truth_shares' samples reach the root
 #   known   as for evict
 test_expire() {
-	local t ok_s ok_c figs ex ch sr ss
+	local t ex ch
 	if [ ! -x "$UNWIND_BIN/truth_shares" ] || ! command -v clang >/dev/null; then
 		for t in freed root known; do fail "expire $t" "needs $UNWIND_BIN/truth_shares (make test-unwind) and clang (make test-deps)"; done
 		return
 	fi
-	TRUTH_ARGS=("${TRUTH_OPTS[@]}")
-	python3 -c 'import sys
+	python3 -c '
 for i in range(3000):
     print(f"int f{i}(int *a, int n) {{ int s = {i}; for (int j = 0; j < n; j++) s += a[j] * (j ^ {i}); return s; }}")' >"$TMP/big.c"
 	echo "-- expire: clang -O2 (libLLVM, libclang-cpp), then truth_shares, --unwind-table-ttl 1s at $HZ Hz"
-	if ! timeout -s INT 300 "$KILN" record -q -F "$HZ" --unwind-table-ttl 1s \
-		-o "$TMP/expire.folded" --stats "$TMP/expire.stats.json" -- /bin/sh -c \
+	truth_record expire freed \
 		"clang -O2 -c '$TMP/big.c' -o '$TMP/big.o' && sleep 3 && exec '$UNWIND_BIN/truth_shares' 5" \
-		>"$TMP/expire.out" 2>"$TMP/expire.err" ||
-		! /usr/bin/python3 "$HERE/compare.py" --subject "$TMP/expire.folded" --comm truth_shares --label expire \
-			--json "$TMP/expire.json" "${TRUTH_ARGS[@]}" 2>>"$TMP/expire.err"; then
-		for t in freed root known; do fail "expire $t" "$(tail -1 "$TMP/expire.err")"; done
-		return
-	fi
+		--unwind-table-ttl 1s || return
 	ex=$(json "$TMP/expire.stats.json" unwinder expired) ch=$(json "$TMP/expire.stats.json" unwinder chunks_dropped)
 	if [ "$ex" -ge 2 ] && [ "$ch" -ge 1 ]; then
 		pass "expire freed: $ex tables expired, $ch chunks of rows given back; BPF maps at the end $(($(json "$TMP/expire.stats.json" bpf_maps_bytes) >> 20)) MiB"
 	else
 		fail "expire freed" "$ex tables expired (want >= 2: libLLVM, libclang-cpp), $ch chunks given back (want >= 1)"
 	fi
-	ss=$(val expire subject samples) sr=$(val expire subject root_pct)
-	if [ "$ss" -ge "$MIN_SAMPLES" ] && ge "$sr" "$ROOT_BAR"; then
-		pass "expire root: truth_shares reaches the root in $(fmt1 "$sr") % of $ss samples (bar $ROOT_BAR %)"
-	else
-		fail "expire root" "truth_shares reaches the root in $(fmt1 "$sr") % of $ss samples (bar $ROOT_BAR %, >= $MIN_SAMPLES samples); outermost frames $(val expire subject outermost)"
-	fi
-	read -r ok_s ok_c figs <<<"$(truth_figures expire subject)"
-	verdict "expire known" "$((ok_s && ok_c))" "${figs%%|*}(bar $SHARE_BAR points); exact callers in${figs#*|} (bar $CALLER_BAR %)"
+	truth_root_known expire
 }
 
 # A library replaced in place (swap_plugins, libplugin.c): the program spends
