@@ -394,9 +394,13 @@ static int rows_chunks_setup(struct sampler *s, struct sampler_bpf *k,
 			return -ENOMEM;
 		for (uint32_t c = 0; c < s->nchunks; c++)
 			s->row_chunks[c] = -1;
-		s->row_chunks[0] = rows_chunk_create(s);
-		if (s->row_chunks[0] < 0)
-			return s->row_chunks[0];
+	}
+	if (s->row_chunks[0] < 0) {
+		int fd = rows_chunk_create(s);
+
+		if (fd < 0)
+			return fd;
+		s->row_chunks[0] = fd;
 	}
 	bpf_map__set_max_entries(k->maps.unwind_rows, s->nchunks);
 	return bpf_map__set_inner_map_fd(k->maps.unwind_rows, s->row_chunks[0]);
