@@ -57,8 +57,8 @@ struct sampler_opts {
 };
 
 /* The walker's maps, for user/unwind/ to fill (include/kiln/unwind.h).
- * rules and tables are the maps' memory, shared with BPF; rows_fd is
- * mmap()ed a range at a time (BPF_F_MMAPABLE). */
+ * rules and tables are the maps' memory, shared with BPF; the rows' chunks
+ * (sampler__rows_chunk) are mmap()ed a range at a time (BPF_F_MMAPABLE). */
 struct sampler_unwind_maps {
 	uint32_t rows_cap;              /* slots (rows and page index entries) */
 	uint8_t *rules;                 /* KILN_UNWIND_RULES entries, rule_stride apart */

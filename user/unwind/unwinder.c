@@ -1149,9 +1149,13 @@ void unwinder__tick(struct unwinder *u, struct proc_table *procs)
 	}
 	if (u->nended && monotonic_ns() - u->ended_since >= ENDED_FLUSH_NS)
 		delete_ended(u);
-	if (u->table_ttl_ns && monotonic_ns() >= u->expiry_due) {
-		expire_tables(u, monotonic_ns());
-		u->expiry_due = monotonic_ns() + EXPIRY_CHECK_NS;
+	if (u->table_ttl_ns) {
+		uint64_t now = monotonic_ns();
+
+		if (now >= u->expiry_due) {
+			expire_tables(u, now);
+			u->expiry_due = now + EXPIRY_CHECK_NS;
+		}
 	}
 	jobs_collect(u);
 	/* Oldest first; a process gone meanwhile is skipped. */
