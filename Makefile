@@ -11,6 +11,7 @@
 #                 per suite and the total passed, failed and skipped; fails if
 #                 anything failed
 # make bench      side-by-side benchmark against perf record and bpftrace
+#                 (with bench-unwind and bench-per-sample)
 # make soak       the agent for SOAK_SECONDS (default 3600) under process churn,
 #                 a token rotation and a receiver outage: flat RSS, no profile
 #                 lost, no error but the outage's (tests/soak/run.sh)
@@ -20,6 +21,8 @@
 # make bench-scale  kiln record against N call chains over M processes, a grid
 # make bench-unwind  unwind table size and build cost of the largest binaries,
 #                 and the rows all running processes need (part of make bench)
+# make bench-per-sample  kiln's BPF time a sample against its frame-pointer
+#                 path and bpftrace's, all at once (part of make bench)
 # make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 # make install    binary, man page kiln(8), systemd unit, /etc/default/kiln
 #                 (PREFIX=/usr/local DESTDIR=); make uninstall reverses it
@@ -198,7 +201,7 @@ WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WL_SRCS))
 	test-hygiene test-layers test-browser test-deploy test-receiver test-kernels manifests bench \
 	soak format-check test-unwind \
 	vmlinux install uninstall clean workloads fuzz fuzz-replay valgrind bench-scale \
-	bench-unwind
+	bench-unwind bench-per-sample
 
 all: $(OUT)/kiln
 
@@ -542,6 +545,7 @@ bench:
 	$(MAKE) all workloads $(OUT)/bench/export_cost
 	KILN=$(OUT)/kiln WORKLOADS=$(OUT)/workloads tests/bench/run.sh
 	$(MAKE) bench-unwind
+	$(MAKE) bench-per-sample
 	@echo "export cost of one interval (10 000 unique stacks, 20 label sets, depth 24):"
 	@$(OUT)/bench/export_cost 10000 20 24
 
@@ -559,6 +563,13 @@ valgrind:
 # tests/bench/results/unwind-*.json.
 bench-unwind: $(OUT)/kiln
 	KILN=$(OUT)/kiln tests/bench/unwind_cost.py
+
+# kiln record (tables), kiln record --unwind-memory 0 and three bpftrace
+# programs (a counter, ustack, kstack + ustack + comm) at once, 8 rounds of
+# 10 s: BPF ns a sample of each, medians; tests/bench/results/per-sample-*.json.
+bench-per-sample: all workloads
+	WORKLOADS=$(OUT)/workloads tests/bench/per_sample.sh $(OUT)/kiln 8 10 \
+		tests/bench/results/per-sample-$$(date +%Y-%m-%d-%H%M%S).json
 
 # Cost growth: kiln record of N call chains over M processes
 # (tests/workloads/scale_gen), a grid of N and M; tests/bench/results/scale-*.json.

@@ -27,29 +27,18 @@ WORKLOADS=${WORKLOADS:-build/workloads}
 TMP=$(mktemp -d /tmp/kiln-sbs.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
-[ "$(id -u)" -eq 0 ] || { echo "side_by_side.sh: needs root" >&2; exit 2; }
-for w in cpu_ratio churn short_lived; do
-	[ -x "$WORKLOADS/$w" ] || { echo "side_by_side.sh: no $WORKLOADS/$w: make workloads" >&2; exit 2; }
-done
-clang -O2 -g -fno-omit-frame-pointer -pthread -o "$TMP/spin_counter" tests/bench/spin_counter.c ||
-	exit 2
+. tests/bench/side_load.sh
+load_prepare side_by_side.sh
 
 ratios=()
 for r in $(seq 1 "$ROUNDS"); do
-	"$WORKLOADS/cpu_ratio" $((S + 5)) >/dev/null &
-	load=$!
-	sleep 1
-	"$TMP/spin_counter" "$S" "$(nproc)" >/dev/null &
-	spin=$!
-	"$WORKLOADS/churn" "$S" 20 20 "$TMP/churn.log" >/dev/null &
-	churn=$!
+	load_start "$S"
 	"$A" record -q -d "$S" -o "$TMP/a.pb.gz" --stats "$TMP/a.json" 2>/dev/null &
 	pa=$!
 	"$B" record -q -d "$S" -o "$TMP/b.pb.gz" --stats "$TMP/b.json" 2>/dev/null &
 	pb=$!
-	wait "$pa" "$pb" "$spin" "$churn"
-	kill "$load" 2>/dev/null
-	wait "$load" 2>/dev/null
+	wait "$pa" "$pb"
+	load_stop
 	ratio=$(python3 - "$TMP/a.json" "$TMP/b.json" "$r" <<'EOF'
 import json, sys
 ns = []
@@ -63,6 +52,4 @@ EOF
 	) || exit 2
 	ratios+=("$ratio")
 done
-printf '%s\n' "${ratios[@]}" | sort -n |
-	awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
-		printf "B/A, BPF ns a sample: median %.3f of %d rounds (%.3f-%.3f)\n", m, NR, v[1], v[NR] }'
+printf '%s\n' "${ratios[@]}" | median "B/A, BPF ns a sample"
