@@ -82,7 +82,6 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 	kill -INT "${bts[@]}" 2>/dev/null
 	wait "${bts[@]}" 2>/dev/null
-	kill $LOAD_PIDS 2>/dev/null
 	load_stop
 	python3 - "$TMP" "$r" >>"$TMP/rounds.jsonl" <<'EOF' || exit 2
 import json, sys

@@ -14,8 +14,8 @@ load_prepare() {
 		exit 2
 }
 
-# load_start S: the load for S seconds (cpu_ratio a little longer, so it
-# outlives the profilers started after this); sets LOAD_PIDS.
+# load_start S: the load for at most S seconds (cpu_ratio a little
+# longer, so it outlives the profilers started after this).
 load_start() {
 	"$WORKLOADS/cpu_ratio" $(($1 + 5)) >/dev/null &
 	LOAD_CPU=$!
@@ -26,12 +26,12 @@ load_start() {
 	LOAD_PIDS="$LOAD_PIDS $!"
 }
 
-# load_stop: waits for spin_counter and churn, stops cpu_ratio.
+# load_stop: stops the load (once the profilers are done) and waits for it.
 load_stop() {
 	# shellcheck disable=SC2086
-	wait $LOAD_PIDS
-	kill "$LOAD_CPU" 2>/dev/null
-	wait "$LOAD_CPU" 2>/dev/null
+	kill $LOAD_PIDS "$LOAD_CPU" 2>/dev/null
+	# shellcheck disable=SC2086
+	wait $LOAD_PIDS "$LOAD_CPU" 2>/dev/null
 }
 
 # median WHAT: the median, least and most of the numbers on stdin, one

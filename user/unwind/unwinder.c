@@ -1139,6 +1139,7 @@ static void collect_due(uint64_t key, void *val, void *ctx)
 void unwinder__tick(struct unwinder *u, struct proc_table *procs)
 {
 	struct pending_walk w = { .n = 0 };
+	uint64_t now;
 
 	if (!u)
 		return;
@@ -1147,15 +1148,12 @@ void unwinder__tick(struct unwinder *u, struct proc_table *procs)
 		for (size_t i = 0; i < w.n; i++)
 			unwinder__miss(u, procs, w.due[i]);
 	}
-	if (u->nended && monotonic_ns() - u->ended_since >= ENDED_FLUSH_NS)
+	now = monotonic_ns();
+	if (u->nended && now - u->ended_since >= ENDED_FLUSH_NS)
 		delete_ended(u);
-	if (u->table_ttl_ns) {
-		uint64_t now = monotonic_ns();
-
-		if (now >= u->expiry_due) {
-			expire_tables(u, now);
-			u->expiry_due = now + EXPIRY_CHECK_NS;
-		}
+	if (u->table_ttl_ns && now >= u->expiry_due) {
+		expire_tables(u, now);
+		u->expiry_due = now + EXPIRY_CHECK_NS;
 	}
 	jobs_collect(u);
 	/* Oldest first; a process gone meanwhile is skipped. */
