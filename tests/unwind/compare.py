@@ -339,7 +339,7 @@ def truth_check(prof, spec):
     pct, _, callers = rest.partition(":")
     callers = [c for c in callers.split(",") if c]
     total = prof.samples
-    with_f = exact = 0
+    with_f = exact = cut = 0
     for st, n in prof.stacks.items():
         if name not in st:
             continue
@@ -347,6 +347,8 @@ def truth_check(prof, spec):
         i = st.index(name)
         if rooted(st) and i >= len(callers) and list(st[i - len(callers):i]) == callers:
             exact += n
+        elif i == 0 or (i == 1 and st[0] == "[unknown]"):
+            cut += n    # no caller, or the one [unknown] a walk cut short shows
     return {
         "function": name,
         "truth_pct": float(pct),
@@ -354,6 +356,9 @@ def truth_check(prof, spec):
         "inclusive_pct": 100.0 * with_f / total if total else 0.0,
         "samples": with_f,
         "callers_exact_pct": 100.0 * exact / with_f if with_f else 0.0,
+        # cut short, not wrong: no caller at all
+        "callers_cut": cut,
+        "callers_exact_of_uncut_pct": 100.0 * exact / (with_f - cut) if with_f > cut else 0.0,
     }
 
 

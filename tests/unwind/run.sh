@@ -348,13 +348,19 @@ for i in range(3000):
 # before that are named with A's mappings all the same. kiln only (the
 # program's construction is the truth).
 #   replaced  kiln saw a mapping replaced and read the process again
-#   known     both leaves' shares within 2 points of 40/60, >= 99 % of
-#             A's samples and >= SWAP_CALLER_BAR % of B's with their exact
-#             callers (B's first samples, until kiln reads the side-band
-#             and the process's mappings, are walked with A's table)
+#   known     both leaves' shares within 2 points of 40/60; of each
+#             leaf's samples, >= 99 % of those not cut short with their
+#             exact callers and at most SWAP_CUT_BAR % cut short
+# Cut short: a leaf with no caller (or the one [unknown] of a frame-pointer
+# walk). B's first samples, until kiln reads the side-band, are walked with
+# A's table and named with A's mappings (the same range): the walk stops
+# at the first caller outside every mapping, never emitting it, so they
+# show as A's leaf alone (5-26 samples at 999 Hz, as quickly as kiln
+# notices); so do A's first samples before its table is loaded, and B's
+# before its own is. A wrong caller is never excused.
 SWAP_TRUTH=(--truth plugin_a_spin=40:main,spend,run_plugin,plugin_run,plugin_a_outer
 	--truth plugin_b_spin=60:main,spend,run_plugin,plugin_run,plugin_b_outer,plugin_b_middle)
-SWAP_CALLER_BAR=95
+SWAP_CUT_BAR=5
 test_swap() {
 	local t rep figs
 	if [ ! -x "$UNWIND_BIN/swap_plugins" ]; then
@@ -373,18 +379,21 @@ test_swap() {
 	rep=$(json "$TMP/swap.stats.json" mappings_replaced)
 	verdict "swap replaced" "$([ "${rep:-0}" -ge 1 ] && echo 1)" \
 		"$rep mappings replaced in place seen, the process read again ($(cat "$TMP/swap.out"))"
-	figs=$(/usr/bin/python3 - "$TMP/swap.json" "$SHARE_BAR" "$CALLER_BAR" "$SWAP_CALLER_BAR" <<'PY'
+	figs=$(/usr/bin/python3 - "$TMP/swap.json" "$SHARE_BAR" "$CALLER_BAR" "$SWAP_CUT_BAR" <<'PY'
 import json, sys
 a, b = json.load(open(sys.argv[1]))["truth"]["subject"]
-share_bar, bar_a, bar_b = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
-ok = (all(abs(t["inclusive_pct"] - t["truth_pct"]) <= share_bar for t in (a, b))
-      and a["callers_exact_pct"] >= bar_a and b["callers_exact_pct"] >= bar_b)
-print(int(ok), ", ".join("%s %.1f %% (truth %.0f), exact callers in %.1f %% of its %d samples"
-                         % (t["function"], t["inclusive_pct"], t["truth_pct"], t["callers_exact_pct"],
-                            t["samples"]) for t in (a, b)))
+share_bar, caller_bar, cut_bar = (float(x) for x in sys.argv[2:5])
+ok = all(abs(t["inclusive_pct"] - t["truth_pct"]) <= share_bar
+         and t["callers_exact_of_uncut_pct"] >= caller_bar and t["callers_cut"] <= cut_bar / 100 * t["samples"]
+         for t in (a, b))
+print(int(ok), "; ".join("%s %.1f %% (truth %.0f), %d samples: exact callers in %.1f %% (%.1f %% of those"
+                         " not cut short), %d cut short"
+                         % (t["function"], t["inclusive_pct"], t["truth_pct"], t["samples"],
+                            t["callers_exact_pct"], t["callers_exact_of_uncut_pct"], t["callers_cut"])
+                         for t in (a, b)))
 PY
 )
-	verdict "swap known" "${figs%% *}" "${figs#* } (bars: $SHARE_BAR points; callers $CALLER_BAR % for A, $SWAP_CALLER_BAR % for B)"
+	verdict "swap known" "${figs%% *}" "${figs#* } (bars: $SHARE_BAR points; callers $CALLER_BAR % of those not cut short, at most $SWAP_CUT_BAR % cut short)"
 }
 
 # gotruth: FUNCTION=PERCENT:CALLERS (outermost first), for go_check.py.
