@@ -41,10 +41,6 @@
 #include "stats.h"
 #include "symbolize/symbolizer.h"
 
-/* The first drain comes early: it names what ran since start-up (loading
- * the symbol tables of the node's programs, start-up work), and /ready
- * waits for it. */
-#define FIRST_DRAIN_NS 2000000000ull
 #define HEALTH_MIN_S 30.0       /* /healthz fails after no drain for this long */
 
 /* The agent's options: the pipeline's and the HTTP client's land in their
@@ -477,7 +473,7 @@ static int run(struct agent *a)
 	struct sigaction stop = { .sa_handler = on_stop }, hup = { .sa_handler = on_hup };
 	struct pipeline_loop loop = {
 		.drain_every_ns = SAMPLER_DRAIN_NS,
-		.first_drain_ns = FIRST_DRAIN_NS,
+		.first_drain_ns = PIPELINE_FIRST_DRAIN_NS,
 		.interval_ns = (uint64_t)(a->o.interval * 1e9),
 		.stop = stop_or_reload,
 		.drained = drained,

@@ -102,6 +102,13 @@ int pipeline__attach(struct pipeline *p);
  * snapshots. 0 or -errno. */
 int pipeline__poll(struct pipeline *p, int timeout_ms);
 
+/* The first drain comes early, 2 s after start: it names what ran since
+ * start-up, loading the kernel's and the running programs' symbol tables
+ * (one-time work, done before the periodic drains), while the processes
+ * seen at start are still there to open their files through; the agent's
+ * /ready waits for it. */
+#define PIPELINE_FIRST_DRAIN_NS 2000000000ull
+
 /* The loop of every command: polls process events (waking at least every
  * second, see pipeline.c), drains every drain_every_ns, hands over each interval's profiles
  * every interval_ns, until stop says so or the deadline passes; then stops

@@ -602,7 +602,8 @@ static int run(struct record *r)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct pipeline_loop loop = {
-		.drain_every_ns = SAMPLER_DRAIN_NS, .stop = record_done, .ctx = r,
+		.drain_every_ns = SAMPLER_DRAIN_NS, .first_drain_ns = PIPELINE_FIRST_DRAIN_NS,
+		.stop = record_done, .ctx = r,
 	};
 	uint64_t start, deadline, elapsed;
 	struct kiln_stats stats;

@@ -578,7 +578,7 @@ test_html() {
 
 # System-wide, a new process's event waits for kiln's next read of the
 # ring (at least once a second), its samples until then walked by frame
-# pointers, unless its 4th such sample wakes kiln (unloaded_wakeup);
+# pointers, unless its 8th such sample wakes kiln (unloaded_wakeup);
 # --wake-on-new-process wakes kiln at its first sample. Ten processes of
 # 300 ms of CPU, one after another, at 999 Hz (~3000 samples): without the
 # flag most of them woke kiln, and the stacks walked by frame pointers
@@ -598,9 +598,9 @@ test_wake_on_new() {
 	fp_without=$(python3 -c "import json; print(json.load(open('$TMP/wake_without.json'))['walker']['frame_pointer_stacks'])")
 	woken=$(python3 -c "import json; print(json.load(open('$TMP/wake_without.json'))['unloaded_process_wakeups'])")
 	if [ "$woken" -ge 5 ] && [ "$fp_without" -lt 300 ] && [ "$fp_with" -lt "$fp_without" ]; then
-		pass "wake_on_new: stacks walked by frame pointers before their tables loaded: $fp_with with --wake-on-new-process, $fp_without without ($woken wakeups by a 4th such sample)"
+		pass "wake_on_new: stacks walked by frame pointers before their tables loaded: $fp_with with --wake-on-new-process, $fp_without without ($woken wakeups by an 8th such sample)"
 	else
-		fail wake_on_new "stacks walked by frame pointers: $fp_with with --wake-on-new-process, $fp_without without (want under 300, and more than with), wakeups by a 4th such sample $woken (want 5 or more)"
+		fail wake_on_new "stacks walked by frame pointers: $fp_with with --wake-on-new-process, $fp_without without (want under 300, and more than with), wakeups by an 8th such sample $woken (want 5 or more)"
 	fi
 }
 

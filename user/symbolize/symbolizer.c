@@ -30,9 +30,19 @@
 /* The BPF programs' names are read again for an address they lack at most
  * this often (BPF programs come and go). */
 #define BPF_KSYMS_MIN_NS 1000000000ull
+/* Kernel addresses recur from stack to stack (the same syscall and
+ * interrupt paths): the last lookups are remembered, direct-mapped by
+ * address, each valid while ks is the table that answered it. */
+#define KMEMO_SHIFT 10
+
+struct kmemo {
+	uint64_t addr;          /* 0: unused */
+	struct ksym k;
+};
 
 struct symbolizer {
 	struct kallsyms *ks;
+	struct kmemo kmemo[1u << KMEMO_SHIFT];  /* ks's recent answers */
 	const char *ks_path;    /* where ks was read, for a read after the cache */
 	bool ks_cached;         /* ks came from the cache directory */
 	struct bpf_ksyms *bpf;  /* the BPF programs' functions, or NULL */
@@ -134,6 +144,7 @@ void symbolizer__load_kernel_symbols(struct symbolizer *sym, const struct kallsy
 	enum kallsyms_cache_result res;
 
 	kallsyms__free(sym->ks);
+	memset(sym->kmemo, 0, sizeof(sym->kmemo));
 	sym->ks = kallsyms__load_cached(paths, dirfd, &res);
 	if (dirfd >= 0)
 		close(dirfd);
@@ -178,15 +189,25 @@ static bool bpf_lookup(struct symbolizer *sym, uint64_t addr, struct ksym *k)
  * is read, once a run. */
 static bool kernel_lookup(struct symbolizer *sym, uint64_t addr, struct ksym *k)
 {
+	struct kmemo *m = &sym->kmemo[(addr * 0x9e3779b97f4a7c15ull) >> (64 - KMEMO_SHIFT)];
+
 	if (!sym->ks || kallsyms__restricted(sym->ks))
 		return false;
-	if (kallsyms__lookup(sym->ks, addr, k))
+	if (addr && m->addr == addr) {
+		*k = m->k;
 		return true;
+	}
+	if (kallsyms__lookup(sym->ks, addr, k)) {
+		m->addr = addr;
+		m->k = *k;
+		return true;
+	}
 	if (!sym->ks_cached || !kallsyms__uncovered(sym->ks))
 		return false;
 	if (bpf_lookup(sym, addr, k))
 		return true;
 	kallsyms__free(sym->ks);
+	memset(sym->kmemo, 0, sizeof(sym->kmemo));
 	sym->ks = kallsyms__load(sym->ks_path);
 	sym->ks_cached = false;
 	sym->stats.kallsyms_read++;
