@@ -11,8 +11,9 @@
 #   tests/bench/timeline.sh KILN [SECONDS (32)] [load|idle (load)]
 #
 # The watcher forks nothing once started (bash builtins, a FIFO as its
-# clock; a second's reading is the run time since the last), so kiln sees no new process of the instrument's own; the load
-# is side_load.sh's. Needs root, make workloads, clang (spin_counter).
+# clock; a second's reading is the run time since the last), so kiln
+# sees no new process of the instrument's own; the load is
+# side_load.sh's. Needs root, make workloads, clang (spin_counter).
 # A report: it never fails on a number.
 set -u
 cd "$(dirname "$0")/../.." || exit 2

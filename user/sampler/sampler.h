@@ -37,8 +37,8 @@
  * image, at most every 50 ms on the host): at 97 Hz, one that has run
  * about 80 ms. Most short-lived processes end sooner and wake nothing:
  * at 4, one in seven of make bench's 20 ms processes drew 4 samples and
- * woke the loop for tables it no longer needed (2.5 wakeups a second, a
- * sixth of record's steady CPU on a VM whose exits cost 8 us). */
+ * woke the loop for tables it no longer needed (2.5 wakeups a second,
+ * 13-15 % of record's steady CPU on a VM whose exits cost 8 us). */
 #define SAMPLER_UNLOADED_WAKE 8
 /* Processes whose executable mappings early walks keep at once: this
  * share of --unwind-processes (1024 of the default 4096) */

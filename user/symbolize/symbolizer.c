@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/hash.h"
 #include "core/log.h"
 #include "symbolize/bpf_ksyms.h"
 #include "symbolize/jit.h"
@@ -137,14 +138,21 @@ static void kernel_symbols_loaded(struct symbolizer *sym, const char *path)
 			path);
 }
 
+/* ks replaced by a table read anew: its remembered answers go with it. */
+static void kernel_table_drop(struct symbolizer *sym)
+{
+	kallsyms__free(sym->ks);
+	sym->ks = NULL;
+	memset(sym->kmemo, 0, sizeof(sym->kmemo));
+}
+
 void symbolizer__load_kernel_symbols(struct symbolizer *sym, const struct kallsyms_paths *paths,
 				     const char *cache_dir)
 {
 	int dirfd = cache_dir ? open(cache_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
 	enum kallsyms_cache_result res;
 
-	kallsyms__free(sym->ks);
-	memset(sym->kmemo, 0, sizeof(sym->kmemo));
+	kernel_table_drop(sym);
 	sym->ks = kallsyms__load_cached(paths, dirfd, &res);
 	if (dirfd >= 0)
 		close(dirfd);
@@ -189,7 +197,7 @@ static bool bpf_lookup(struct symbolizer *sym, uint64_t addr, struct ksym *k)
  * is read, once a run. */
 static bool kernel_lookup(struct symbolizer *sym, uint64_t addr, struct ksym *k)
 {
-	struct kmemo *m = &sym->kmemo[(addr * 0x9e3779b97f4a7c15ull) >> (64 - KMEMO_SHIFT)];
+	struct kmemo *m = &sym->kmemo[hash__mix(addr) & ((1u << KMEMO_SHIFT) - 1)];
 
 	if (!sym->ks || kallsyms__restricted(sym->ks))
 		return false;
@@ -206,8 +214,7 @@ static bool kernel_lookup(struct symbolizer *sym, uint64_t addr, struct ksym *k)
 		return false;
 	if (bpf_lookup(sym, addr, k))
 		return true;
-	kallsyms__free(sym->ks);
-	memset(sym->kmemo, 0, sizeof(sym->kmemo));
+	kernel_table_drop(sym);
 	sym->ks = kallsyms__load(sym->ks_path);
 	sym->ks_cached = false;
 	sym->stats.kallsyms_read++;
