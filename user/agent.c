@@ -190,7 +190,6 @@ struct agent {
 	char *server;                   /* x.server's storage */
 	char *otlp_url;                 /* x.otlp_url's storage */
 	bool page_drawn;                /* latest.html written by this run */
-	int stats_fd;
 	pthread_mutex_t lock;           /* guards snap */
 	struct snapshot snap;
 };
@@ -248,7 +247,6 @@ static void publish(struct agent *a)
 	s = a->snap;
 	pthread_mutex_unlock(&a->lock);
 	stats__collect(&s.stats, a->pipe);
-	s.stats.bpf_stats_on = a->stats_fd >= 0;
 	if (a->x.files)
 		files__stats(a->x.files, &s.stats.files);
 	s.last_drain_mono_ns = monotonic_ns();
@@ -421,11 +419,6 @@ static int setup(struct agent *a)
 	a->pipe = pipeline__open(&a->o.pipe);
 	if (!a->pipe)
 		return errno == ENOMEM ? 1 : 2;
-	/* Metrics report BPF run time: keep the kernel's counting on while we
-	 * run, whatever kernel.bpf_stats_enabled says. */
-	a->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	if (a->stats_fd < 0)
-		pr_debug("agent: BPF run-time statistics unavailable: %s", strerror(-a->stats_fd));
 	if (strcmp(a->o.metrics_addr, "off")) {
 		a->http = http_server__start(a->o.metrics_addr, &h, a);
 		if (!a->http)
@@ -548,7 +541,6 @@ int agent_main(int argc, char **argv)
 		fprintf(stderr, "kiln: out of memory\n");
 		return 1;
 	}
-	a->stats_fd = -1;
 	pthread_mutex_init(&a->lock, NULL);
 	status = config__parse_command(&agent_command, &a->o, argc, argv, NULL);
 	if (status == 1) {
@@ -574,8 +566,6 @@ out:
 	sender__free(a->x.otlp);
 	files__free(a->x.files);
 	pipeline__free(a->pipe);
-	if (a->stats_fd >= 0)
-		close(a->stats_fd);
 	free(a->server);
 	free(a->otlp_url);
 	config__release_command(&agent_command, &a->o, NULL);

@@ -56,7 +56,7 @@
 	CONFIG_ROW_BOOL(T, pipe.sampler.no_bpf_loop, "no-bpf-loop", 0, \
 			"load the unrolled BPF programs that kernels before 5.17 (no bpf_loop) load, whatever the kernel (tests; about 0.2 s more CPU at start)"), \
 	CONFIG_ROW_BOOL(T, pipe.sampler.wake_on_new, "wake-on-new-process", 0, \
-			"wake at each new process's first sample, so that its unwind tables load before its second (otherwise at the loop's next read, or once 4 of its samples were walked by frame pointers; about 40 us of CPU a new process on a VM); always so with a COMMAND or -p"), \
+			"wake at each new process's first sample, so that its unwind tables load before its second (otherwise at the loop's next read, or once 8 of its samples were walked by frame pointers; about 40 us of CPU a new process on a VM); always so with a COMMAND or -p"), \
 	CONFIG_ROW_BOOL(T, pipe.no_python, "no-python", 0, \
 			"no Python frames: CPython processes keep their native eval-loop frames and their memory is not read"), \
 	CONFIG_ROW_BOOL(T, pipe.no_ruby, "no-ruby", 0, \

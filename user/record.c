@@ -75,7 +75,6 @@ struct record {
 	struct profile_set *profiles;   /* taken from the pipeline at the end */
 	pid_t child;
 	int child_status;
-	int stats_fd;                   /* BPF_ENABLE_STATS, -1 when off */
 	bool child_done;
 	bool tty;                       /* a status line each second */
 	bool no_file;                   /* --server without -o: push only */
@@ -121,7 +120,7 @@ static const struct config_option record_options[] = {
 	CONFIG_ROW_DURATION_NS(R, debuginfod_wait_ns, "debuginfod-wait", "5s", 0, 3600,
 			       "at the end, wait at most this long for the debug files still being fetched, then write the profile (the frames that waited for one are named with it)"),
 	CONFIG_ROW_STRING(R, stats_path, "stats", 0, "FILE", NULL,
-			  "also write the run's counters as JSON (turns on BPF run-time stats)"),
+			  "also write the run's counters as JSON"),
 	CONFIG_ROW_BOOL(R, quiet, "quiet", 'q', "no live status line"),
 	CONFIG_ROW_COUNT(R, verbose, "verbose", 'v', "more logging (twice: debug, libbpf included)"),
 	OPTIONS_CONFIG(R),
@@ -476,7 +475,6 @@ static void summary(struct record *r, double seconds, struct kiln_stats *sp)
 	s.frequency = r->o.pipe.sampler.frequency;
 	s.cpus = sampler__cpus(smp);
 	s.label_sets = profile_set__count(pipeline__label_sets_seen(r->pipe));
-	s.bpf_stats_on = r->stats_fd >= 0;
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		s.max_rss_kb = (uint64_t)ru.ru_maxrss;
 		s.cpu_user_ms = ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3;
@@ -640,13 +638,6 @@ static int run(struct record *r)
 					 KILN_FILTER_SELF | KILN_FILTER_CHILDREN))
 			return 1;
 	}
-	/* --stats reports the program's run count: keep the kernel's run-time
-	 * statistics on while recording, whatever kernel.bpf_stats_enabled. */
-	if (r->o.stats_path) {
-		r->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-		if (r->stats_fd < 0)
-			pr_warn("cannot enable BPF run-time statistics: %s", strerror(-r->stats_fd));
-	}
 	/* The window starts before the first perf event is opened: attaching
 	 * also reads kallsyms (hundreds of ms on a slow guest) while samples
 	 * are already being taken, and they belong to the window. */
@@ -723,7 +714,6 @@ int record_main(int argc, char **argv)
 		return 1;
 	}
 	log_route_libbpf();
-	r->stats_fd = -1;
 	status = config__parse_command(&record_command, &r->o, argc, argv, &r->o.command_args);
 	if (status == 1) {
 		config__usage(&record_command, stdout);
@@ -739,8 +729,6 @@ int record_main(int argc, char **argv)
 	config__release_command(&record_command, &r->o, &r->o.command_args);
 	pipeline__free(r->pipe);
 	profile_set__free(r->profiles);
-	if (r->stats_fd >= 0)
-		close(r->stats_fd);
 	free(r);
 	return status;
 }

@@ -61,11 +61,6 @@ static double otlp_last_status(const void *snap)
 	return (double)((const struct kiln_stats *)snap)->otlp.last_status;
 }
 
-static bool bpf_stats_on(const void *snap)
-{
-	return ((const struct kiln_stats *)snap)->bpf_stats_on;
-}
-
 #define OUTCOME(I, NAME) \
 	LABELED("kiln_bpf_outcomes_total", "outcome", NAME, "outcomes." NAME, t.outcomes[I], \
 		"samples", "every BPF program run, by outcome (sampled, skipped or dropped)")
@@ -760,11 +755,13 @@ static const struct counter stats_rows[] = {
 		"container ids no pod status names"),
 	ROW(NULL, METRICS_GAUGE, NULL, NULL, "label_sets", label_sets, "label sets",
 	    "distinct label sets seen"),
-	/* the BPF programs (kernel run-time stats, when on) */
+	/* the sampling programs, as they clock themselves */
 	NANOS("kiln_bpf_run_seconds_total", METRICS_COUNTER, "bpf_run_ns", bpf_run_ns,
-	      "time the BPF programs ran (kernel run-time stats)", .shown = bpf_stats_on),
+	      "time the sampling BPF programs ran, tail calls included (clocked by the programs)"),
 	COUNTER("kiln_bpf_runs_total", "bpf_run_cnt", bpf_run_cnt, "runs",
-		"BPF program invocations", .shown = bpf_stats_on),
+		"sampling BPF program invocations (one a sample)"),
+	ROW(NULL, METRICS_COUNTER, NULL, NULL, "bpf_kernel_run_ns", bpf_kernel_run_ns, "ns",
+	    "the same programs' time by the kernel's run-time statistics, while someone keeps kernel.bpf_stats_enabled on (else 0)"),
 	GAUGE("kiln_bpf_maps_bytes", "bpf_maps_bytes", bpf_maps_bytes, "bytes",
 	      "kernel memory of the BPF maps (their fdinfo memlock; the side-band rings apart)"),
 	LABELED("kiln_kernel_types_loads_total", "source", "cache", "kernel_types.cached",
@@ -803,7 +800,7 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	symbolizer__jit_stats(pipeline__symbolizer(p), &s->jit);
 	sampler__counters(smp, &c);
 	memcpy(s->events, c.events, sizeof(s->events));
-	sampler__prog_stats(smp, &s->bpf_run_ns, &s->bpf_run_cnt);
+	sampler__prog_stats(smp, &s->bpf_run_ns, &s->bpf_run_cnt, &s->bpf_kernel_run_ns);
 	sampler__sideband_stats(smp, &s->sideband, &s->sideband_bytes);
 	s->bpf_maps_bytes = sampler__maps_bytes(smp);
 	sampler__btf_stats(smp, &s->btf);

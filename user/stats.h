@@ -33,12 +33,11 @@ struct kiln_stats {
 	struct debuginfod_stats dbgi;
 	struct jit_stats jit;
 	uint64_t events[KILN_EV_STAT_COUNT];
-	uint64_t bpf_run_ns, bpf_run_cnt;
+	uint64_t bpf_run_ns, bpf_run_cnt, bpf_kernel_run_ns;
 	struct sideband_stats sideband; /* zero when the side-band is off */
 	uint64_t sideband_bytes;
 	uint64_t bpf_maps_bytes;        /* kernel memory of the BPF maps */
 	struct core_btf_stats btf;      /* the kernel's types for CO-RE */
-	bool bpf_stats_on;              /* the run-time counters are being kept */
 	/* Hostile-input refusals, process-wide (core/safe_open, core/elf). */
 	struct safe_open_stats opens;
 	uint64_t elf_refused[ELF_REFUSAL_COUNT];

@@ -17,6 +17,9 @@ struct kiln_counters {
 	__u64 outcomes[2][KILN_OUTCOME_COUNT];  /* by generation & 1 */
 	__u64 events[KILN_EV_STAT_COUNT];
 	__u64 interp[KILN_LANG_COUNT][KILN_INTERP_STAT_COUNT];
+	/* The sampling programs' runs (one a sample, its tail calls
+	 * included) and the time they took, clocked by the programs. */
+	__u64 runs, run_ns;
 };
 
 #endif

@@ -842,7 +842,8 @@ def cmd_report(work, seconds, out):
               f"max drain {ks.get('drain_ns_max', 0) / 1e6:.1f} ms, "
               f"self-reported kiln_sample runs {ks.get('bpf_run_cnt')} "
               f"vs outcomes counted {sum(o.values())}, "
-              f"{ks.get('bpf_run_ns')} ns.")
+              f"{ks.get('bpf_run_ns')} ns clocked by the programs, "
+              f"{ks.get('bpf_kernel_run_ns')} ns by the kernel's statistics.")
 
     result = {"meta": meta, "seconds": seconds, "truth_hot_three_pct": TRUTH,
               "baseline_iterations_mean": base, "rows": rows,

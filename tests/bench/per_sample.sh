@@ -87,8 +87,8 @@ for r in $(seq 1 "$ROUNDS"); do
 import json, sys
 d, r = sys.argv[1], int(sys.argv[2])
 ns = {}
-for name, run, cnt in (("kiln", "bpf_run_ns", "bpf_run_cnt"),
-                       ("kiln_fp", "bpf_run_ns", "bpf_run_cnt"),
+for name, run, cnt in (("kiln", "bpf_kernel_run_ns", "bpf_run_cnt"),
+                       ("kiln_fp", "bpf_kernel_run_ns", "bpf_run_cnt"),
                        ("bt_count", "run_time_ns", "run_cnt"),
                        ("bt_ustack", "run_time_ns", "run_cnt"),
                        ("bt_stacks", "run_time_ns", "run_cnt")):

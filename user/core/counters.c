@@ -35,7 +35,7 @@ int counters__write_metrics(const struct counter *rows, size_t n, const void *sn
 		const struct counter *c = &rows[i];
 		struct metrics_label l = { c->label, c->label_value };
 
-		if (!c->metric || (c->shown && !c->shown(snap)))
+		if (!c->metric)
 			continue;
 		if (!family || strcmp(family, c->metric)) {
 			family = c->metric;

@@ -41,7 +41,6 @@ struct counter {
 	enum counter_kind kind;
 	size_t offset;
 	double (*get)(const void *snap);
-	bool (*shown)(const void *snap); /* /metrics only when true; NULL: always */
 };
 
 /* The value of row c in snap, as a double (exact below 2^53). */
