@@ -542,6 +542,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct kiln_early_maps);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 } early_maps SEC(".maps");
 
 /* Never written: a new early_maps entry is a copy of these zeros (too
