@@ -66,6 +66,11 @@ volatile __u64 window_end_ns = 0;
  * most 20 times a second. */
 __u64 unloaded_wake_ns = 0;
 #define UNLOADED_WAKE_GAP_NS (50 * 1000000ull)
+/* Likewise for key_wakeup: a new key of a stack with interpreter frames;
+ * user space also sets it when it will read the ring within the gap
+ * anyway (sampler__reading_soon). */
+__u64 key_wake_ns = 0;
+#define KEY_WAKE_GAP_NS (100 * 1000000ull)
 /* Tasks moved between cgroups (or cgroups renamed) since load: user space
  * reads it, and each event carries it (struct kiln_event). */
 volatile __u64 cgroup_epoch = 0;
@@ -392,6 +397,7 @@ enum { IT_NOT_HANDED = 0, IT_REPLACED = 1, IT_KEPT = 2 };
 #define IT_SCRATCH (IT_OFF_MASK + 1 + 8)
 
 #define RECENT_STACKS 64
+#define RECENT_CODES 256
 
 /* Rows this CPU looked up last, by table slot and offset (direct-mapped):
  * a hot loop's pcs and its callers' return addresses recur from sample to
@@ -463,10 +469,11 @@ struct walk {
 	 * instance its facts were checked against, it_emitted when the current
 	 * call's frames began, and whether the native frame at pc was
 	 * replaced by interpreter frames (unwound, not recorded) or the walk
-	 * is appending the frames left at its end. */
+	 * is appending the frames left at its end. it_new_code: the walk
+	 * emitted a code object not in codes[] (see there). */
 	__u64 it_frame, it_end, it_eval_start, it_eval_len;
 	__u32 it_state, it_emitted, it_instance, it_call_start, it_lang;
-	__u8 it_replaced, it_leftover, it_pending, it_pad;
+	__u8 it_replaced, it_leftover, it_pending, it_new_code;
 	struct kiln_stack_rec srec;     /* the stack being built, as a record */
 	__u8 scratch[IT_SCRATCH];
 	struct kiln_early_maps early_maps;      /* the process's, copied */
@@ -476,6 +483,12 @@ struct walk {
 	/* Hashes of stacks this CPU stored in generation recent_gen (by the
 	 * hash's low bits; 0: none; a hash is never 0). */
 	__u64 recent[RECENT_STACKS];
+	/* The interpreter frames' code objects this CPU emitted, hashed with
+	 * the process's instance, a Ruby frame's method entry and the
+	 * generation (so none of an earlier one matches), by the hash's low
+	 * bits: a stack with one not here may hold a name user space has not
+	 * read (key_wakeup). */
+	__u64 codes[RECENT_CODES];
 };
 
 struct {
@@ -749,6 +762,23 @@ static __always_inline void send_sample(struct walk *w, __u64 wake)
 		count_outcome(w->gen, KILN_SAMPLED);
 }
 
+/* A key user space must see at once (its interpreter frames are named
+ * from the living process) wakes it when the walk met a code object this
+ * CPU had not in this generation (new native frames bring no name to
+ * read), unless this woke it, or user space said it reads the ring again,
+ * less than KEY_WAKE_GAP_NS ago: while new names keep coming it polls
+ * every 100 ms itself (pipeline.c), and idles while none do. */
+static __always_inline __u64 key_wakeup(void)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (now - key_wake_ns < KEY_WAKE_GAP_NS)
+		return ring_wakeup();
+	key_wake_ns = now;
+	count_event(KILN_EV_WAKE_NAMES);
+	return BPF_RB_FORCE_WAKEUP;
+}
+
 /* The sample in w->rec counted in this CPU's slot for its key; the key
  * the slot counted before (if another) sent to the ring. A new key that
  * user space must see at once (now) is sent at once too. */
@@ -781,7 +811,7 @@ static __always_inline void count_sample(struct walk *w, bool now)
 	if (now) {
 		slot->count = 0;
 		slot->sent = 1;
-		send_sample(w, ring_wakeup());
+		send_sample(w, w->it_new_code ? key_wakeup() : ring_wakeup());
 		return;
 	}
 	count_outcome(g, KILN_SAMPLED);
@@ -1485,6 +1515,19 @@ static __always_inline __u64 thread_pointer(void)
  * holding aux); IT_STOP when the stack or the frame cap is full. (User
  * space reads the names of a stack's code objects as the stack arrives,
  * while the process lives: sampler_hooks.on_new_key.) */
+/* Notes code (with aux) in w->codes; it_new_code when it was not there. */
+static __always_inline void code_seen(struct walk *w, __u64 code, __u64 aux)
+{
+	__u64 h = hash_final(hash_mix(hash_mix(hash_mix(STACK_HASH_SEED, w->it_instance), code), aux),
+			     w->rec.gen);
+	__u64 *seen = &w->codes[h & (RECENT_CODES - 1)];
+
+	if (*seen == h)
+		return;
+	*seen = h;
+	w->it_new_code = 1;
+}
+
 static __always_inline int it_emit(struct walk *w, __u32 lang, __u64 tag_code, __u64 tag_where,
 				   __u64 code, __u32 check, __u32 idx, bool with_aux, __u64 aux)
 {
@@ -1506,6 +1549,7 @@ static __always_inline int it_emit(struct walk *w, __u32 lang, __u64 tag_code, _
 		w->srec.stack.len = n + 3;
 		w->hash = hash_mix(w->hash, w->srec.stack.ips[n + 2]);
 	}
+	code_seen(w, code, with_aux ? aux : 0);
 	w->it_emitted++;
 	count_interp(lang, KILN_INTERP_FRAMES);
 	return IT_MORE;
@@ -1873,6 +1917,7 @@ static __always_inline void interp_setup(struct walk *w, __u32 tgid, __u32 insta
 	w->it_replaced = 0;
 	w->it_leftover = 0;
 	w->it_pending = 0;
+	w->it_new_code = 0;
 	w->it_eval_len = 0;
 	if (!instance)
 		return;

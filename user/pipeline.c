@@ -19,12 +19,14 @@
 #define MAX_SEEN_LABEL_SETS 1000
 /* The loop reads its rings at least every POLL_SLOW_MS; every
  * POLL_FAST_MS with a filter (a profiled COMMAND's exit and the end of -p's
- * processes are noticed at a read) and while interpreter processes run
- * (their frames are named from the living process as each new stack
- * arrives: unwinder__poll_ms). Sooner when woken: the ring half full, a
- * walk's miss, a new process's event with wake_on_new, a process sampled
- * SAMPLER_UNLOADED_WAKE times before its tables loaded, sampler__wake.
- * Each wakeup costs ~50 us of CPU on a VM whose exits are slow. */
+ * processes are noticed at a read) and while stacks with interpreter
+ * frames keep arriving (their names are read from the living process as
+ * each new stack arrives; the programs wake the loop for the first after
+ * a quiet spell, bpf key_wakeup). Sooner when woken: the ring half full,
+ * a walk's miss, a new process's event with wake_on_new, a process
+ * sampled SAMPLER_UNLOADED_WAKE times before its tables loaded,
+ * sampler__wake. Each wakeup costs 50-100 us of CPU on a VM whose exits
+ * are slow. */
 #define POLL_FAST_MS 100
 #define POLL_SLOW_MS 1000
 /* Samples held for debuginfod lookups (wait_for_names): about 16 000
@@ -47,6 +49,7 @@ struct pipeline {
 	struct deferred held;           /* samples waiting for debug files */
 	uint64_t lookups_seen;          /* symbolizer__lookups_ended when last named */
 	bool kernel_symbols_due;        /* attached: loaded at the first drain */
+	bool interp_keys;               /* the last read brought names to read */
 	struct pipeline_totals t;
 };
 
@@ -211,7 +214,8 @@ static void on_new_key(const struct drained_sample *d, void *ctx)
 {
 	struct pipeline *p = ctx;
 
-	symbolizer__interp_stack(p->sym, d->key->instance, d->uips, d->un);
+	if (symbolizer__interp_stack(p->sym, d->key->instance, d->uips, d->un))
+		p->interp_keys = true;
 }
 
 int pipeline__attach(struct pipeline *p)
@@ -236,9 +240,12 @@ int pipeline__poll(struct pipeline *p, int timeout_ms)
 {
 	int err;
 
-	if (p->o.sampler.filter && timeout_ms > POLL_FAST_MS)
+	if ((p->o.sampler.filter || p->interp_keys) && timeout_ms > POLL_FAST_MS)
 		timeout_ms = POLL_FAST_MS;
+	p->interp_keys = false;
 	err = sampler__poll(p->sampler, unwinder__poll_ms(p->uw, timeout_ms));
+	if (p->interp_keys)
+		sampler__reading_soon(p->sampler);
 	/* A library replaced in place: the samples read so far are named
 	 * with the mappings they were taken in, then its process is read
 	 * again (which re-arms its walks). */

@@ -204,7 +204,10 @@ static const struct counter stats_rows[] = {
 		events[KILN_EV_DROPPED], "events", NULL),
 	COUNTER("kiln_unloaded_process_wakeups_total", "unloaded_process_wakeups",
 		events[KILN_EV_WAKE_UNLOADED], "wakeups",
-		"wakeups of kiln by a process sampled 4 times before its unwind tables loaded"),
+		"wakeups of kiln by a process sampled 8 times before its unwind tables loaded"),
+	COUNTER("kiln_interpreter_name_wakeups_total", "interpreter_name_wakeups",
+		events[KILN_EV_WAKE_NAMES], "wakeups",
+		"wakeups of kiln by a stack with an interpreter code object new to its CPU since the last drain, whose name is read from the living process (at most 10 a second)"),
 	/* drains */
 	COUNTER("kiln_drains_total", "drains", t.drains, "drains", "drains of the sampler's generations"),
 	COUNTER("kiln_drain_conservation_failures_total", "invariant_failures",

@@ -107,6 +107,9 @@ enum kiln_event_stat {
 				    * frames only */
 	KILN_EV_WAKE_UNLOADED,  /* wakeups of user space by a process sampled a
 				 * few times before its tables loaded */
+	KILN_EV_WAKE_NAMES,     /* wakeups of user space by a stack with an
+				 * interpreter frame's code object new to its
+				 * CPU in the generation (key_wakeup) */
 	KILN_EV_STAT_COUNT,
 };
 

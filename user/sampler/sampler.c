@@ -1002,6 +1002,11 @@ void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt,
 										     info.run_time_ns;
 }
 
+void sampler__reading_soon(struct sampler *s)
+{
+	__atomic_store_n(&s->skel->bss->key_wake_ns, monotonic_ns(), __ATOMIC_RELAXED);
+}
+
 void sampler__set_window_end(struct sampler *s, uint64_t mono_ns)
 {
 	__atomic_store_n(&s->skel->bss->window_end_ns, mono_ns, __ATOMIC_SEQ_CST);

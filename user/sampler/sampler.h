@@ -121,6 +121,10 @@ int sampler__attach(struct sampler *s, const struct sampler_hooks *hooks);
 int sampler__poll(struct sampler *s, int timeout_ms);
 /* Ends a sampler__poll under way, or the next one, at once. Any thread. */
 void sampler__wake(struct sampler *s);
+/* The caller read the ring now and reads it again within 100 ms: the
+ * programs need not wake it for a new interpreter stack until then
+ * (bpf key_wakeup). */
+void sampler__reading_soon(struct sampler *s);
 /* Flips the generation, waits for programs still writing the old one, and
  * hands every sample of it to fn, then clears it. */
 int sampler__drain(struct sampler *s, sample_fn fn, void *ctx,

@@ -215,17 +215,18 @@ int code_names__frame(struct code_names *n, const void *facts, pid_t pid, uint32
 	return 0;
 }
 
-void code_names__prefetch(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,
+bool code_names__prefetch(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,
 			  uint64_t addr, uint64_t aux)
 {
 	enum code_names_failure why;
 	struct code_entry *e;
 
 	if (!facts || lookup(n, instance, addr, aux))
-		return;
+		return false;
 	e = read_entry(n, facts, pid, instance, addr, aux, &why);
 	if (e)
 		store(n, e);
+	return true;
 }
 
 void code_names__stats(const struct code_names *n, struct code_names_stats *out)

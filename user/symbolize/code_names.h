@@ -9,6 +9,7 @@
 #ifndef KILN_SYMBOLIZE_CODE_NAMES_H
 #define KILN_SYMBOLIZE_CODE_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -85,8 +86,9 @@ int code_names__frame(struct code_names *n, const void *facts, pid_t pid, uint32
 		      uint64_t addr, uint64_t aux, uint32_t check, uint32_t index,
 		      struct code_frame_name *out);
 /* Reads and caches object addr (with its aux slot, 0 without) of a live
- * process now, unless cached: its name survives the process's exit. */
-void code_names__prefetch(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,
+ * process now, unless cached: its name survives the process's exit. True
+ * when it was not cached (read now, or tried). */
+bool code_names__prefetch(struct code_names *n, const void *facts, pid_t pid, uint32_t instance,
 			  uint64_t addr, uint64_t aux);
 void code_names__stats(const struct code_names *n, struct code_names_stats *out);
 void code_names__free(struct code_names *n);

@@ -756,11 +756,12 @@ void symbolizer__use_table_cache(struct symbolizer *sym, struct table_cache *tab
 	sym->tables = tables;
 }
 
-void symbolizer__interp_stack(struct symbolizer *sym, uint32_t instance, const uint64_t *uips,
+bool symbolizer__interp_stack(struct symbolizer *sym, uint32_t instance, const uint64_t *uips,
 			      uint32_t un)
 {
 	const struct proc_snapshot *snap = NULL;
 	struct interp_slots fr;
+	bool read = false;
 
 	for (uint32_t i = un; i-- > 0;) {
 		const void *facts;
@@ -773,11 +774,12 @@ void symbolizer__interp_stack(struct symbolizer *sym, uint32_t instance, const u
 		if (!snap)
 			snap = proc_table__get(sym->procs, instance);
 		if (!snap || snap->ended)
-			return;         /* every frame is this process's */
+			return false;   /* every frame is this process's */
 		/* (a name cached already is not read again) */
-		code_names__prefetch(sym->names[fr.lang], facts, snap->pid, instance,
-				     SLOT_VALUE(fr.code_slot), fr.aux);
+		read |= code_names__prefetch(sym->names[fr.lang], facts, snap->pid, instance,
+					     SLOT_VALUE(fr.code_slot), fr.aux);
 	}
+	return read;
 }
 
 void symbolizer__interp_stats(const struct symbolizer *sym, enum kiln_interp_lang lang,

@@ -132,8 +132,9 @@ struct table_cache;
 void symbolizer__use_table_cache(struct symbolizer *sym, struct table_cache *tables);
 /* A stack of instance's first sample this drain: reads the names of its
  * interpreter frames not read yet (a Ruby frame's method entry is known
- * only from its stack) while the process lives. */
-void symbolizer__interp_stack(struct symbolizer *sym, uint32_t instance, const uint64_t *uips,
+ * only from its stack) while the process lives. True when it read one
+ * (or tried): more may follow soon. */
+bool symbolizer__interp_stack(struct symbolizer *sym, uint32_t instance, const uint64_t *uips,
 			      uint32_t un);
 void symbolizer__interp_stats(const struct symbolizer *sym, enum kiln_interp_lang lang,
 			      struct code_names_stats *out);

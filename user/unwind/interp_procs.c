@@ -373,11 +373,6 @@ bool interp_procs__pending(const struct interp_procs *p)
 	return p && p->npending;
 }
 
-bool interp_procs__any(const struct interp_procs *p)
-{
-	return p && p->st.processes;
-}
-
 const void *interp_procs__get(const struct interp_procs *p, uint32_t instance)
 {
 	const struct interp_proc *e = p ? hashmap__get_u64(&p->procs, instance) : NULL;

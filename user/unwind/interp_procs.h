@@ -83,8 +83,6 @@ void interp_procs__ended(struct interp_procs *p, const struct proc_snapshot *s);
 /* Whether a process was tried and is to be tried again (its interpreter
  * not ready yet): its re-reads are due within tens of milliseconds. */
 bool interp_procs__pending(const struct interp_procs *p);
-/* Whether any process's interpreter frames are walked now. */
-bool interp_procs__any(const struct interp_procs *p);
 /* Whether s maps a file named as the language's interpreter, which it
  * may run (the walker looks for its facts only then). */
 bool interp_procs__candidate(const struct interp_procs *p, const struct proc_snapshot *s);

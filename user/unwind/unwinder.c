@@ -62,7 +62,6 @@ const char *const unwinder_fallback_names[UNWINDER_FB_COUNT] = {
  * re-read is due 50 ms after its first read, and a short one (python -c)
  * may be gone by the wake-up after that */
 #define INTERP_POLL_MS 20
-#define INTERP_LIVE_POLL_MS 100         /* while interpreter frames are walked */
 
 /* A file gets its slot when first mapped: its processes' entries are
  * written at once and name the slot, whose nrows stays 0 (frame pointers)
@@ -1181,11 +1180,6 @@ int unwinder__poll_ms(const struct unwinder *u, int timeout_ms)
 	for (int i = 0; i < KILN_LANG_COUNT; i++)
 		if (interp_procs__pending(u->interp[i]))
 			return timeout_ms < INTERP_POLL_MS ? timeout_ms : INTERP_POLL_MS;
-	/* The names of a new stack's interpreter frames are read from the
-	 * living process (symbolizer__interp_stack): soon, before it ends. */
-	for (int i = 0; i < KILN_LANG_COUNT; i++)
-		if (interp_procs__any(u->interp[i]))
-			return timeout_ms < INTERP_LIVE_POLL_MS ? timeout_ms : INTERP_LIVE_POLL_MS;
 	return timeout_ms;
 }
 

@@ -88,8 +88,8 @@ void unwinder__miss(struct unwinder *u, struct proc_table *procs, uint32_t insta
  * put off. */
 void unwinder__tick(struct unwinder *u, struct proc_table *procs);
 /* How long the loop may wait for events (given timeout_ms): 0 when
- * processes are queued, a few ms while tables are being built, at most
- * 100 ms while interpreter frames are walked. */
+ * processes are queued, a few ms while tables are being built or an
+ * interpreter is to be tried again. */
 int unwinder__poll_ms(const struct unwinder *u, int timeout_ms);
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
 /* The processes of language lang of u's walks (unwind/python.h,
