@@ -803,7 +803,9 @@ void stats__collect(struct kiln_stats *s, struct pipeline *p)
 	symbolizer__jit_stats(pipeline__symbolizer(p), &s->jit);
 	sampler__counters(smp, &c);
 	memcpy(s->events, c.events, sizeof(s->events));
-	sampler__prog_stats(smp, &s->bpf_run_ns, &s->bpf_run_cnt, &s->bpf_kernel_run_ns);
+	s->bpf_run_ns = c.run_ns;
+	s->bpf_run_cnt = c.runs;
+	s->bpf_kernel_run_ns = sampler__kernel_run_ns(smp);
 	sampler__sideband_stats(smp, &s->sideband, &s->sideband_bytes);
 	s->bpf_maps_bytes = sampler__maps_bytes(smp);
 	sampler__btf_stats(smp, &s->btf);

@@ -988,18 +988,13 @@ uint64_t sampler__rows_bytes(const struct sampler *s)
 	return (uint64_t)s->chunks_held * s->chunk_bytes;
 }
 
-void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt,
-			 uint64_t *kernel_ns)
+uint64_t sampler__kernel_run_ns(struct sampler *s)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
-	struct kiln_counters c;
 
-	sampler__counters(s, &c);
-	*run_ns = c.run_ns;
-	*run_cnt = c.runs;
-	*kernel_ns = bpf_obj_get_info_by_fd(bpf_program__fd(s->sample), &info, &len) ? 0 :
-										     info.run_time_ns;
+	return bpf_obj_get_info_by_fd(bpf_program__fd(s->sample), &info, &len) ? 0 :
+										 info.run_time_ns;
 }
 
 void sampler__reading_soon(struct sampler *s)

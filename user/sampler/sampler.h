@@ -164,13 +164,12 @@ int sampler__rows_chunk(struct sampler *s, uint32_t c);
 bool sampler__rows_chunk_drop(struct sampler *s, uint32_t c);
 /* Kernel memory of the chunks held now. */
 uint64_t sampler__rows_bytes(const struct sampler *s);
-/* The sampling programs' runs and their time, as the programs clock
- * them (include/kiln/counters.h): kiln never turns the kernel's run-time
- * statistics on, which would cost every BPF program of the host. *kernel_ns:
- * the kernel's figure for the same runs while someone else keeps them on
- * (kernel.bpf_stats_enabled), else 0: the bench's and the tests' check. */
-void sampler__prog_stats(struct sampler *s, uint64_t *run_ns, uint64_t *run_cnt,
-			 uint64_t *kernel_ns);
+/* The sampling program's run time by the kernel's run-time statistics
+ * while someone else keeps them on (kernel.bpf_stats_enabled), else 0:
+ * the bench's and the tests' check of the programs' own clock
+ * (kiln_counters.run_ns). kiln never turns them on, which would cost
+ * every BPF program of the host. */
+uint64_t sampler__kernel_run_ns(struct sampler *s);
 /* How the BPF object's CO-RE relocations found the kernel's types
  * (core_btf.h). */
 void sampler__btf_stats(const struct sampler *s, struct core_btf_stats *out);
