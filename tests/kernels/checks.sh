@@ -315,7 +315,10 @@ check_unwind() {
 	name=$1
 	shift
 	out=$T/$name.folded
-	if ! "$KILN" record -q -F "$HZ" "$@" -o "$out" -- "$WORKLOADS/nofp_chain" 3 2>"$T/$name.err"; then
+	# -v: the run's log and summary (tables loaded, walks by kind) go to
+	# the console when the check fails
+	if ! "$KILN" record -q -v -F "$HZ" "$@" -o "$out" -- "$WORKLOADS/nofp_chain" 3 2>"$T/$name.err"; then
+		sed "s/^/$name log: /" "$T/$name.err"
 		fail "$name" "kiln record failed: $(last "$T/$name.err")"; return
 	fi
 	all=$(folded_count "$out" '^nofp_chain;')
@@ -324,6 +327,7 @@ check_unwind() {
 	if [ "$all" -ge "$HZ" ] && [ $((chain * 10)) -ge $((all * 7)) ]; then
 		pass "$name" "$chain/$all samples main;level_one;level_two;level_three;spin_nofp under _start"
 	else
+		sed "s/^/$name log: /" "$T/$name.err"
 		fail "$name" "$chain of $all samples with the whole chain; top: $(sort -t' ' -k2 -n "$out" | tail -n 1)"
 	fi
 }
