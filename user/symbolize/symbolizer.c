@@ -69,6 +69,15 @@ struct symbolizer {
 	struct code_names *names[KILN_LANG_COUNT];
 	char *scratch;          /* names of the current stack */
 	size_t scratch_len;
+	/* The mapping of the current stack's last user frame, its symbol
+	 * table and the copy of its path that frame got: the next frame in
+	 * that mapping looks no table up, and shares the copy, and
+	 * profile__add then its mapping (same_mapping compares the pointers)
+	 * instead of hashing the path again. */
+	const struct proc_mapping *last_map;
+	const struct symtab *last_st;   /* its symbol table, or NULL */
+	bool last_vdso;                 /* it is the vDSO (addresses from its start) */
+	const char *last_map_file;
 	size_t inlined_room;    /* inlined frames the current stack may still get */
 	struct symbolizer_stats stats;
 };
@@ -247,6 +256,42 @@ static const char *scratch_name(struct symbolizer *sym, const char *fmt, ...)
 	return dst;
 }
 
+/* Copies a name into the stack's scratch space, cut as scratch_name cuts
+ * (the common case, without vsnprintf's parsing). */
+static const char *scratch_copy(struct symbolizer *sym, const char *name)
+{
+	size_t room = SCRATCH_BYTES - sym->scratch_len, n;
+	char *dst = sym->scratch + sym->scratch_len;
+
+	if (room > NAME_MAX_BYTES)
+		room = NAME_MAX_BYTES;
+	if (room < 2)
+		return "";
+	n = strnlen(name, room - 1);
+	memcpy(dst, name, n);
+	dst[n] = '\0';
+	sym->scratch_len += n + 1;
+	return dst;
+}
+
+/* "name+0x<off in hex>" in the scratch space, as scratch_name would write
+ * it (a frame no symbol names, at every drain). */
+static const char *scratch_offset_name(struct symbolizer *sym, const char *name, uint64_t off)
+{
+	char buf[NAME_MAX_BYTES + sizeof("+0x") + 16];
+	size_t n = strnlen(name, NAME_MAX_BYTES), digits = 1;
+
+	for (uint64_t v = off >> 4; v; v >>= 4)
+		digits++;
+	memcpy(buf, name, n);
+	memcpy(buf + n, "+0x", 3);
+	n += 3;
+	for (size_t i = digits; i-- > 0; off >>= 4)
+		buf[n + i] = "0123456789abcdef"[off & 0xf];
+	buf[n + digits] = '\0';
+	return scratch_copy(sym, buf);
+}
+
 static void kernel_frame(struct symbolizer *sym, uint64_t ip, uint64_t lookup_ip,
 			 uint64_t count, struct frame *f)
 {
@@ -265,7 +310,7 @@ static void kernel_frame(struct symbolizer *sym, uint64_t ip, uint64_t lookup_ip
 		f->name = scratch_name(sym, "%s [%s]", k->name, k->module);
 		f->map_file = scratch_name(sym, "[%s]", k->module);
 	} else {
-		f->name = scratch_name(sym, "%s", k->name);
+		f->name = scratch_copy(sym, k->name);
 		f->map_file = "[kernel.kallsyms]";
 	}
 }
@@ -416,8 +461,10 @@ static const struct proc_mapping *find_mapping(struct symbolizer *sym,
 
 	if (!m && snap && !snap->ended && !snap->replaced &&
 	    monotonic_ns() - snap->taken_ns > REFRESH_MIN_NS &&
-	    proc_table__refresh(sym->procs, snap) == 0)
+	    proc_table__refresh(sym->procs, snap) == 0) {
+		sym->last_map = NULL;   /* the snapshot's mappings were replaced */
 		m = proc_snapshot__find(snap, ip);
+	}
 	return m;
 }
 
@@ -446,7 +493,7 @@ static size_t source_frames(struct symbolizer *sym, const struct symtab *st, uin
 	if (!n)
 		return 0;
 	sym->stats.source_frames += count;
-	f->file = src[n - 1].file ? scratch_name(sym, "%s", src[n - 1].file) : NULL;
+	f->file = src[n - 1].file ? scratch_copy(sym, src[n - 1].file) : NULL;
 	f->line = src[n - 1].line;
 	if (n - 1 > sym->inlined_room) {
 		sym->stats.inlined_dropped += (n - 1) * count;
@@ -458,14 +505,35 @@ static size_t source_frames(struct symbolizer *sym, const struct symtab *st, uin
 		const struct src_frame *in = &src[n - 1 - i];
 
 		f[i] = f[0];
-		f[i].name = scratch_name(sym, "%s", in->name);
-		f[i].file = in->file ? scratch_name(sym, "%s", in->file) : NULL;
+		f[i].name = scratch_copy(sym, in->name);
+		f[i].file = in->file ? scratch_copy(sym, in->file) : NULL;
 		f[i].line = in->line;
 		f[i].inlined = true;
 	}
 	/* each frame is inlined into the one before it, the outermost into
 	 * none */
 	return n - 1;
+}
+
+/* A stack's frame in mapping m after one in another: m's symbol table
+ * (the vDSO's has no file) and a copy of its path, which the next frames
+ * in m share. */
+static void enter_mapping(struct symbolizer *sym, const struct proc_mapping *m)
+{
+	const struct symtab *st = NULL;
+
+	if (m->bin) {
+		st = binary_symtab(sym, m->bin);
+		if (st && sym->dbgi && m->bin->build_id[0] && lacks_debug(st) &&
+		    debug_file_due(sym, m->bin))
+			sym->waiting = true;
+	}
+	sym->last_vdso = !m->bin && strcmp(m->name, "[vdso]") == 0;
+	if (sym->last_vdso)
+		st = sym->vdso;
+	sym->last_map = m;
+	sym->last_st = st;
+	sym->last_map_file = scratch_copy(sym, m->bin ? m->bin->path : m->name);
 }
 
 /* Names the user frame at ip into f, and the calls inlined there after
@@ -483,21 +551,12 @@ static size_t user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uin
 	sym->stats.user_frames += count;
 	if (!m)
 		return 1;
-	off = lookup_ip - m->start + m->pgoff;
-	if (m->bin) {
-		st = binary_symtab(sym, m->bin);
-		if (st && sym->dbgi && m->bin->build_id[0] && lacks_debug(st) &&
-		    debug_file_due(sym, m->bin))
-			sym->waiting = true;
-		f->map_file = scratch_name(sym, "%s", m->bin->path);
-		f->map_build_id = m->bin->build_id[0] ? m->bin->build_id : NULL;
-	} else {
-		if (strcmp(m->name, "[vdso]") == 0) {
-			st = sym->vdso;
-			off = lookup_ip - m->start;
-		}
-		f->map_file = scratch_name(sym, "%s", m->name);
-	}
+	if (m != sym->last_map)
+		enter_mapping(sym, m);
+	st = sym->last_st;
+	off = lookup_ip - m->start + (sym->last_vdso ? 0 : m->pgoff);
+	f->map_file = sym->last_map_file;
+	f->map_build_id = m->bin && m->bin->build_id[0] ? m->bin->build_id : NULL;
 	f->map_start = m->start;
 	f->map_limit = m->end;
 	f->map_offset = m->pgoff;
@@ -506,13 +565,12 @@ static size_t user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uin
 	if (!s && jit__code_mapping(m))
 		jit_name = jit_frame(sym, snap, lookup_ip, count);
 	if (s || jit_name) {
-		f->name = scratch_name(sym, "%s", s ? s->name : jit_name);
+		f->name = scratch_copy(sym, s ? s->name : jit_name);
 		f->unnamed = false;
 		sym->stats.user_resolved += count;
 		return s ? 1 + source_frames(sym, st, vaddr, count, f) : 1;
 	}
-	f->name = scratch_name(sym, "%s+0x%" PRIx64, base_name(f->map_file),
-			       st && vaddr ? vaddr : off);
+	f->name = scratch_offset_name(sym, base_name(f->map_file), st && vaddr ? vaddr : off);
 	return 1;
 }
 
@@ -579,8 +637,8 @@ static void interp_frame(struct symbolizer *sym, const struct proc_snapshot *sna
 	if (snap && code_names__frame(sym->names[lang], facts, snap->pid, snap->instance, code,
 				      fr->aux, (uint32_t)(fr->where_slot >> 32) & KILN_INTERP_CHECK_MASK,
 				      (uint32_t)fr->where_slot, &cn) == 0) {
-		f->name = scratch_name(sym, "%s", cn.name);
-		f->file = scratch_name(sym, "%s", cn.file);
+		f->name = scratch_copy(sym, cn.name);
+		f->file = scratch_copy(sym, cn.file);
 		f->line = cn.line;
 		sym->stats.user_resolved += count;
 		return;
@@ -597,11 +655,12 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	size_t n = 0;
 
 	sym->scratch_len = 0;
+	sym->last_map = NULL;
 	sym->inlined_room = SYMBOLIZER_MAX_INLINED;
 	sym->waiting = false;
 	sym->before = sym->stats;
 	frames[n++] = (struct frame){ .kind = FRAME_ROOT,
-				      .name = scratch_name(sym, "%s", comm) };
+				      .name = scratch_copy(sym, comm) };
 	if (un && (uflags & KILN_STACK_TRUNCATED))
 		frames[n++] = (struct frame){ .kind = FRAME_USER, .name = "[truncated]" };
 	/* Stacks come innermost first. Every frame but the innermost holds a
