@@ -22,13 +22,13 @@ int strtab__init(struct strtab *t)
 
 uint32_t strtab__find(const struct strtab *t, const char *s)
 {
-	return hashmap__find_idx(&t->index, hash__str(s), str_eq, t, s);
+	return hashmap__find_idx(&t->index, hash__chunks(s, strlen(s)), str_eq, t, s);
 }
 
 int strtab__intern(struct strtab *t, const char *s, uint32_t *id)
 {
-	uint64_t hash = hash__str(s);
 	size_t n = strlen(s) + 1;
+	uint64_t hash = hash__chunks(s, n - 1);
 	uint32_t found;
 	int err;
 

@@ -77,7 +77,7 @@ const struct symtab *symcache__get(struct symcache *c, const char *key, uint64_t
 
 	if (!c || !key)
 		return NULL;
-	e = hashmap__get(&c->index, hash__str(key), key_is, NULL, key);
+	e = hashmap__get(&c->index, hash__chunks(key, strlen(key)), key_is, NULL, key);
 	if (!e) {
 		c->stats.misses++;
 		return NULL;
@@ -99,7 +99,7 @@ const struct symtab *symcache__put(struct symcache *c, const char *key,
 		errno = EINVAL;
 		return NULL;
 	}
-	h = hash__str(key);
+	h = hash__chunks(key, strlen(key));
 	old = hashmap__get(&c->index, h, key_is, NULL, key);
 	if (old && old->st == st) {
 		touch(c, old, now);
