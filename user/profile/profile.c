@@ -82,14 +82,54 @@ static int intern_mapping(struct profile *p, const struct frame *f,
 	return 0;
 }
 
+/* Slots of a profile's location memo (16 KiB), made once the profile has
+ * LOC_MEMO_FROM locations: a label set's frames recur stack after stack,
+ * and a small profile's own tables stay in the CPU's cache anyway. */
+#define LOC_MEMO 4096
+#define LOC_MEMO_FROM 512
+
+static uint32_t *loc_memo_slot(struct profile *p, const struct frame *f, uint32_t mapping)
+{
+	uint64_t h = hash__add(f->addr ^ (uint64_t)mapping << 40, f->kind | f->inlined << 8 | f->line << 9);
+
+	return &p->loc_memo[h & (LOC_MEMO - 1)];
+}
+
+/* Whether location idx is f's (in mapping): every field equal. */
+static bool memo_holds(const struct profile *p, uint32_t idx, const struct frame *f,
+		       uint32_t mapping)
+{
+	const struct location *l = &p->locs[idx];
+	bool user = f->kind != FRAME_ROOT && f->kind != FRAME_LABELS;
+
+	if (l->kind != f->kind || l->mapping != mapping ||
+	    (user && (l->addr != f->addr || l->line != f->line || l->inlined != f->inlined ||
+		      l->unnamed != f->unnamed)) ||
+	    strcmp(strtab__get(&p->strings, l->name), f->name) != 0)
+		return false;
+	if (!user || !f->file)
+		return l->file == 0 || !user;
+	return l->file && strcmp(strtab__get(&p->strings, l->file), f->file) == 0;
+}
+
 /* Location index of f, whose mapping id is known (0: none). 0 or -ENOMEM. */
 static int intern_location_in(struct profile *p, const struct frame *f, uint32_t mapping,
 			      uint32_t *idx)
 {
 	struct location l = { .kind = f->kind, .mapping = mapping };
+	uint32_t *memo = NULL;
 	uint64_t hash;
 	int err;
 
+	if (!p->loc_memo && p->nlocs >= LOC_MEMO_FROM)
+		p->loc_memo = calloc(LOC_MEMO, sizeof(*p->loc_memo));
+	if (p->loc_memo) {
+		memo = loc_memo_slot(p, f, mapping);
+		if (*memo && *memo <= p->nlocs && memo_holds(p, *memo - 1, f, mapping)) {
+			*idx = *memo - 1;
+			return 0;
+		}
+	}
 	err = strtab__intern(&p->strings, f->name, &l.name);
 	if (err)
 		return err;
@@ -105,17 +145,19 @@ static int intern_location_in(struct profile *p, const struct frame *f, uint32_t
 	}
 	hash = location_hash(&l);
 	*idx = hashmap__find_idx(&p->loc_index, hash, location_eq, p, &l);
-	if (*idx != HASHMAP_NO_INDEX)
-		return 0;
-	if (p->nlocs >= HASHMAP_NO_INDEX)
-		return -ENOMEM;
-	err = array_reserve(p->locs, p->locs_cap, p->nlocs + 1);
-	if (!err)
-		err = hashmap__add_idx(&p->loc_index, hash, p->nlocs);
-	if (err)
-		return err;
-	*idx = p->nlocs;
-	p->locs[p->nlocs++] = l;
+	if (*idx == HASHMAP_NO_INDEX) {
+		if (p->nlocs >= HASHMAP_NO_INDEX)
+			return -ENOMEM;
+		err = array_reserve(p->locs, p->locs_cap, p->nlocs + 1);
+		if (!err)
+			err = hashmap__add_idx(&p->loc_index, hash, p->nlocs);
+		if (err)
+			return err;
+		*idx = p->nlocs;
+		p->locs[p->nlocs++] = l;
+	}
+	if (memo)
+		*memo = *idx + 1;
 	return 0;
 }
 
@@ -362,7 +404,7 @@ size_t profile__bytes(const struct profile *p)
 	return sizeof(*p) + strtab__bytes(&p->strings) +
 	       p->maps_cap * sizeof(*p->maps) + hashmap__bytes(&p->map_index) +
 	       p->locs_cap * sizeof(*p->locs) + hashmap__bytes(&p->loc_index) +
-	       stack_tree__bytes(&p->tree);
+	       (p->loc_memo ? LOC_MEMO * sizeof(*p->loc_memo) : 0) + stack_tree__bytes(&p->tree);
 }
 
 void profile__free(struct profile *p)
@@ -374,6 +416,7 @@ void profile__free(struct profile *p)
 	hashmap__clear(&p->map_index);
 	free(p->locs);
 	hashmap__clear(&p->loc_index);
+	free(p->loc_memo);
 	stack_tree__release(&p->tree);
 	free(p);
 }

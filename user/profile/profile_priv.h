@@ -42,6 +42,11 @@ struct profile {
 	struct location *locs;
 	size_t nlocs, locs_cap;
 	struct hashmap loc_index;
+	/* Location index + 1 (0: none) of the last frame seen at each
+	 * address, direct-mapped (profile.c's LOC_MEMO; NULL while the
+	 * profile is small): a frame found there and equal to it in every
+	 * field is that location, found without hashing its strings. */
+	uint32_t *loc_memo;
 	struct stack_tree tree;
 };
 
