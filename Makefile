@@ -535,14 +535,14 @@ soak: all workloads
 		tests/soak/run.sh
 
 # The CPU cost of exporting one interval (encode, compress, pack), in-process.
-$(OUT)/bench/export_cost: tests/bench/export_cost.c $(LIB_OBJS)
+$(OUT)/bench/export_cost: tests/bench/export_cost.c tests/bench/cpu_ms.h $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(PKG_LIBS) $(LDLIBS)
 
 # The CPU cost of one drain's naming and aggregating (no BPF), in-process;
 # under valgrind --tool=callgrind its instruction counts compare builds.
-$(OUT)/bench/drain_cost: tests/bench/drain_cost.c $(LIB_OBJS)
+$(OUT)/bench/drain_cost: tests/bench/drain_cost.c tests/bench/cpu_ms.h $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(PKG_LIBS) $(LDLIBS)

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pipeline.h"
@@ -24,6 +23,7 @@
 #include "profile/profile.h"
 #include "profile/profile_set.h"
 #include "symbolize/symbolizer.h"
+#include "cpu_ms.h"
 
 #define MAX_TEXTS 256
 #define MAX_ROUNDS 31
@@ -31,21 +31,6 @@
 struct text {
 	uint64_t start, len;
 };
-
-static double cpu_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* The file-backed executable mappings of pid, in the order maps lists them. */
 static size_t texts_of(pid_t pid, struct text *t)

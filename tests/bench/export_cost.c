@@ -8,28 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "export/pyroscope.h"
 #include "profile/otlp.h"
 #include "profile/profile_set.h"
+#include "cpu_ms.h"
 
 #define ROUNDS 7
-
-static double cpu_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
