@@ -47,6 +47,18 @@ static bool location_eq(const void *ctx, uint32_t idx, const void *key)
 	       a->line == b->line && a->inlined == b->inlined && a->unnamed == b->unnamed;
 }
 
+/* Whether mapping id is f's: every field equal. */
+static bool map_memo_holds(const struct profile *p, uint32_t id, const struct frame *f)
+{
+	const struct mapping *m = &p->maps[id - 1];
+
+	return m->start == f->map_start && m->limit == f->map_limit && m->offset == f->map_offset &&
+	       strcmp(strtab__get(&p->strings, m->file), f->map_file) == 0 &&
+	       (f->map_build_id ? m->build_id &&
+				  strcmp(strtab__get(&p->strings, m->build_id), f->map_build_id) == 0 :
+				  m->build_id == 0);
+}
+
 /* Mapping id (index + 1) of f's mapping. 0 or -ENOMEM. */
 static int intern_mapping(struct profile *p, const struct frame *f,
 			  uint32_t *id)
@@ -56,10 +68,17 @@ static int intern_mapping(struct profile *p, const struct frame *f,
 		.limit = f->map_limit,
 		.offset = f->map_offset,
 	};
+	size_t memo_n = sizeof(p->map_memo) / sizeof(p->map_memo[0]);
+	uint32_t *memo = &p->map_memo[hash__add(f->map_start, f->map_limit ^ f->map_offset) &
+				      (memo_n - 1)];
 	uint64_t hash;
 	uint32_t idx;
 	int err;
 
+	if (*memo && *memo <= p->nmaps && map_memo_holds(p, *memo, f)) {
+		*id = *memo;
+		return 0;
+	}
 	err = strtab__intern(&p->strings, f->map_file, &m.file);
 	if (!err && f->map_build_id)
 		err = strtab__intern(&p->strings, f->map_build_id, &m.build_id);
@@ -79,6 +98,7 @@ static int intern_mapping(struct profile *p, const struct frame *f,
 		p->maps[p->nmaps++] = m;
 	}
 	*id = idx + 1;
+	*memo = *id;
 	return 0;
 }
 

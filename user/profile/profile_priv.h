@@ -39,6 +39,9 @@ struct profile {
 	struct mapping *maps;
 	size_t nmaps, maps_cap;
 	struct hashmap map_index;
+	/* Mapping id (0: none) of the last frame seen in each range,
+	 * direct-mapped; checked against the frame as loc_memo is. */
+	uint32_t map_memo[64];
 	struct location *locs;
 	size_t nlocs, locs_cap;
 	struct hashmap loc_index;
