@@ -120,16 +120,18 @@ static bool memo_holds(const struct profile *p, uint32_t idx, const struct frame
 		       uint32_t mapping)
 {
 	const struct location *l = &p->locs[idx];
-	bool user = f->kind != FRAME_ROOT && f->kind != FRAME_LABELS;
+	/* (a root or label frame's location is its name alone) */
+	bool in_code = f->kind != FRAME_ROOT && f->kind != FRAME_LABELS;
 
 	if (l->kind != f->kind || l->mapping != mapping ||
-	    (user && (l->addr != f->addr || l->line != f->line || l->inlined != f->inlined ||
-		      l->unnamed != f->unnamed)) ||
+	    (in_code && (l->addr != f->addr || l->line != f->line || l->inlined != f->inlined ||
+			 l->unnamed != f->unnamed)) ||
 	    strcmp(strtab__get(&p->strings, l->name), f->name) != 0)
 		return false;
-	if (!user || !f->file)
-		return l->file == 0 || !user;
-	return l->file && strcmp(strtab__get(&p->strings, l->file), f->file) == 0;
+	if (!in_code)
+		return true;
+	return f->file ? l->file && strcmp(strtab__get(&p->strings, l->file), f->file) == 0 :
+			 l->file == 0;
 }
 
 /* Location index of f, whose mapping id is known (0: none). 0 or -ENOMEM. */
