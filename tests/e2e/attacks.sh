@@ -133,7 +133,9 @@ test_symlink_out_of_mount_ns() {
 	objcopy --only-keep-debug "$d/spin" "$host/spin.debug" &&
 		objcopy --strip-all --add-gnu-debuglink="$host/spin.debug" "$d/spin" ||
 		{ fail symlink_out_of_mount_ns "objcopy failed"; return; }
-	timeout 60 "$KILN" record -q -d 3 --stats "$d/stats.json" -o "$d/out.folded" -- \
+	# until the command exits (no -d: spin's 3 s begin after the mount
+	# namespace is set up, and -d's window after kiln's own start)
+	timeout 60 "$KILN" record -q --stats "$d/stats.json" -o "$d/out.folded" -- \
 		unshare -m --propagation private sh -c '
 			mount -t tmpfs kiln-attack "$1" || exit 1
 			cp "$2/spin" "$1/spin" && mkdir -p "$1$3" "$1$1" && mkfifo "$1$3/spin.debug" &&
