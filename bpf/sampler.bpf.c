@@ -119,7 +119,11 @@ struct {
  * space it runs in. execve installs a new mm before the exec tracepoint
  * runs, and a new mm never has the address of the one it replaces (both
  * are alive at the switch): an instance whose mm is not the task's is the
- * program before the exec. */
+ * program before the exec. An mm's address names only the image running
+ * now, though: a second exec of the process may be given the address the
+ * first one freed (sh -c '...; exec chroot DIR prog' does, often). What
+ * outlives an image (the walker's memos, kiln_mmap's mappings, the seen
+ * image of a proc_maps entry) is keyed by image_exec_id instead. */
 struct instance {
 	__u32 id;
 	__u16 unloaded;         /* samples walked before its tables loaded */
@@ -221,6 +225,16 @@ static __always_inline void count_event(__u32 stat)
 
 	if (c && stat < KILN_EV_STAT_COUNT)
 		c->events[stat] += 1;
+}
+
+/* The exec that made the image task runs, counted in its process (with
+ * the process's start time, a process image no other ever matches): each
+ * exec counts its self_exec_id up, before the new program's files are
+ * mapped, and a clone copies it, so every thread of an image has the
+ * same. */
+static __always_inline __u64 image_exec_id(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, self_exec_id);
 }
 
 /* KILN_EVENT_F_FORKED when task's process runs its parent's image: it
@@ -425,7 +439,7 @@ struct row_memo {
  * evicts (TLB and cache) between two samples. */
 #define PROC_MEMO 8
 struct proc_memo {
-	__u64 mm, start;        /* the image: its mm, its leader's start time */
+	__u64 exec, start;      /* the image: image_exec_id, its leader's start time */
 	__u32 tgid, instance;   /* instance 0: unused */
 	__u32 flags, gen;       /* the entry's KILN_PROC_*, maps_gen then */
 };
@@ -1940,13 +1954,14 @@ static __always_inline void interp_setup(struct walk *w, __u32 tgid, __u32 insta
 
 /* The instance pid's mappings are loaded for, when it is the image pid
  * runs now (not one before an exec, or a process that had the pid before);
- * 0 when not. *flags: the entry's KILN_PROC_*. own: pid is task's process,
- * whose image (mm, its leader's start time) the entry remembers once
- * checked (*image then true): its next samples skip the instances lookup,
- * a hash map in vmalloc'd memory (~400 ns a sample here, its bucket and
- * element cold). An exec changes the mm, a reused pid the start time. */
-static __always_inline __u32 loaded_instance(__u32 pid, bool own, __u64 mm, __u64 start,
-					     __u32 *flags, bool *image)
+ * 0 when not. *flags: the entry's KILN_PROC_*. own: pid's sampled task,
+ * whose image (exec, its leader's start) the entry remembers once checked
+ * (*image then true): its next samples skip the instances lookup, a hash
+ * map in vmalloc'd memory (~400 ns a sample here, its bucket and element
+ * cold). An exec changes the exec count, a reused pid the start time;
+ * NULL own: pid is the sampled process's parent. */
+static __always_inline __u32 loaded_instance(__u32 pid, struct task_struct *own, __u64 exec,
+					     __u64 start, __u32 *flags, bool *image)
 {
 	struct kiln_proc_maps *pm = bpf_map_lookup_elem(&proc_maps, &pid);
 	struct instance *inst;
@@ -1956,7 +1971,7 @@ static __always_inline __u32 loaded_instance(__u32 pid, bool own, __u64 mm, __u6
 	if (!pm)
 		return 0;
 	*flags = pm->flags;
-	if (own && mm && pm->seen_mm == mm && pm->seen_start == start) {
+	if (own && pm->seen_exec == exec && pm->seen_start == start) {
 		*image = true;
 		return pm->instance;
 	}
@@ -1965,9 +1980,9 @@ static __always_inline __u32 loaded_instance(__u32 pid, bool own, __u64 mm, __u6
 		return 0;
 	/* (the instance may still be the one before an exec in progress: its
 	 * mm is not the task's then) */
-	if (own && mm && inst->mm == mm) {
+	if (own && inst->mm == (__u64)BPF_CORE_READ(own, mm)) {
 		pm->seen_start = start;
-		pm->seen_mm = mm;
+		pm->seen_exec = exec;
 		*image = true;
 	}
 	return pm->instance;
@@ -1980,21 +1995,21 @@ static __always_inline __u32 own_instance(struct walk *w, __u32 tgid, struct tas
 					  __u32 *flags)
 {
 	struct proc_memo *pmm = &w->procs[tgid & (PROC_MEMO - 1)];
-	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
+	__u64 exec = image_exec_id(task);
 	__u64 start = BPF_CORE_READ(task, group_leader, start_time);
 	__u32 gen = maps_gen, instance;
 	bool image;
 
-	if (pmm->instance && pmm->tgid == tgid && pmm->mm == mm && pmm->start == start &&
+	if (pmm->instance && pmm->tgid == tgid && pmm->exec == exec && pmm->start == start &&
 	    pmm->gen == gen) {
 		*flags = pmm->flags;
 		count_unwind(KILN_UW_PROC_MEMO);
 		return pmm->instance;
 	}
-	instance = loaded_instance(tgid, true, mm, start, flags, &image);
+	instance = loaded_instance(tgid, task, exec, start, flags, &image);
 	if (instance && image) {
 		pmm->tgid = tgid;
-		pmm->mm = mm;
+		pmm->exec = exec;
 		pmm->start = start;
 		pmm->instance = instance;
 		pmm->flags = *flags;
@@ -2020,7 +2035,7 @@ static __always_inline __u32 tables_instance(struct walk *w, __u32 tgid, struct 
 		return own;
 	parent = BPF_CORE_READ(task, group_leader, real_parent, tgid);
 	*maps_pid = parent;
-	return loaded_instance(parent, false, 0, 0, flags, &image);
+	return loaded_instance(parent, NULL, 0, 0, flags, &image);
 }
 
 /* Word indices in the user register set (x86-64 struct pt_regs, arm64
@@ -2151,14 +2166,14 @@ static __always_inline int fp_stack(struct bpf_perf_event_data *ctx, struct task
 	return store_hashed(w, hash_final(w->hash, w->srec.stack.flags), &w->rec.key.ustack);
 }
 
-/* Whether kiln_mmap gathered the mappings of process tgid's address
- * space: then copied into w->early_maps, where the walk reads them (one
- * map for the verifier to follow, never NULL). */
+/* Whether kiln_mmap gathered the mappings of the image tgid runs (its
+ * exec count and start): then copied into w->early_maps, where the walk
+ * reads them (one map for the verifier to follow, never NULL). */
 static __always_inline bool early_known(struct task_struct *task, __u32 tgid, struct walk *w)
 {
 	const struct kiln_early_maps *em = bpf_map_lookup_elem(&early_maps, &tgid);
 
-	if (!em || em->mm != (__u64)BPF_CORE_READ(task, mm) ||
+	if (!em || em->exec_id != image_exec_id(task) ||
 	    em->start_time != BPF_CORE_READ(task, group_leader, start_time))
 		return false;
 	__builtin_memcpy(&w->early_maps, em, sizeof(*em));
@@ -2451,7 +2466,7 @@ int BPF_KPROBE(kiln_mmap, struct vm_area_struct *vma)
 	struct inode *inode;
 	struct file *file;
 	__u32 zero = 0, slot, n, tgid;
-	__u64 mm, start_time;
+	__u64 mm, start_time, exec_id;
 
 	if (!early_walks || !(BPF_CORE_READ(vma, vm_flags) & VM_EXEC))
 		return 0;
@@ -2461,6 +2476,7 @@ int BPF_KPROBE(kiln_mmap, struct vm_area_struct *vma)
 		return 0;
 	tgid = BPF_CORE_READ(task, tgid);
 	start_time = BPF_CORE_READ(task, group_leader, start_time);
+	exec_id = image_exec_id(task);
 	em = bpf_map_lookup_elem(&early_maps, &tgid);
 	if (!em) {
 		const struct kiln_early_maps *none = bpf_map_lookup_elem(&early_zero, &zero);
@@ -2474,11 +2490,10 @@ int BPF_KPROBE(kiln_mmap, struct vm_area_struct *vma)
 		if (!em)
 			return 0;
 	}
-	if (em->mm != mm || em->start_time != start_time) {
-		/* a new address space (an exec), or a process whose exit
-		 * was missed */
+	if (em->exec_id != exec_id || em->start_time != start_time) {
+		/* a new image (an exec), or a process whose exit was missed */
 		em->n = 0;
-		em->mm = mm;
+		em->exec_id = exec_id;
 		em->start_time = start_time;
 	}
 	m.start = BPF_CORE_READ(vma, vm_start);

@@ -149,9 +149,9 @@ struct kiln_proc_maps {
 	__u32 instance;         /* the process image these mappings are of */
 	__u32 pad;
 	/* Written by the walker (user space writes zeros): the process image
-	 * (its mm, its leader's start time) it found instance to be, so that
-	 * image's next samples need not look the instance up. */
-	__u64 seen_mm, seen_start;
+	 * (its exec count, its leader's start time) it found instance to be,
+	 * so that image's next samples need not look the instance up. */
+	__u64 seen_exec, seen_start;
 	struct kiln_exec_map maps[KILN_PROC_MAPS_MAX];
 };
 /* Mappings were left out (more than KILN_PROC_MAPS_MAX): a pc in none of
@@ -188,8 +188,8 @@ struct kiln_early_map {
 struct kiln_early_maps {
 	__u32 n;                /* maps[0, n), in no order; start = end: none */
 	__u32 pad;
-	__u64 mm;               /* the address space they are of (an exec */
-	__u64 start_time;       /* makes a new one), and the process's start */
+	__u64 exec_id;          /* the image they are of: its exec count, */
+	__u64 start_time;       /* and the process's start */
 	struct kiln_early_map maps[KILN_EARLY_MAPS];
 };
 #define KILN_FILE_SEGS 4
