@@ -29,8 +29,8 @@
  * are slow. */
 #define POLL_FAST_MS 100
 #define POLL_SLOW_MS 1000
-/* Samples held for debuginfod lookups (wait_for_names): about 16 000
- * stacks of 64 frames. */
+/* Samples held for debuginfod lookups and perf maps written at exit
+ * (wait_for_names): about 16 000 stacks of 64 frames. */
 #define PIPELINE_WAIT_BYTES (16u << 20)
 
 struct pipeline {
@@ -46,7 +46,7 @@ struct pipeline {
 	struct frame *frames;
 	struct labels labels, group;    /* scratch, reused */
 	char *label_text;               /* o.label_frames: a set's text form */
-	struct deferred held;           /* samples waiting for debug files */
+	struct deferred held;           /* samples waiting for debug files, perf maps */
 	uint64_t lookups_seen;          /* symbolizer__lookups_ended when last named */
 	bool kernel_symbols_due;        /* attached: loaded at the first drain */
 	bool interp_keys;               /* the last read brought names to read */
@@ -369,27 +369,30 @@ static const struct labels *group_key(struct pipeline *p, const struct labels *l
 
 /* Names d's frames and adds it to e's profile, under its labels with
  * o.label_frames; with may_wait, a sample with a frame waiting for a
- * debug file is held instead (its snapshot pinned, with its labels),
- * unless the holding bound is reached. True when held. */
-static bool name_and_add(struct pipeline *p, struct profile_set_entry *e,
-			 const struct labels *labels, const struct drained_sample *d,
-			 struct proc_snapshot *snap, bool may_wait)
+ * debug file or a perf map is held instead (its snapshot pinned, with its
+ * labels), unless the holding bound is reached. What it waits for
+ * (SYMBOLIZER_WAIT_*) when held, else 0. */
+static unsigned name_and_add(struct pipeline *p, struct profile_set_entry *e,
+			     const struct labels *labels, const struct drained_sample *d,
+			     struct proc_snapshot *snap, bool may_wait)
 {
 	char comm[KILN_COMM_LEN + 1];
 	size_t n, first = p->o.label_frames;
+	unsigned waiting;
 	int err;
 
 	memcpy(comm, snap ? snap->comm : d->key->comm, KILN_COMM_LEN);
 	comm[KILN_COMM_LEN] = '\0';
 	n = symbolizer__stack(p->sym, comm, snap, d->kips, d->kn, d->uips, d->un, d->uflags, d->count,
 			      p->frames + first);
-	if (may_wait && symbolizer__waiting(p->sym)) {
-		err = deferred__add(&p->held, d, snap, labels);
+	waiting = may_wait ? symbolizer__waiting(p->sym) : 0;
+	if (waiting) {
+		err = deferred__add(&p->held, d, snap, labels, waiting);
 		if (!err) {
 			symbolizer__uncount(p->sym);
 			if (snap)
 				proc_snapshot__pin(snap);
-			return true;
+			return waiting;
 		}
 		if (err == -ENOSPC)
 			p->t.wait_full += d->count;
@@ -397,18 +400,18 @@ static bool name_and_add(struct pipeline *p, struct profile_set_entry *e,
 	if (first) {
 		if (labels__to_text(labels, p->label_text, LABELS_TEXT_MAX) < 0) {
 			p->t.add_failures += d->count;  /* labels are bounded far below */
-			return false;
+			return 0;
 		}
 		p->frames[0] = (struct frame){ .kind = FRAME_LABELS, .name = p->label_text };
 	}
 	if (profile__add(e->profile, p->frames, n + first, d->count)) {
 		p->t.add_failures += d->count;
-		return false;
+		return 0;
 	}
 	p->t.profiled += d->count;
 	if (p->o.tap)
 		p->o.tap(p->o.tap_ctx, labels, p->frames + first, n, d->count);
-	return false;
+	return 0;
 }
 
 /* Names and adds the held samples; with may_wait, those whose frames
@@ -444,6 +447,7 @@ void pipeline__add_sample(struct pipeline *p, const struct drained_sample *d)
 		proc_table__get(p->procs, d->key->instance) : NULL;
 	const struct labels *key;
 	struct profile_set_entry *e, *seen;
+	unsigned waiting;
 	int err;
 
 	if (metadata__labels(p->md, d->key, snap, d->count, &p->labels) != METADATA_KEEP) {
@@ -463,8 +467,24 @@ void pipeline__add_sample(struct pipeline *p, const struct drained_sample *d)
 		return;
 	}
 	e->samples += d->count;
-	if (name_and_add(p, e, &p->labels, d, snap, p->o.wait_for_names))
+	waiting = name_and_add(p, e, &p->labels, d, snap, p->o.wait_for_names);
+	if (waiting & SYMBOLIZER_WAIT_DEBUG_FILE)
 		p->t.waited += d->count;
+	if (waiting & SYMBOLIZER_WAIT_JIT)
+		p->t.jit_waited += d->count;
+}
+
+/* Whether a held sample may be named now: a process whose perf map its
+ * frames waited for has ended (its map is read then). */
+static bool held_jit_ready(const struct pipeline *p)
+{
+	for (size_t i = 0; i < p->held.n; i++) {
+		const struct deferred_sample *s = p->held.v[i];
+
+		if ((s->waiting & SYMBOLIZER_WAIT_JIT) && s->snap && s->snap->ended)
+			return true;
+	}
+	return false;
 }
 
 static void on_sample(const struct drained_sample *d, void *ctx)
@@ -512,8 +532,10 @@ int pipeline__drain(struct pipeline *p)
 	 * about twice their tables. */
 	if (symbolizer__age(p->sym, monotonic_ns()))
 		malloc_trim(0);
-	/* A lookup ended: the samples that waited for it are named now. */
-	if (p->held.n && symbolizer__lookups_ended(p->sym) != p->lookups_seen) {
+	/* A lookup ended, or a process that writes its perf map at exit did:
+	 * the samples that waited for it are named now. */
+	if (p->held.n &&
+	    (symbolizer__lookups_ended(p->sym) != p->lookups_seen || held_jit_ready(p))) {
 		p->lookups_seen = symbolizer__lookups_ended(p->sym);
 		name_held(p, true);
 	}

@@ -66,9 +66,10 @@ struct pipeline_totals {
 	uint64_t filtered;              /* dropped by metadata filters */
 	uint64_t label_sets_full;       /* samples beyond max_label_sets */
 	uint64_t add_failures;          /* samples lost to out-of-memory */
-	/* wait_for_names: samples held for a lookup, and named at once
-	 * because the holding bound (PIPELINE_WAIT_BYTES) was reached */
-	uint64_t waited, wait_full;
+	/* wait_for_names: samples held for a debug file's lookup, for the
+	 * perf map a process writes as it exits, and named at once because
+	 * the holding bound (PIPELINE_WAIT_BYTES) was reached */
+	uint64_t waited, jit_waited, wait_full;
 	uint64_t drain_keys;            /* distinct keys drained */
 	uint64_t stacks_missing;        /* stack ids whose stack the map no longer held */
 	uint64_t drains, invariant_failures;

@@ -624,6 +624,26 @@ test_jit_fifo() {
 	jit_checks jit_fifo "a FIFO" && jit_counted jit_fifo "a FIFO" files_refused not_regular
 }
 
+# (f5) A process that asks for its perf map at exit (the JVM's
+# -XX:+DumpPerfMapAtExit on its command line) holds its samples until it
+# ended and keeps its /tmp open: its map is then a symlink (to a file it
+# writes through the link as it exits). Refused as a link at every open,
+# while it ran and after: nothing named, its held samples still counted.
+test_jit_exit_symlink() {
+	local link reads held
+	jit_run jit_exit_symlink -XX:+DumpPerfMapAtExit "ln -s '$TMP/jit_exit_symlink/decoy.map' /tmp/perf-\$\$.map"
+	jit_checks jit_exit_symlink "a symlink as the map written at exit" || return
+	link=$(json "$JD/stats.json" files_refused link)
+	reads=$(json "$JD/stats.json" jit reads.perf_map)
+	held=$(json "$JD/stats.json" jit samples_waited)
+	if [ "$link" -ge 1 ] && [ "$reads" = 0 ] && [ "$JNAMED" = 0 ] && [ "$held" -ge 1 ] &&
+		grep -q fake_jit_spin "$JD/decoy.map"; then
+		pass "jit_exit_symlink: the link refused (files_refused.link=$link), never read (jit.reads.perf_map=0) though its target names the code; $held samples held for the map, $JALL samples kept, unnamed"
+	else
+		fail jit_exit_symlink "files_refused.link=$link (want >= 1), jit.reads.perf_map=$reads (want 0), named $JNAMED (want 0), jit.samples_waited=$held (want >= 1), decoy written: $(grep -c fake_jit_spin "$JD/decoy.map" 2>/dev/null)"
+	fi
+}
+
 # The same attacks against the long-running agent, which must go on
 # draining and exporting while they run (one loop thread: a hang there
 # stops everything), count each refusal in /metrics, and keep its memory
@@ -814,7 +834,7 @@ TESTS="test_fifo_debuglink test_huge_debuglink test_symlink_out_of_mount_ns test
 	test_demangle_bomb test_sections_bomb test_symbol_names_bomb test_table_over_cache_bound
 	test_forged_build_id test_output_symlink_clobber test_agent_fifo_debuglink
 	test_agent_forged_build_id test_agent_elf_bombs test_agent_output_symlink_clobber
-	test_jit_garbage_lines test_jit_ten_million_lines test_jit_symlink_shadow test_jit_fifo
+	test_jit_garbage_lines test_jit_ten_million_lines test_jit_symlink_shadow test_jit_fifo test_jit_exit_symlink
 	test_maps_over_memory_cap test_unwind_memory_over_memory_cap"
 # all tests, or those named on the command line (e.g. test_fifo_debuglink)
 [ $# = 0 ] || TESTS="$*"

@@ -403,18 +403,29 @@ with open(sys.argv[1], "w") as f:
 # fake JIT (tests/workloads/fake_jit) runs as pid 1 of a new pid namespace
 # with a private tmpfs on /tmp, so its map is /tmp/perf-1.map there and
 # nowhere on the host: kiln must take the last NSpid field and read inside
-# the process's root.
+# the process's root. Twice: the map written at the start, and only as the
+# process exits (as a JVM does with -XX:+DumpPerfMapAtExit), when its pid
+# and mount namespaces, and that tmpfs, go with it: its samples wait for
+# the map, read in the /tmp kiln opened while it ran.
 test_jit_namespace() {
-	local out=$TMP/fakejit.folded all named
-	"$KILN" record -q -o "$out" -- unshare -pfm --propagation private sh -c \
-		"mount -t tmpfs kiln-jit /tmp && exec '$WORKLOADS/fake_jit' 3 map" 2>"$TMP/fakejit.err" ||
-		{ fail jit_namespace "kiln record failed: $(tail -1 "$TMP/fakejit.err")"; return; }
-	all=$(folded_count "$out" '^fake_jit;')
-	named=$(folded_count "$out" '^fake_jit;.*fake_jit_spin')
-	if [ "$all" -ge 50 ] && [ $((named * 100)) -ge $((all * 90)) ]; then
-		pass "jit_namespace: $named of $all samples named fake_jit_spin from /tmp/perf-1.map of pid 1 in its own pid and mount namespace"
+	local mode out all named held bad= good=
+	for mode in map -XX:+DumpPerfMapAtExit; do
+		out=$TMP/fakejit$mode.folded
+		"$KILN" record -q -o "$out" --stats "$out.json" -- unshare -pfm --propagation private sh -c \
+			"mount -t tmpfs kiln-jit /tmp && exec '$WORKLOADS/fake_jit' 3 $mode" 2>"$TMP/fakejit.err" ||
+			{ bad="$bad $mode: kiln record failed: $(tail -1 "$TMP/fakejit.err")"; continue; }
+		all=$(folded_count "$out" '^fake_jit;')
+		named=$(folded_count "$out" '^fake_jit;.*fake_jit_spin')
+		held=$(json "$out.json" jit samples_waited)
+		good="$good $mode: $named of $all named, $held held for the map;"
+		[ "$all" -ge 50 ] && [ $((named * 100)) -ge $((all * 90)) ] ||
+			bad="$bad $mode: $named of $all samples named fake_jit_spin: $(sort -t' ' -k2 -nr "$out" | head -2 | tr '\n' '|')"
+		[ "$mode" = map ] || [ "$held" -ge 1 ] || bad="$bad $mode: jit.samples_waited=$held (want >= 1)"
+	done
+	if [ -z "$bad" ]; then
+		pass "jit_namespace: fake_jit_spin named from /tmp/perf-1.map of pid 1 in its own pid and mount namespace:$good"
 	else
-		fail jit_namespace "$named of $all samples named fake_jit_spin: $(sort -t' ' -k2 -nr "$out" | head -2 | tr '\n' '|')"
+		fail jit_namespace "$bad"
 	fi
 }
 
@@ -467,12 +478,12 @@ test_jit_node() {
 	fi
 }
 
-# A Java hot loop under the JDK: once jcmd has written the JIT's perf map
-# (Compiler.perfmap), the samples of kiln record -p name the Java method.
-test_jit_jdk() {
-	local d=$TMP/jdk jp all named
-	mkdir -p "$d"
-	cat >"$d/Hot.java" <<'EOF_JAVA'
+# jdk_hot DIR: DIR/Hot.class, a Java hot loop (hotLoop) that runs argv[0]
+# seconds; built once. Status 1 (javac's last line said) when javac failed.
+jdk_hot() {
+	[ -s "$1/Hot.class" ] && return
+	mkdir -p "$1"
+	cat >"$1/Hot.java" <<'EOF_JAVA'
 public class Hot {
     static double hotLoop(int n) { double s = 0; for (int i = 0; i < n; i++) s += Math.sqrt(i) * (i & 7); return s; }
     public static void main(String[] a) {
@@ -483,8 +494,14 @@ public class Hot {
     }
 }
 EOF_JAVA
-	javac -d "$d" "$d/Hot.java" 2>"$d/javac.err" ||
-		{ fail jit_jdk "javac failed: $(tail -1 "$d/javac.err")"; return; }
+	javac -d "$1" "$1/Hot.java" 2>"$1/javac.err" || { tail -1 "$1/javac.err"; return 1; }
+}
+
+# A Java hot loop under the JDK: once jcmd has written the JIT's perf map
+# (Compiler.perfmap), the samples of kiln record -p name the Java method.
+test_jit_jdk() {
+	local d=$TMP/jdk jp all named why
+	why=$(jdk_hot "$d") || { fail jit_jdk "javac failed: $why"; return; }
 	java -cp "$d" Hot 60 >/dev/null & jp=$!
 	# The map names Hot.hotLoop once the JIT has compiled it.
 	if ! wait_until 60 jdk_perfmap_names "$jp" 'Hot\.hotLoop'; then
@@ -509,6 +526,30 @@ EOF_JAVA
 		pass "jit_jdk: $named of $all samples ($((named * 100 / all))%) name Hot.hotLoop after jcmd Compiler.perfmap (at least $want for its $((t1 - t0)) ticks of CPU)"
 	else
 		fail jit_jdk "$named of $all samples name Hot.hotLoop (at least $want wanted for its $((t1 - t0)) ticks of CPU): $(sort -t' ' -k2 -nr "$d/out.folded" | head -2 | tr '\n' '|')"
+	fi
+}
+
+# The JDK run under kiln record with -XX:+DumpPerfMapAtExit: the JVM
+# writes its perf map only as it exits, after every drain of its samples
+# but the last: they wait for it, and name the Java method as perf script
+# would after the run. (The JIT compiles hotLoop within its first second:
+# most of its samples are in the compiled code.)
+test_jit_jdk_exit() {
+	local d=$TMP/jdk all named held why
+	why=$(jdk_hot "$d") || { fail jit_jdk_exit "javac failed: $why"; return; }
+	"$KILN" record -q -o "$d/exit.folded" --stats "$d/exit.json" -- java \
+		-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp "$d" Hot 5 >/dev/null 2>"$d/exit.err" ||
+		{ fail jit_jdk_exit "kiln record failed: $(tail -1 "$d/exit.err")"; return; }
+	# the JVM leaves its map behind (regular files only, as for node)
+	find /tmp -maxdepth 1 -name 'perf-*.map' -type f -exec grep -l 'Hot\.hotLoop' {} + 2>/dev/null |
+		xargs -r rm -f
+	all=$(folded_count "$d/exit.folded" '^java;')
+	named=$(folded_count "$d/exit.folded" '^java;.*Hot\.hotLoop')
+	held=$(json "$d/exit.json" jit samples_waited)
+	if [ "$all" -ge 200 ] && [ $((named * 100)) -ge $((all * 60)) ] && [ "$held" -ge 1 ]; then
+		pass "jit_jdk_exit: $named of $all samples ($((named * 100 / all))%) name Hot.hotLoop from the perf map the JVM wrote as it exited ($held samples waited for it)"
+	else
+		fail jit_jdk_exit "$named of $all samples name Hot.hotLoop (want >= 60 % of >= 200), jit.samples_waited=$held (want >= 1): $(sort -t' ' -k2 -nr "$d/exit.folded" | head -2 | tr '\n' '|')"
 	fi
 }
 
@@ -640,7 +681,7 @@ test_wake_on_new() {
 }
 
 TESTS="test_cli test_footprint test_ratio test_kernel_frames test_short_lived test_gone_before_read test_exec_chain test_cgroup_moved test_pid_filter test_conservation
-	test_wake_on_new test_html test_unwind_nofp test_unwind_cache test_kernel_types test_unwind_self test_jit_namespace test_jit_node test_jit_jdk"
+	test_wake_on_new test_html test_unwind_nofp test_unwind_cache test_kernel_types test_unwind_self test_jit_namespace test_jit_node test_jit_jdk test_jit_jdk_exit"
 # all tests, or those named on the command line (e.g. test_jit_node)
 [ $# = 0 ] || TESTS="$*"
 if [ "$(id -u)" -ne 0 ]; then

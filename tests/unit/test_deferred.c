@@ -38,11 +38,11 @@ Test(deferred, copies_and_hands_back)
 
 	labels_of_pairs(&group, "service_name", "prog", NULL);
 	deferred__init(&q, 1 << 20);
-	cr_assert_eq(deferred__add(&q, &d, NULL, &group), 0);
+	cr_assert_eq(deferred__add(&q, &d, NULL, &group, 1), 0);
 	/* a stack the sampler did not take comes as (NULL, 0) */
 	d.kips = NULL;
 	d.kn = 0;
-	cr_assert_eq(deferred__add(&q, &d, NULL, &group), 0);
+	cr_assert_eq(deferred__add(&q, &d, NULL, &group, 2), 0);
 	key.pid = 1; /* the store kept its own copy */
 	labels__release(&group);
 	cr_assert_gt(q.bytes, 0);
@@ -60,7 +60,9 @@ Test(deferred, copies_and_hands_back)
 	cr_assert_arr_eq(back.kips, kips, sizeof(kips));
 	cr_assert_arr_eq(back.uips, uips, sizeof(uips));
 	cr_assert_str_eq(labels__get(&v[0]->group, "service_name"), "prog");
+	cr_assert_eq(v[0]->waiting, 1);
 	back = deferred__sample(v[1]);
+	cr_assert_eq(v[1]->waiting, 2, "what a sample waits for is kept");
 	cr_assert_eq(back.kn, 0);
 	cr_assert_arr_eq(back.uips, uips, sizeof(uips));
 	deferred__free_sample(v[0]);
@@ -79,7 +81,7 @@ Test(deferred, bounded_in_bytes)
 	int err;
 
 	deferred__init(&q, 4096);
-	while ((err = deferred__add(&q, &d, NULL, &group)) == 0)
+	while ((err = deferred__add(&q, &d, NULL, &group, 1)) == 0)
 		held++;
 	cr_assert_eq(err, -ENOSPC);
 	cr_assert_gt(held, 10);

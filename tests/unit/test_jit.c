@@ -551,6 +551,69 @@ Test(jit, cache_rereads_changed_files_paced)
 	jit_cache__free(c);
 }
 
+static void cmdline_of(int pid, const char *args, size_t len)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%d/cmdline", dir, pid);
+	write_file(path, args, len);
+}
+
+/* A JVM that writes its perf map as it exits: its frames wait for it
+ * while it lives, and the map is read after it ended in the /tmp it had,
+ * though its /proc entry (and root) went with it. */
+Test(jit, cache_reads_the_exit_map_in_the_tmp_it_had)
+{
+	static const char args[] = "java\0-XX:+DumpPerfMapAtExit\0-cp\0.\0Hot";
+	struct jit_cache *c = jit_cache__new(dir, 1 << 20);
+	struct proc_snapshot s = snapshot(1, 100), other = snapshot(2, 101);
+	char from[512], to[512];
+
+	fake_process(100, 7, 0);
+	cmdline_of(100, args, sizeof(args));
+	fake_process(101, 101, 0);
+	cmdline_of(101, "java\0Hot", 9);
+	cr_expect_str_eq(name_of(c, &s, 0x10100, 1), "(none)");
+	cr_expect(jit_cache__names_at_exit(c, &s), "the flag on its command line");
+	cr_expect_str_eq(name_of(c, &other, 0x10100, 1), "(none)");
+	cr_expect_not(jit_cache__names_at_exit(c, &other), "no flag, no wait");
+	/* It writes the map as it exits; then its /proc entry is gone. */
+	perf_map_of(100, 7, "10100 100 at_exit\n");
+	snprintf(from, sizeof(from), "%s/100", dir);
+	snprintf(to, sizeof(to), "%s/gone", dir);
+	cr_assert_eq(rename(from, to), 0);
+	s.ended = true;
+	cr_expect_not(jit_cache__names_at_exit(c, &s), "ended: nothing more to wait for");
+	cr_expect_str_eq(name_of(c, &s, 0x10100, 2), "at_exit");
+	jit_cache__free(c);
+}
+
+/* WHOLE: every argument ends with its NUL; CUT: the last one does not. */
+#define WHOLE(args, on) { args, sizeof(args), on }
+#define CUT(args) { args, sizeof(args) - 1, false }
+
+Test(jit, asks_exit_map)
+{
+	static const struct {
+		const char *args;
+		size_t len;
+		bool on;
+	} cases[] = {
+		WHOLE("java\0-XX:+DumpPerfMapAtExit\0Hot", true),
+		WHOLE("java\0-XX:+DumpPerfMapAtExit\0-XX:-DumpPerfMapAtExit\0Hot", false),
+		WHOLE("java\0-XX:-DumpPerfMapAtExit\0-XX:+DumpPerfMapAtExit", true),
+		/* the flag inside another argument, or cut at the end */
+		WHOLE("sh\0-c\0java -XX:+DumpPerfMapAtExit Hot", false),
+		CUT("java\0-XX:+DumpPerfMapAtExit"),
+		CUT("java\0-XX:+DumpPerfMapAtExi"),
+		CUT(""),
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_expect_eq(jit__asks_exit_map(cases[i].args, cases[i].len), cases[i].on,
+			     "case %zu", i);
+}
+
 /* A process with JIT code has its files opened as soon as its mappings
  * are read: a short-lived one is named after its /proc entry is gone. One
  * without JIT code costs nothing. */

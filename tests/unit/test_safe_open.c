@@ -234,3 +234,38 @@ Test(safe_open, nofollow_refuses_a_last_symlink)
 		cr_assert_eq(safe_open__in_nofollow(root, "/etc/fifo", 4096, NULL), -EINVAL);
 	}
 }
+
+/* safe_open__dir_in: a directory inside the root, through a symlink that
+ * stays inside it; a file is -ENOTDIR. Files open under it later, with
+ * safe_open__at_nofollow refusing a last symlink, also once the directory
+ * has no path any more (renamed away, as a process's root is once its
+ * /proc entry went). */
+Test(safe_open, a_directory_held_to_open_under_later)
+{
+	char from[512], to[512], buf[64];
+	int dir, fd;
+
+	for (int walk = 0; walk < 2; walk++) {
+		safe_open__force_walk(walk);
+		cr_assert_eq(safe_open__dir_in(root, "/etc/good"), -ENOTDIR, "walk=%d", walk);
+		dir = safe_open__dir_in(root, "/lnk");
+		cr_assert_geq(dir, 0, "walk=%d: %s", walk, strerror(-dir));
+		cr_assert_eq(safe_open__at_nofollow(dir, "/rel", 4096, NULL), -ELOOP, "walk=%d", walk);
+		fd = safe_open__at_nofollow(dir, "/good", 4096, NULL);
+		cr_assert_geq(fd, 0, "walk=%d: %s", walk, strerror(-fd));
+		read_all(fd, buf, sizeof(buf));
+		close(fd);
+		cr_assert_str_eq(buf, "inside\n");
+		close(dir);
+	}
+	dir = safe_open__dir_in(root, "/etc");
+	cr_assert_geq(dir, 0);
+	snprintf(from, sizeof(from), "%s", root);
+	snprintf(to, sizeof(to), "%s/gone", base);
+	cr_assert_eq(rename(from, to), 0);
+	fd = safe_open__at_nofollow(dir, "/good", 4096, NULL);
+	cr_assert_geq(fd, 0, "after the rename: %s", strerror(-fd));
+	close(fd);
+	cr_assert_eq(rename(to, from), 0);
+	close(dir);
+}

@@ -3,7 +3,9 @@
  * executable mapping and runs it for argv[1] seconds (default 3). With
  * argv[2] "map" (the default) it first appends "START SIZE fake_jit_spin"
  * to /tmp/perf-<pid>.map, <pid> as its own pid namespace numbers it, as a
- * JIT does; with "none" it writes nothing (the tests plant the file). The
+ * JIT does; with "-XX:+DumpPerfMapAtExit" it writes it only as it exits,
+ * as a JVM given that flag does; with "none" it writes nothing (the tests
+ * plant the file). The
  * code sits 0x100 bytes into its page, so the mapping's start is not the
  * symbol's. */
 #include <stdint.h>
@@ -41,6 +43,23 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Appends the code's line to /tmp/perf-<pid>.map; 0, or 1 said on stderr. */
+static int write_map(const void *code)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	f = fopen(path, "a");
+	if (!f || fprintf(f, "%lx %zx fake_jit_spin\n", (unsigned long)(uintptr_t)code,
+			  sizeof(spin_code)) < 0 ||
+	    fclose(f)) {
+		perror(path);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double end = now() + (argc > 1 ? atof(argv[1]) : 3);
@@ -49,8 +68,6 @@ int main(int argc, char **argv)
 	uint8_t *mem = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			    -1, 0);
 	void (*spin)(unsigned long);
-	char path[64];
-	FILE *f;
 
 	if (mem == MAP_FAILED) {
 		perror("fake_jit: mmap");
@@ -63,19 +80,10 @@ int main(int argc, char **argv)
 		perror("fake_jit: mprotect");
 		return 1;
 	}
-	if (strcmp(mode, "map") == 0) {
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
-		f = fopen(path, "a");
-		if (!f ||
-		    fprintf(f, "%lx %zx fake_jit_spin\n",
-			    (unsigned long)(uintptr_t)(mem + CODE_OFFSET), sizeof(spin_code)) < 0 ||
-		    fclose(f)) {
-			perror(path);
-			return 1;
-		}
-	}
+	if (strcmp(mode, "map") == 0 && write_map(mem + CODE_OFFSET))
+		return 1;
 	spin = (void (*)(unsigned long))(uintptr_t)(mem + CODE_OFFSET);
 	while (now() < end)
 		spin(10000000);
-	return 0;
+	return strcmp(mode, "-XX:+DumpPerfMapAtExit") == 0 && write_map(mem + CODE_OFFSET);
 }

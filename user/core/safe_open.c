@@ -299,9 +299,9 @@ static int resolve_walk(int root_fd, const char *path, bool nofollow)
 	return err;
 }
 
-/* name: the file as logs show it (root and path). */
-static int open_at(int root_fd, const char *path, const char *name, uint64_t max_size,
-		   bool nofollow, struct stat *st)
+/* path resolved inside root_fd to an O_PATH fd, or -errno (a refusal
+ * counted and logged). name: the file as logs show it (root and path). */
+static int resolve_in(int root_fd, const char *path, const char *name, bool nofollow)
 {
 	int pfd = -ENOSYS;
 
@@ -319,9 +319,15 @@ static int open_at(int root_fd, const char *path, const char *name, uint64_t max
 		atomic_fetch_add_explicit(&n_walks, 1, memory_order_relaxed);
 		pfd = resolve_walk(root_fd, path, nofollow);
 	}
-	if (pfd < 0)
-		return resolve_error(name, pfd);
-	return finish(pfd, name, max_size, st);
+	return pfd < 0 ? resolve_error(name, pfd) : pfd;
+}
+
+static int open_at(int root_fd, const char *path, const char *name, uint64_t max_size,
+		   bool nofollow, struct stat *st)
+{
+	int pfd = resolve_in(root_fd, path, name, nofollow);
+
+	return pfd < 0 ? pfd : finish(pfd, name, max_size, st);
 }
 
 int safe_open__at(int root_fd, const char *path, uint64_t max_size, struct stat *st)
@@ -329,23 +335,53 @@ int safe_open__at(int root_fd, const char *path, uint64_t max_size, struct stat 
 	return open_at(root_fd, path, path ? path : "(null)", max_size, false, st);
 }
 
+int safe_open__at_nofollow(int root_fd, const char *path, uint64_t max_size, struct stat *st)
+{
+	return open_at(root_fd, path, path ? path : "(null)", max_size, true, st);
+}
+
+/* root opened O_PATH (the host's for "", "/" or NULL), and in *name the
+ * file as logs show it. */
+static int open_root(const char *root, const char *path, char *name, size_t name_len)
+{
+	int root_fd;
+
+	if (!root || !root[0])
+		root = "/";
+	snprintf(name, name_len, "%s%s", strcmp(root, "/") ? root : "", path ? path : "(null)");
+	/* The root is kiln's own choice: opening "/proc/PID/root" follows that
+	 * magic link to the process's root on purpose. */
+	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return root_fd < 0 ? -errno : root_fd;
+}
+
 static int open_in(const char *root, const char *path, uint64_t max_size, bool nofollow,
 		   struct stat *st)
 {
 	char name[PATH_MAX + 64];
-	int root_fd, fd;
+	int root_fd = open_root(root, path, name, sizeof(name)), fd;
 
-	if (!root || !root[0])
-		root = "/";
-	snprintf(name, sizeof(name), "%s%s", strcmp(root, "/") ? root : "",
-		 path ? path : "(null)");
-	/* The root is kiln's own choice: opening "/proc/PID/root" follows that
-	 * magic link to the process's root on purpose. */
-	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0)
-		return -errno;
+		return root_fd;
 	fd = open_at(root_fd, path, name, max_size, nofollow, st);
 	close(root_fd);
+	return fd;
+}
+
+int safe_open__dir_in(const char *root, const char *path)
+{
+	char name[PATH_MAX + 64];
+	int root_fd = open_root(root, path, name, sizeof(name)), fd;
+	struct stat sb;
+
+	if (root_fd < 0)
+		return root_fd;
+	fd = resolve_in(root_fd, path, name, false);
+	close(root_fd);
+	if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+		close(fd);
+		fd = -ENOTDIR;
+	}
 	return fd;
 }
 

@@ -54,6 +54,13 @@ int safe_open__in_nofollow(const char *root, const char *path, uint64_t max_size
 			   struct stat *st);
 /* The same under a root directory already open (O_PATH is enough). */
 int safe_open__at(int root_fd, const char *path, uint64_t max_size, struct stat *st);
+int safe_open__at_nofollow(int root_fd, const char *path, uint64_t max_size, struct stat *st);
+/* The directory path inside root (resolved as safe_open__in does), opened
+ * O_PATH, to open files under later (safe_open__at): it keeps its mount,
+ * so a file there can still be opened after the process that showed it
+ * ended, and its mount namespace with it. The fd, or -errno (-ENOTDIR:
+ * not a directory). */
+int safe_open__dir_in(const char *root, const char *path);
 /* Opens a link kiln trusts to name the right file although it is a magic
  * link (/proc/PID/map_files/...), with the same flags and the same checks
  * on what it opened. */

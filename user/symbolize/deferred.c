@@ -20,7 +20,7 @@ static size_t sample_bytes(const struct deferred_sample *s)
 }
 
 int deferred__add(struct deferred *q, const struct drained_sample *d, struct proc_snapshot *snap,
-		  const struct labels *group)
+		  const struct labels *group, unsigned waiting)
 {
 	size_t ips = (size_t)d->kn + d->un;
 	size_t need = sizeof(struct deferred_sample) + ips * sizeof(uint64_t) + group->len;
@@ -48,6 +48,7 @@ int deferred__add(struct deferred *q, const struct drained_sample *d, struct pro
 	s->kn = d->kn;
 	s->un = d->un;
 	s->uflags = d->uflags;
+	s->waiting = waiting;
 	/* A stack the sampler did not take comes as (NULL, 0). */
 	if (d->kn)
 		memcpy(s->ips, d->kips, d->kn * sizeof(s->ips[0]));

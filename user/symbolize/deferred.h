@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Drained samples held back because a frame of theirs waits for a debug
- * file being looked up (symbolizer__waiting), so that they are named with
- * it once it arrived, or once the lookups ended or were given up: kiln
+ * file being looked up, or for the perf map its live process writes as it
+ * exits (symbolizer__waiting), so that they are named with it once it
+ * arrived, or once the lookups ended or were given up: kiln
  * record writes one profile at the end, and a sample named at the first
  * drain would keep its bare address for good. Bounded in bytes; a sample
  * that does not fit is the caller's to name at once. */
@@ -21,6 +22,7 @@ struct deferred_sample {
 	struct labels group; /* the labels of the profile it goes to */
 	uint64_t count;
 	uint32_t kn, un, uflags;
+	unsigned waiting; /* SYMBOLIZER_WAIT_*: what its frames waited for when held */
 	uint64_t ips[]; /* kn kernel ips, then un user ips */
 };
 
@@ -31,10 +33,10 @@ struct deferred {
 };
 
 void deferred__init(struct deferred *q, size_t max_bytes);
-/* Keeps a copy of d (its key, stacks and group). 0, -ENOSPC when it would
- * pass max_bytes, -ENOMEM. */
+/* Keeps a copy of d (its key, stacks and group) and what it waits for. 0,
+ * -ENOSPC when it would pass max_bytes, -ENOMEM. */
 int deferred__add(struct deferred *q, const struct drained_sample *d, struct proc_snapshot *snap,
-		  const struct labels *group);
+		  const struct labels *group, unsigned waiting);
 /* The sample as the drain handed it over, pointing into s. */
 struct drained_sample deferred__sample(const struct deferred_sample *s);
 /* Hands every held sample over (*n of them) and empties q; the caller

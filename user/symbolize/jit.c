@@ -9,7 +9,11 @@
  * while the process runs, each file is opened again by its path (safe
  * opener, size cap, owner) and kept when it is another file than the one
  * held; then the file held is parsed again if it changed. After the
- * process ended only the second step runs, once at least. The next check
+ * process ended only the second step runs, once at least, but for a
+ * process that writes its perf map as it exits (a JVM run with
+ * -XX:+DumpPerfMapAtExit): its /tmp, opened while it ran, is where its
+ * map is opened then, even when that /tmp was a mount of its own mount
+ * namespace, gone with its last process. The next check
  * waits JIT_RECHECK_NS, or 100 times what this one cost, or
  * JIT_REFUSED_RECHECK_NS after a refusal, so a process rewriting a
  * hostile file costs at most 1 % of the loop. The entries holding tables
@@ -38,6 +42,9 @@
 #define JIT_REFUSED_RECHECK_NS 30000000000ull /* after a refusal, every 30 s */
 #define JIT_COST_FACTOR 100 /* wait 100 times what a check cost */
 #define STATUS_MAX 8192 /* bytes of /proc/PID/status read */
+#define CMDLINE_MAX 65536 /* bytes of /proc/PID/cmdline searched (a JVM's classpath may be long) */
+#define EXIT_MAP_FLAG "-XX:+DumpPerfMapAtExit"
+#define NO_EXIT_MAP_FLAG "-XX:-DumpPerfMapAtExit"
 
 /* What a file was when it was read: a change re-reads it. */
 struct file_id {
@@ -59,6 +66,8 @@ struct jit_proc {
 	uid_t uids[4]; /* real, effective, saved, filesystem */
 	uint64_t next_check;
 	bool ended_checked; /* checked since the snapshot ended */
+	bool exit_map; /* writes its perf map as it exits */
+	int tmp_fd; /* exit_map: its /tmp (O_PATH), or -1 */
 	struct jit_file files[JIT_SOURCE_COUNT];
 	struct lru_node lru;
 	bool in_lru; /* holds a table */
@@ -165,6 +174,53 @@ static bool read_ids(const struct jit_cache *c, pid_t pid, struct jit_proc *p)
 	return nspid && uids;
 }
 
+bool jit__asks_exit_map(const char *cmdline, size_t len)
+{
+	bool on = false;
+
+	/* arguments end with a NUL; a cut last one is not looked at */
+	for (size_t i = 0; i < len;) {
+		const char *arg = cmdline + i;
+		size_t n = strnlen(arg, len - i);
+
+		if (i + n == len)
+			break;
+		if (strcmp(arg, EXIT_MAP_FLAG) == 0)
+			on = true;
+		else if (strcmp(arg, NO_EXIT_MAP_FLAG) == 0)
+			on = false;
+		i += n + 1;
+	}
+	return on;
+}
+
+/* jit__asks_exit_map of the process's command line, of which only the
+ * first CMDLINE_MAX bytes are read. */
+static bool read_exit_map(const struct jit_cache *c, pid_t pid)
+{
+	char path[4200], *buf = malloc(CMDLINE_MAX);
+	size_t len = 0;
+	ssize_t r;
+	bool on;
+	int fd;
+
+	if (!buf)
+		return false;
+	snprintf(path, sizeof(path), "%s/%d/cmdline", c->proc_root, pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return false;
+	}
+	while (len < CMDLINE_MAX &&
+	       ((r = read(fd, buf + len, CMDLINE_MAX - len)) > 0 || (r < 0 && errno == EINTR)))
+		len += r > 0 ? (size_t)r : 0;
+	close(fd);
+	on = jit__asks_exit_map(buf, len);
+	free(buf);
+	return on;
+}
+
 static bool owned(const struct jit_proc *p, const struct stat *st)
 {
 	for (int i = 0; i < 4; i++)
@@ -230,8 +286,9 @@ static void install(struct jit_cache *c, struct jit_proc *p, enum jit_source s, 
 	}
 }
 
-/* Opens source s of a live process by its path and makes it the file
- * kept open, unless it is that file already. True when it was refused. */
+/* Opens source s of a live process by its path (or the perf map of one
+ * that ended, in the /tmp it had) and makes it the file kept open, unless
+ * it is that file already. True when it was refused. */
 static bool reopen(struct jit_cache *c, struct jit_proc *p, const struct proc_snapshot *snap,
 		   enum jit_source s)
 {
@@ -241,8 +298,15 @@ static bool reopen(struct jit_cache *c, struct jit_proc *p, const struct proc_sn
 	size_t n;
 	int fd;
 
-	if (s == JIT_PERF_MAP) {
-		snprintf(root, sizeof(root), "%s/%d/root", c->proc_root, snap->pid);
+	snprintf(root, sizeof(root), "%s/%d/root", c->proc_root, snap->pid);
+	if (s == JIT_PERF_MAP && snap->ended) {
+		if (p->tmp_fd < 0)
+			return false;
+		snprintf(name, sizeof(name), "/perf-%d.map", p->nspid);
+		fd = safe_open__at_nofollow(p->tmp_fd, name, PERF_MAP_FILE_MAX, &st);
+		if (snprintf(name, sizeof(name), "%s/tmp/perf-%d.map (at its exit)", root, p->nspid) < 0)
+			name[0] = '\0';
+	} else if (s == JIT_PERF_MAP) {
 		snprintf(name, sizeof(name), "/tmp/perf-%d.map", p->nspid);
 		fd = safe_open__in_nofollow(root, name, PERF_MAP_FILE_MAX, &st);
 		/* the name logs show: the file from kiln's side */
@@ -330,9 +394,19 @@ static void refresh(struct jit_cache *c, struct jit_proc *p, const struct proc_s
 	if (!p->ids_read && !snap->ended) {
 		p->ids_read = true;
 		p->ids_ok = read_ids(c, snap->pid, p);
+		p->exit_map = p->ids_ok && read_exit_map(c, snap->pid);
+		if (p->exit_map) {
+			char root[4200];
+
+			snprintf(root, sizeof(root), "%s/%d/root", c->proc_root, snap->pid);
+			p->tmp_fd = safe_open__dir_in(root, "/tmp");
+			if (p->tmp_fd < 0)
+				pr_debug("pid %d: no /tmp to find its perf map in at its exit: %s",
+					 snap->pid, strerror(-p->tmp_fd));
+		}
 	}
 	for (int s = 0; s < JIT_SOURCE_COUNT; s++) {
-		if (p->ids_ok && !snap->ended)
+		if (p->ids_ok && (!snap->ended || s == JIT_PERF_MAP))
 			refused |= reopen(c, p, snap, (enum jit_source)s);
 		refused |= reread(c, p, (enum jit_source)s);
 	}
@@ -369,6 +443,7 @@ static struct jit_proc *proc_get(struct jit_cache *c, const struct proc_snapshot
 	if (!p)
 		return NULL;
 	p->instance = snap->instance;
+	p->tmp_fd = -1;
 	for (int s = 0; s < JIT_SOURCE_COUNT; s++)
 		p->files[s].fd = -1;
 	if (hashmap__put_u64(&c->procs, snap->instance, p)) {
@@ -414,6 +489,13 @@ const char *jit_cache__name(struct jit_cache *c, const struct proc_snapshot *sna
 	return lookup(c, p, addr);
 }
 
+bool jit_cache__names_at_exit(struct jit_cache *c, const struct proc_snapshot *snap)
+{
+	struct jit_proc *p = snap && !snap->ended ? hashmap__get_u64(&c->procs, snap->instance) : NULL;
+
+	return p && p->exit_map;
+}
+
 struct age_walk {
 	struct proc_table *procs;
 	uint32_t *gone;
@@ -434,6 +516,8 @@ static void proc_free(struct jit_cache *c, struct jit_proc *p)
 	for (int s = 0; s < JIT_SOURCE_COUNT; s++)
 		if (p->files[s].fd >= 0)
 			close(p->files[s].fd);
+	if (p->tmp_fd >= 0)
+		close(p->tmp_fd);
 	free(p);
 }
 

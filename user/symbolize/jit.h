@@ -12,7 +12,9 @@
  * than 1 % of the loop's time (a read that took 10 ms waits 1 s),
  * bounded in bytes together with
  * least-recently-used eviction (a file's table takes at most a quarter of
- * the bound). Everything refused is counted (jit_table.h) and logged once
+ * the bound). A process that writes its perf map as it exits has its
+ * /tmp kept open (O_PATH) while it runs, to read the map in after.
+ * Everything refused is counted (jit_table.h) and logged once
  * per file. Runs on the caller's thread, off the sampling path. */
 #ifndef KILN_SYMBOLIZE_JIT_H
 #define KILN_SYMBOLIZE_JIT_H
@@ -49,6 +51,17 @@ bool jit__code_mapping(const struct proc_mapping *m);
  * next call. */
 const char *jit_cache__name(struct jit_cache *c, const struct proc_snapshot *snap, uint64_t addr,
 			    uint64_t now);
+/* Whether a command line (/proc/PID/cmdline: NUL-terminated arguments,
+ * len bytes) asks a JVM to write its perf map as it exits: the last of
+ * -XX:+DumpPerfMapAtExit and -XX:-DumpPerfMapAtExit is the former. An
+ * argument cut at len is not looked at. JAVA_TOOL_OPTIONS and other
+ * environment variables are not read (they may hold secrets). */
+bool jit__asks_exit_map(const char *cmdline, size_t len);
+/* Whether snap's process lives and writes its perf map as it exits (a
+ * JVM run with -XX:+DumpPerfMapAtExit): its JIT frames without a name
+ * now get one then, from the /tmp it had while it ran. Known once
+ * jit_cache__name or jit_cache__mapped met it. */
+bool jit_cache__names_at_exit(struct jit_cache *c, const struct proc_snapshot *snap);
 /* Told of a live snapshot's (re)read mappings: a process with JIT code
  * mappings has its files opened (and read) now, when due, so that they
  * are still there after it exits, however short it lived. */

@@ -59,7 +59,7 @@ struct symbolizer {
 	struct table_cache *tables;     /* symbol tables on disk; NULL: none */
 	uint64_t found_seen;            /* debug files fetched at the last age */
 	uint64_t lookups_ended;         /* lookups ended, any way, at the last age */
-	bool waiting;                   /* the last stack has a frame waiting for one */
+	unsigned waiting;               /* SYMBOLIZER_WAIT_*: the last stack's frames wait */
 	struct symbolizer_stats before; /* stats before the last stack */
 	struct jit_cache *jit;
 	struct symtab *vdso;
@@ -477,6 +477,8 @@ static const char *jit_frame(struct symbolizer *sym, const struct proc_snapshot 
 	sym->stats.jit_frames += count;
 	if (name)
 		sym->stats.jit_resolved += count;
+	else if (jit_cache__names_at_exit(sym->jit, snap))
+		sym->waiting |= SYMBOLIZER_WAIT_JIT;
 	return name;
 }
 
@@ -526,7 +528,7 @@ static void enter_mapping(struct symbolizer *sym, const struct proc_mapping *m)
 		st = binary_symtab(sym, m->bin);
 		if (st && sym->dbgi && m->bin->build_id[0] && lacks_debug(st) &&
 		    debug_file_due(sym, m->bin))
-			sym->waiting = true;
+			sym->waiting |= SYMBOLIZER_WAIT_DEBUG_FILE;
 	}
 	sym->last_vdso = !m->bin && strcmp(m->name, "[vdso]") == 0;
 	if (sym->last_vdso)
@@ -657,7 +659,7 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 	sym->scratch_len = 0;
 	sym->last_map = NULL;
 	sym->inlined_room = SYMBOLIZER_MAX_INLINED;
-	sym->waiting = false;
+	sym->waiting = 0;
 	sym->before = sym->stats;
 	frames[n++] = (struct frame){ .kind = FRAME_ROOT,
 				      .name = scratch_copy(sym, comm) };
@@ -755,7 +757,7 @@ void symbolizer__use_debuginfod(struct symbolizer *sym, const struct debuginfod_
 	sym->dbgi = debuginfod__new(opts);
 }
 
-bool symbolizer__waiting(const struct symbolizer *sym)
+unsigned symbolizer__waiting(const struct symbolizer *sym)
 {
 	return sym->waiting;
 }

@@ -98,9 +98,11 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
  * (loading frees the ELF file's raw symbols once sorted), worth handing
  * back to the system. */
 bool symbolizer__age(struct symbolizer *sym, uint64_t now);
-/* True when the last symbolizer__stack met a frame of a binary whose
- * debug file is being looked up: its name may change once it arrived. */
-bool symbolizer__waiting(const struct symbolizer *sym);
+/* What the last symbolizer__stack's frames wait for, their names may
+ * change once it arrived: a debug file being looked up, the perf map a
+ * live process writes as it exits (a bit each, 0: nothing). */
+enum { SYMBOLIZER_WAIT_DEBUG_FILE = 1, SYMBOLIZER_WAIT_JIT = 2 };
+unsigned symbolizer__waiting(const struct symbolizer *sym);
 /* Takes the last stack's frames out of the frame counters: its caller
  * holds it, to name it again later. */
 void symbolizer__uncount(struct symbolizer *sym);
