@@ -48,12 +48,12 @@ static void check_table(const struct symtab *st, const uint8_t *data, size_t siz
 
 	FUZZ_CHECK(hex_id(symtab__build_id(st)));
 	FUZZ_CHECK(symtab__source(st) != NULL);
-	FUZZ_CHECK(symtab__bytes(st) >= n * sizeof(struct sym));
+	FUZZ_CHECK(symtab__bytes(st) >= n * 2 * sizeof(uint64_t));
 	/* Offsets of the file, in page steps and a few taken from the
 	 * input: whatever is found contains the address. */
 	for (uint64_t off = 0; off < size + 4096; off += 512) {
 		va = UINT64_MAX;
-		s = symtab__lookup(st, off, &va);
+		s = symtab__lookup(st, off, &va, &(struct sym){ 0 });
 		if (!s)
 			continue;
 		FUZZ_CHECK(va != UINT64_MAX);
@@ -65,7 +65,7 @@ static void check_table(const struct symtab *st, const uint8_t *data, size_t siz
 		uint64_t off;
 
 		memcpy(&off, data + i, sizeof(off));
-		s = symtab__lookup(st, off, &va);
+		s = symtab__lookup(st, off, &va, &(struct sym){ 0 });
 		FUZZ_CHECK(!s || (s->start <= va && s->name));
 	}
 }

@@ -17,7 +17,7 @@
 #include "cache_file.h"
 #include "symbolize/elf_symtab.h"
 
-#define HEADER 184 /* elf_symtab.c's struct cache_header */
+#define HEADER 192 /* elf_symtab.c's struct cache_header */
 #define OFF_FORMAT 8
 #define OFF_KEY_LEN 12
 #define OFF_LOADER 16
@@ -51,7 +51,7 @@ static void check_lookups(const struct symtab *st)
 
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
 		uint64_t vaddr = 0;
-		const struct sym *s = symtab__lookup(st, offs[i], &vaddr);
+		const struct sym *s = symtab__lookup(st, offs[i], &vaddr, &(struct sym){ 0 });
 
 		if (!s)
 			continue;

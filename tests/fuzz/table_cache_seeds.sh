@@ -6,7 +6,9 @@
 # - tests/fuzz/corpus/table_cache/: the unwind table cache files of two
 #   small binaries of the host, and the first cut inside its rows;
 # - tests/fuzz/corpus/symtab_cache/: the symbol table cache files of a
-#   shell loop (dash's and libc's), and the first cut inside its symbols.
+#   shell loop (dash's and libc's), the first cut inside its symbols, and
+#   libstdc++'s (names deflated: over SYM_NAMES_DEFLATE_FROM) from a C++
+#   loop (needs g++).
 # The fuzz targets rewrite the format, the builder's or loader's
 # fingerprint and the checksum themselves, so the seeds stay valid when the
 # table builder or the symbol loader changes.
@@ -32,3 +34,14 @@ for f in $(ls -S -r "$tmp"/cache/*.sym | head -n 2); do
 	install -m 644 "$f" "$corpus/symtab_cache/table$n.sym"
 done
 head -c 700 "$corpus/symtab_cache/table1.sym" >"$corpus/symtab_cache/cut"
+
+rm -rf "$tmp/cache"
+printf '#include <sstream>\nint main() { for (int i = 0; i < 400000; i++) { std::ostringstream o; o << i << " " << i * 0.5; } }\n' |
+	g++ -O2 -x c++ - -o "$tmp/cxx"
+"$kiln" record -q -F 999 -o "$tmp/out.folded" --unwind-cache "$tmp/cache" -- "$tmp/cxx" 2>/dev/null
+for f in "$tmp"/cache/*.sym; do
+	# the header's deflated field (offset 48) is 1
+	if [ "$(od -An -tu4 -j48 -N4 "$f" | tr -d ' ')" = 1 ]; then
+		install -m 644 "$f" "$corpus/symtab_cache/deflated.sym"
+	fi
+done

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 
 #include "core/elf.h"
 #include "symbolize/elf_symtab.h"
+#include "symbolize/sym_names.h"
 
 static char dir[64];
 
@@ -208,7 +210,7 @@ static void expect_fn(const struct symtab *st, uint64_t off, const char *name,
 		      const char *nm_file, const char *nm_name)
 {
 	uint64_t vaddr = 0;
-	const struct sym *s = symtab__lookup(st, off + 1, &vaddr);
+	const struct sym *s = symtab__lookup(st, off + 1, &vaddr, &(struct sym){ 0 });
 
 	cr_assert_not_null(s, "offset %#llx: no symbol, want %s", (unsigned long long)off, name);
 	cr_assert_str_eq(s->name, name);
@@ -221,7 +223,7 @@ static void expect_fn(const struct symtab *st, uint64_t off, const char *name,
 
 static void expect_not_fn(const struct symtab *st, uint64_t off, const char *name)
 {
-	const struct sym *s = symtab__lookup(st, off + 1, NULL);
+	const struct sym *s = symtab__lookup(st, off + 1, NULL, &(struct sym){ 0 });
 
 	cr_assert(!s || strcmp(s->name, name) != 0, "%s resolved from %s", name,
 		  symtab__source(st));
@@ -244,9 +246,9 @@ static void check_exe(const char *cflags)
 	expect_fn(st, exp, "kiln_exported", "prog", NULL);
 	expect_fn(st, hid, "kiln_hidden", "prog", NULL);
 	/* Offset 0 is the ELF header: no function there. */
-	cr_assert_null(symtab__lookup(st, 0, NULL));
-	cr_assert_null(symtab__lookup(st, UINT64_MAX, NULL));
-	cr_assert_gt(symtab__bytes(st), symtab__count(st) * sizeof(struct sym));
+	cr_assert_null(symtab__lookup(st, 0, NULL, &(struct sym){ 0 }));
+	cr_assert_null(symtab__lookup(st, UINT64_MAX, NULL, &(struct sym){ 0 }));
+	cr_assert_gt(symtab__bytes(st), symtab__count(st) * 2 * sizeof(uint64_t));
 	symtab__free(st);
 }
 
@@ -577,7 +579,7 @@ Test(elf_symtab, malformed_files)
 	cr_assert_null(symtab__load_fd(-1, "", NULL));
 	cr_assert_null(symtab__load_mem(NULL, 10));
 	cr_assert_null(symtab__load_mem("\177ELF", 4));
-	cr_assert_null(symtab__lookup(NULL, 0, NULL));
+	cr_assert_null(symtab__lookup(NULL, 0, NULL, &(struct sym){ 0 }));
 	cr_assert_eq(symtab__count(NULL), 0);
 	symtab__free(NULL);
 }
@@ -638,7 +640,8 @@ Test(elf_symtab, mutations_never_crash)
 		if (st) {
 			loaded++;
 			for (int i = 0; i < 50; i++)
-				symtab__lookup(st, (uint64_t)rand() % (size + 4096), NULL);
+				symtab__lookup(st, (uint64_t)rand() % (size + 4096), NULL,
+					       &(struct sym){ 0 });
 		}
 		symtab__free(st);
 	}
@@ -678,7 +681,7 @@ Test(elf_symtab, code_labels)
 	st = load("liblabels.so", "", NULL);
 	/* In a shared object built this way file offsets equal addresses. */
 	expect_fn(st, nm_addr("liblabels.so", "kiln_entry"), "kiln_entry", "liblabels.so", NULL);
-	s = symtab__lookup(st, nm_addr("liblabels.so", "kiln_inner") + 1, NULL);
+	s = symtab__lookup(st, nm_addr("liblabels.so", "kiln_inner") + 1, NULL, &(struct sym){ 0 });
 	cr_assert_not_null(s);
 	cr_assert_str_eq(s->name, "kiln_sized", "a label split the function: %s", s->name);
 	/* kiln_entry, kiln_sized, and nothing from .data or .L labels. */
@@ -731,7 +734,8 @@ Test(elf_symtab, cache_file_round_trip)
 #define OFF_COUNT 24
 #define OFF_NAMES_LEN 32
 #define OFF_NSEGS 40
-#define HEADER_BYTES 184
+#define OFF_DEFLATED 48
+#define HEADER_BYTES 192
 
 /* buf with width bytes of value written at off and its CRC-32 made
  * right, so the checks behind the CRC are reached: decoded, want err. */
@@ -756,9 +760,9 @@ static void expect_refused(const uint8_t *buf, size_t len, size_t off, uint64_t 
 Test(elf_symtab, cache_file_refused_when_wrong)
 {
 	struct symtab *st, *back = NULL;
-	size_t len, syms, names;
+	size_t len, syms, blocks, refs, names;
 	uint64_t start;
-	uint32_t nsegs;
+	uint32_t nsegs, raw;
 	uint8_t *buf;
 
 	build_lib();
@@ -767,7 +771,9 @@ Test(elf_symtab, cache_file_refused_when_wrong)
 	cr_assert_eq(symtab__encode(st, KEY, &buf, &len), 0);
 	memcpy(&nsegs, buf + OFF_NSEGS, 4);
 	syms = HEADER_BYTES + strlen(KEY) + nsegs * 24;
-	names = syms + symtab__count(st) * 24;
+	blocks = syms + symtab__count(st) * 16;
+	refs = blocks + ((symtab__count(st) + 15) / 16 + 1) * 8;
+	names = refs + symtab__count(st) * 4;
 
 	/* cut short anywhere, or one byte changed (the CRC): refused */
 	for (size_t cut = 0; cut < len; cut += len / 13 + 1)
@@ -777,16 +783,22 @@ Test(elf_symtab, cache_file_refused_when_wrong)
 	buf[names + 1] ^= 1;
 
 	/* with a right CRC: another format is stale, not corrupt; counts
-	 * that lie are refused before any allocation; a name outside the
-	 * names, names not ending in NUL, two symbols at one start */
+	 * that lie are refused before any allocation; a block outside the
+	 * names or of another length, a name starting where another did,
+	 * names not ending in NUL, two symbols at one start */
 	expect_refused(buf, len, OFF_FORMAT, 99, 4, -ESTALE);
 	expect_refused(buf, len, OFF_COUNT, UINT64_MAX / 2, 8, -EFBIG);
 	expect_refused(buf, len, OFF_COUNT, symtab__count(st) + 1, 8, -EBADMSG);
 	expect_refused(buf, len, OFF_NAMES_LEN, 0, 8, -EBADMSG);
-	expect_refused(buf, len, syms + 16, len, 8, -EBADMSG);
+	expect_refused(buf, len, blocks, 1, 4, -EBADMSG);
+	memcpy(&raw, buf + blocks + 4, 4);
+	expect_refused(buf, len, blocks + 4, raw + 1, 4, -EBADMSG);
+	expect_refused(buf, len, blocks + 4, raw - 1, 4, -EBADMSG);
 	expect_refused(buf, len, len - 5, 'x', 1, -EBADMSG);
+	expect_refused(buf, len, refs + 4, 0, 4, -EBADMSG);
+	expect_refused(buf, len, OFF_DEFLATED, 2, 4, -EBADMSG);
 	memcpy(&start, buf + syms, 8);
-	expect_refused(buf, len, syms + 24, start, 8, -EBADMSG);
+	expect_refused(buf, len, syms + 16, start, 8, -EBADMSG);
 	free(buf);
 	symtab__free(st);
 }
@@ -817,5 +829,132 @@ Test(elf_symtab, cache_key_follows_the_debug_file)
 	cr_assert_eq(symtab__debug_file_id(fd, root, "/usr/bin/prog", second, sizeof(second)), 0);
 	cr_assert_str_neq(second, first);
 	close(fd);
+	symtab__free(st);
+}
+
+/* ---- a large table: names deflated (sym_names.h) ---- */
+
+struct nm_fn {
+	uint64_t addr, off;
+	char *name;
+};
+
+static int cmp_nm_fn(const void *a, const void *b)
+{
+	const struct nm_fn *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Each function's file offset, through path's PT_LOAD segments. */
+static void file_offsets(const char *path, struct nm_fn *fns, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t nph = 0;
+	Elf *elf;
+
+	cr_assert_geq(fd, 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	cr_assert(elf && elf_getphdrnum(elf, &nph) == 0);
+	for (size_t k = 0; k < n; k++) {
+		fns[k].off = UINT64_MAX;
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    fns[k].addr - ph.p_vaddr < ph.p_filesz)
+				fns[k].off = fns[k].addr - ph.p_vaddr + ph.p_offset;
+		}
+		cr_assert_neq(fns[k].off, UINT64_MAX, "%s in no segment", fns[k].name);
+	}
+	elf_end(elf);
+	close(fd);
+}
+
+/* nm names fns[i]'s address also with name (fns sorted by address). */
+static bool nm_alias(const struct nm_fn *fns, size_t n, size_t i, const char *name)
+{
+	size_t j = i;
+
+	while (j && fns[j - 1].addr == fns[i].addr)
+		j--;
+	for (; j < n && fns[j].addr == fns[i].addr; j++)
+		if (strcmp(fns[j].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Every function of a real C++ library (libstdc++: 500 KB of demangled
+ * names, past the bound that deflates them) reads back as binutils' nm
+ * demangles it, in address order and in strides that hop between blocks,
+ * from the table as built and from its cache file. */
+Test(elf_symtab, cxx_library_names_deflated_read_as_nm_demangles)
+{
+	char path[512], cmd[640], line[2048], type;
+	struct symtab *st, *back = NULL;
+	struct nm_fn *fns = NULL;
+	size_t n = 0, cap = 0, names = 0, len, checked = 0;
+	unsigned long long addr;
+	uint8_t *buf;
+	FILE *p;
+	int fd, used;
+
+	p = popen("gcc -print-file-name=libstdc++.so.6", "r");
+	cr_assert(p && fgets(path, sizeof(path), p));
+	pclose(p);
+	path[strcspn(path, "\n")] = '\0';
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only -C --without-symbol-versions '%s'", path);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%llx %c %n", &addr, &type, &used) != 2 || !strchr("TtWi", type) ||
+		    strlen(line + used) >= SYMTAB_NAME_MAX - 1)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			fns = realloc(fns, cap * sizeof(*fns));
+			cr_assert_not_null(fns);
+		}
+		fns[n++] = (struct nm_fn){ .addr = addr, .name = strdup(line + used) };
+		names += strlen(line + used) + 1;
+	}
+	pclose(p);
+	cr_assert_gt(names, SYM_NAMES_DEFLATE_FROM, "%s: %zu bytes of names", path, names);
+	qsort(fns, n, sizeof(*fns), cmp_nm_fn);
+	file_offsets(path, fns, n);
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	st = symtab__load_fd(fd, "", path);
+	close(fd);
+	cr_assert_not_null(st);
+	cr_assert_lt(symtab__bytes(st), names / 2, "%zu bytes held for %zu of names",
+		     symtab__bytes(st), names);
+	cr_assert_eq(symtab__encode(st, KEY, &buf, &len), 0);
+	cr_assert_eq(symtab__decode(buf, len, KEY, SYMTAB_DEFAULT_MAX_BYTES, &back), 0);
+	free(buf);
+	for (int t = 0; t < 2; t++)
+		for (size_t stride = 1; stride < 50; stride += 48)
+			for (size_t k = 0; k < n; k++) {
+				size_t i = k * stride % n;
+				const struct sym *s;
+				uint64_t va = 0;
+
+				s = symtab__lookup(t ? back : st, fns[i].off, &va, &(struct sym){ 0 });
+				cr_assert_not_null(s, "%s at %#llx: not found", fns[i].name,
+						   (unsigned long long)fns[i].addr);
+				cr_assert_eq(s->start, fns[i].addr, "%s", fns[i].name);
+				/* kiln keeps one of the names at an address */
+				cr_assert(nm_alias(fns, n, i, s->name), "%#llx: kiln says %s, nm %s",
+					  (unsigned long long)fns[i].addr, s->name, fns[i].name);
+				checked++;
+			}
+	cr_assert_gt(checked, 1000);
+	for (size_t k = 0; k < n; k++)
+		free(fns[k].name);
+	free(fns);
+	symtab__free(back);
 	symtab__free(st);
 }

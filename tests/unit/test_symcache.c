@@ -241,7 +241,7 @@ static uint64_t self_offset(const void *addr)
 
 static void expect_marker(const struct symtab *st, uint64_t off)
 {
-	const struct sym *sym = symtab__lookup(st, off, NULL);
+	const struct sym *sym = symtab__lookup(st, off, NULL, &(struct sym){ 0 });
 
 	cr_assert_not_null(sym, "offset 0x%" PRIx64 " not found", off);
 	cr_assert_str_eq(sym->name, "symcache_test_marker");

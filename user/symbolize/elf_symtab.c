@@ -46,6 +46,7 @@
 #include "core/safe_open.h"
 #include "symbolize/demangle.h"
 #include "symbolize/elf_symtab.h"
+#include "symbolize/sym_names.h"
 
 /* libstdc++'s demangler writing through a callback, without a heap: no C
  * header declares it, and only the static libstdc++.a exports it (the
@@ -80,11 +81,17 @@ struct go_source {
 
 #define NO_TREE UINT32_MAX
 
+_Static_assert(SYMTAB_NAME_MAX == SYM_NAMES_NAME_MAX, "one bound on a name");
+
+/* A symbol; its name is the table's name of the same index. */
+struct sym_entry {
+	uint64_t start, size;
+};
+
 struct symtab {
-	struct sym *syms;
+	struct sym_entry *syms;
 	size_t count;
-	char *names;		/* arena of the demangled names */
-	size_t names_len;
+	struct sym_names names;	/* demangled, in the order of syms */
 	struct seg *segs;
 	size_t nsegs;
 	const char *source;
@@ -526,32 +533,6 @@ static int raw_cmp(const void *a, const void *b)
 	return x->size > y->size ? -1 : x->size < y->size;
 }
 
-/* Appends s (at most len bytes of it) and a NUL; -EFBIG past max bytes. */
-static int arena_add(struct symtab *st, size_t *cap, const char *s, size_t len, size_t max,
-		     size_t *off)
-{
-	if (st->names_len + len + 1 > max)
-		return -EFBIG;
-	len++;
-	if (st->names_len + len > *cap) {
-		size_t c = *cap ? *cap * 2 : 4096;
-		char *p;
-
-		while (c < st->names_len + len)
-			c *= 2;
-		p = realloc(st->names, c);
-		if (!p)
-			return -ENOMEM;
-		st->names = p;
-		*cap = c;
-	}
-	memcpy(st->names + st->names_len, s, len - 1);
-	st->names[st->names_len + len - 1] = '\0';
-	*off = st->names_len;
-	st->names_len += len;
-	return 0;
-}
-
 /* The demangler's output, kept up to SYMTAB_NAME_MAX - 1 bytes; past
  * DEMANGLE_OUT_MAX the demangling is abandoned with a longjmp (libstdc++'s
  * callback demangler keeps its state on the stack: nothing leaks). */
@@ -627,18 +608,18 @@ static int build_table(struct symtab *st, struct loader *ld)
 {
 	struct demangled *dem = NULL;
 	char plt_name[SYMTAB_NAME_MAX];
-	size_t n = 0, cap = 0;
-	size_t *offs = NULL;
+	struct sym_names_builder names;
+	size_t n = 0;
 	uint64_t covered = 0;   /* end of the sized functions so far */
 	int err = 0;
 
 	if (ld->nraw == 0)
 		return 0;
 	qsort(ld->raw, ld->nraw, sizeof(*ld->raw), raw_cmp);
+	sym_names__builder_init(&names, ld->max_bytes);
 	st->syms = calloc(ld->nraw, sizeof(*st->syms));
-	offs = calloc(ld->nraw, sizeof(*offs));
 	dem = malloc(sizeof(*dem));
-	if (!st->syms || !offs || !dem) {
+	if (!st->syms || !dem) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -665,9 +646,11 @@ static int build_table(struct symtab *st, struct loader *ld)
 			name = plt_name;
 			len = k < 0 ? 0 : (size_t)k < sizeof(plt_name) ? (size_t)k : sizeof(plt_name) - 1;
 		}
-		err = arena_add(st, &cap, name, len, ld->max_bytes, &offs[n]);
+		err = sym_names__add(&names, name, len);
 		if (err) {
-			elf__refuse(ELF_REFUSED_NAMES, ld->name, "symbol names over the table bound");
+			if (err == -EFBIG)
+				elf__refuse(ELF_REFUSED_NAMES, ld->name,
+					    "symbol names over the table bound");
 			goto cleanup;
 		}
 		st->syms[n].start = r->start;
@@ -675,19 +658,14 @@ static int build_table(struct symtab *st, struct loader *ld)
 		n++;
 	}
 	if (n < ld->nraw) {
-		struct sym *s = realloc(st->syms, n * sizeof(*s));
+		struct sym_entry *s = realloc(st->syms, n * sizeof(*s));
 
 		if (s)
 			st->syms = s;
 	}
-	if (st->names_len < cap) {
-		char *p = realloc(st->names, st->names_len);
-
-		if (p)
-			st->names = p;
-	}
-	for (size_t i = 0; i < n; i++)
-		st->syms[i].name = st->names + offs[i];
+	err = sym_names__finish(&names, &st->names);
+	if (err)
+		goto cleanup;
 	st->count = n;
 	if (symtab__bytes(st) > ld->max_bytes) {
 		elf__refuse(ELF_REFUSED_TABLE, ld->name,
@@ -695,7 +673,7 @@ static int build_table(struct symtab *st, struct loader *ld)
 		err = -EFBIG;
 	}
 cleanup:
-	free(offs);
+	sym_names__builder_release(&names);
 	free(dem);
 	return err;
 }
@@ -1061,7 +1039,7 @@ struct symtab *symtab__load_mem(const void *image, size_t size)
 }
 
 const struct sym *symtab__lookup(const struct symtab *st, uint64_t file_offset,
-				 uint64_t *vaddr)
+				 uint64_t *vaddr, struct sym *out)
 {
 	const struct seg *seg = NULL;
 	size_t lo = 0, hi;
@@ -1094,7 +1072,9 @@ const struct sym *symtab__lookup(const struct symtab *st, uint64_t file_offset,
 	}
 	if (st->syms[lo].size && va - st->syms[lo].start >= st->syms[lo].size)
 		return NULL;
-	return &st->syms[lo];
+	*out = (struct sym){ st->syms[lo].start, st->syms[lo].size,
+			     sym_names__get(&st->names, lo) };
+	return out->name ? out : NULL;
 }
 
 size_t symtab__count(const struct symtab *st)
@@ -1106,7 +1086,7 @@ size_t symtab__bytes(const struct symtab *st)
 {
 	if (!st)
 		return 0;
-	return sizeof(*st) + st->count * sizeof(*st->syms) + st->names_len +
+	return sizeof(*st) + st->count * sizeof(*st->syms) + sym_names__bytes(&st->names) +
 	       st->nsegs * sizeof(*st->segs) + go_source_bytes(st->go);
 }
 
@@ -1156,12 +1136,14 @@ size_t symtab__source_frames(const struct symtab *st, uint64_t vaddr, struct src
 }
 
 /* ---- the cache file (symtab__encode, symtab__decode) ----
- * A fixed header, the key, the segments, the symbols {start, size, name
- * offset}, the names and a CRC-32 of everything before it. The reader
- * checks every count against the table bound and the file's size before
- * it allocates, the CRC, the key, and then the table as symtab__lookup
- * uses it: starts increasing, every name inside the names, which end in
- * NUL. */
+ * A fixed header, the key, the segments, the symbols {start, size}, the
+ * names' blocks {offset, inflated length} (sym_names.h), where each name
+ * starts in its block, the names as the table holds them (deflated or
+ * not) and a CRC-32 of everything before it. The reader checks every
+ * count against the table bound and the file's size before it allocates,
+ * the CRC, the key, and then the table as symtab__lookup uses it: starts
+ * increasing, each name inside its block (sym_names__check; a deflated
+ * block is checked when a lookup inflates it). */
 
 #ifndef KILN_SYMTAB_LOADER
 /* The Makefile sets it from the loader's sources. */
@@ -1169,7 +1151,7 @@ size_t symtab__source_frames(const struct symtab *st, uint64_t vaddr, struct src
 #endif
 
 #define CACHE_MAGIC "KILNSYM\n"
-#define CACHE_FORMAT 1u
+#define CACHE_FORMAT 2u
 #define CACHE_KEY_MAX 512u
 
 /* The sources a cache file may hold: the file's own, or a debug file
@@ -1185,14 +1167,22 @@ struct cache_header {
 	uint64_t loader;
 	uint64_t count, names_len;
 	uint32_t nsegs, source;
+	uint32_t deflated, reserved;
 	char build_id[2 * ELF_BUILD_ID_MAX + 8];
 };
 
-_Static_assert(sizeof(struct cache_header) == 184, "symbol cache header layout");
+_Static_assert(sizeof(struct cache_header) == 192, "symbol cache header layout");
+_Static_assert(sizeof(struct sym_entry) == 16 && sizeof(struct sym_names_block) == 8,
+	       "symbol cache layout");
 
-struct cache_sym {
-	uint64_t start, size, name;
-};
+/* Bytes of the symbols, blocks and names of a file with this header. */
+static size_t cache_body(const struct cache_header *h)
+{
+	size_t nblocks = sym_names__nblocks(h->count);
+
+	return h->count * (sizeof(struct sym_entry) + sizeof(uint32_t)) +
+	       (nblocks ? (nblocks + 1) * sizeof(struct sym_names_block) : 0) + h->names_len;
+}
 
 /* debug_file__find's accept, for the key: the first candidate's identity. */
 static bool note_debug_file(Elf *elf, int fd, const char *file, void *ctx)
@@ -1253,7 +1243,8 @@ static int cache_header_of(const struct symtab *st, const char *key, struct cach
 	memcpy(h->magic, CACHE_MAGIC, sizeof(h->magic));
 	h->key_len = (uint32_t)klen;
 	h->count = st->count;
-	h->names_len = st->names_len;
+	h->names_len = st->names.len;
+	h->deflated = st->names.deflated;
 	h->nsegs = (uint32_t)st->nsegs;
 	h->source = (uint32_t)src;
 	snprintf(h->build_id, sizeof(h->build_id), "%s", st->build_id);
@@ -1266,17 +1257,16 @@ int symtab__cache_size(const struct symtab *st, const char *key, size_t *len)
 	int err = cache_header_of(st, key, &h);
 
 	if (!err)
-		*len = sizeof(h) + h.key_len + st->nsegs * sizeof(struct seg) +
-		       st->count * sizeof(struct cache_sym) + st->names_len + sizeof(uint32_t);
+		*len = sizeof(h) + h.key_len + st->nsegs * sizeof(struct seg) + cache_body(&h) +
+		       sizeof(uint32_t);
 	return err;
 }
 
-/* Writes st's cache file under key through w: the symbols converted a
- * few hundred at a time, the names as they are (no copy of a large
- * table's megabytes). 0, -EINVAL (not cached) or -EIO. */
+/* Writes st's cache file under key through w, every part as the table
+ * holds it. 0, -EINVAL (not cached) or -EIO. */
 static int write_cache(const struct symtab *st, const char *key, struct crc_writer *w)
 {
-	struct cache_sym batch[256];
+	const struct sym_names *names = &st->names;
 	struct cache_header h;
 	int err = cache_header_of(st, key, &h);
 
@@ -1286,16 +1276,14 @@ static int write_cache(const struct symtab *st, const char *key, struct crc_writ
 		err = crc_writer__put(w, key, h.key_len);
 	if (!err)
 		err = crc_writer__put(w, st->segs, st->nsegs * sizeof(struct seg));
-	for (size_t i = 0; !err && i < st->count;) {
-		size_t k = 0;
-
-		for (; k < sizeof(batch) / sizeof(batch[0]) && i < st->count; k++, i++)
-			batch[k] = (struct cache_sym){ st->syms[i].start, st->syms[i].size,
-						       (uint64_t)(st->syms[i].name - st->names) };
-		err = crc_writer__put(w, batch, k * sizeof(batch[0]));
-	}
 	if (!err)
-		err = crc_writer__put(w, st->names, st->names_len);
+		err = crc_writer__put(w, st->syms, st->count * sizeof(*st->syms));
+	if (!err && names->nblocks)
+		err = crc_writer__put(w, names->blocks, (names->nblocks + 1) * sizeof(*names->blocks));
+	if (!err)
+		err = crc_writer__put(w, names->refs, names->count * sizeof(*names->refs));
+	if (!err)
+		err = crc_writer__put(w, names->data, names->len);
 	return err ? err : crc_writer__end(w);
 }
 
@@ -1337,24 +1325,24 @@ static int cache_check(const struct cache_header *h, size_t len, size_t max_byte
 		return -ESTALE;
 	if (h->key_len > CACHE_KEY_MAX || h->nsegs > ELF_SEGMENTS_MAX ||
 	    h->source >= CACHED_SOURCES || (h->count && !h->names_len) || !end ||
+	    h->deflated > 1 || h->reserved ||
 	    strspn(h->build_id, "0123456789abcdef") != (size_t)(end - h->build_id))
 		return -EBADMSG;
-	if (h->count > max_bytes / sizeof(struct sym) || h->names_len > max_bytes)
+	if (h->count > max_bytes / sizeof(struct sym_entry) || h->names_len > max_bytes)
 		return -EFBIG;
-	if (len != sizeof(*h) + h->key_len + h->nsegs * sizeof(struct seg) +
-			   h->count * sizeof(struct cache_sym) + h->names_len + sizeof(uint32_t))
+	if (len != sizeof(*h) + h->key_len + h->nsegs * sizeof(struct seg) + cache_body(h) +
+			   sizeof(uint32_t))
 		return -EBADMSG;
 	return 0;
 }
 
 /* symtab__decode; with own (buf malloc'd, and freed here whatever
  * happens) the names are moved to buf's start and buf becomes their
- * arena: a table from the disk holds its names once, not twice (clang's
- * libraries: 3-4 MB of names). */
+ * storage: a table from the disk holds its names once, not twice. */
 static int decode(uint8_t *buf, size_t len, bool own, const char *key, size_t max_bytes,
 		  struct symtab **out)
 {
-	size_t klen = strlen(key);
+	size_t klen = strlen(key), nblocks, blocks_len;
 	struct cache_header h;
 	struct symtab *st = NULL;
 	const uint8_t *q, *names;
@@ -1375,15 +1363,21 @@ static int decode(uint8_t *buf, size_t len, bool own, const char *key, size_t ma
 	err = -ENOENT;
 	if (h.key_len != klen || memcmp(buf + sizeof(h), key, klen) != 0)
 		goto fail;
+	nblocks = sym_names__nblocks(h.count);
+	blocks_len = nblocks ? (nblocks + 1) * sizeof(struct sym_names_block) : 0;
 	q = buf + sizeof(h) + klen;
-	names = q + h.nsegs * sizeof(struct seg) + h.count * sizeof(struct cache_sym);
+	names = q + h.nsegs * sizeof(struct seg) + h.count * sizeof(struct sym_entry) + blocks_len +
+		h.count * sizeof(uint32_t);
 	err = -ENOMEM;
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		goto fail;
 	st->segs = h.nsegs ? malloc(h.nsegs * sizeof(struct seg)) : NULL;
-	st->syms = h.count ? malloc(h.count * sizeof(struct sym)) : NULL;
-	if ((h.nsegs && !st->segs) || (h.count && !st->syms))
+	st->syms = h.count ? malloc(h.count * sizeof(struct sym_entry)) : NULL;
+	st->names.blocks = nblocks ? malloc(blocks_len) : NULL;
+	st->names.refs = h.count ? malloc(h.count * sizeof(uint32_t)) : NULL;
+	if ((h.nsegs && !st->segs) ||
+	    (h.count && (!st->syms || !st->names.blocks || !st->names.refs)))
 		goto fail;
 	st->nsegs = h.nsegs;
 	st->count = h.count;
@@ -1392,36 +1386,40 @@ static int decode(uint8_t *buf, size_t len, bool own, const char *key, size_t ma
 	if (st->nsegs)
 		memcpy(st->segs, q, st->nsegs * sizeof(struct seg));
 	q += st->nsegs * sizeof(struct seg);
-	err = h.names_len && names[h.names_len - 1] ? -EBADMSG : 0;
-	/* the names' offsets first: their arena may be buf itself, below */
-	for (size_t i = 0; i < st->count && !err; i++) {
-		struct cache_sym cs;
-
-		memcpy(&cs, q + i * sizeof(cs), sizeof(cs));
-		if (cs.name >= h.names_len || (i && cs.start <= st->syms[i - 1].start))
+	if (st->count)
+		memcpy(st->syms, q, st->count * sizeof(struct sym_entry));
+	q += st->count * sizeof(struct sym_entry);
+	if (nblocks)
+		memcpy(st->names.blocks, q, blocks_len);
+	q += blocks_len;
+	if (st->count)
+		memcpy(st->names.refs, q, st->count * sizeof(uint32_t));
+	err = 0;
+	for (size_t i = 1; i < st->count && !err; i++)
+		if (st->syms[i].start <= st->syms[i - 1].start)
 			err = -EBADMSG;
-		else
-			st->syms[i] = (struct sym){ cs.start, cs.size, (const char *)(uintptr_t)cs.name };
-	}
 	if (err)
 		goto fail;
 	err = -ENOMEM;
 	if (own && h.names_len) {
 		memmove(buf, names, h.names_len);
-		st->names = realloc(buf, h.names_len);
-		if (!st->names)
+		st->names.data = realloc(buf, h.names_len);
+		if (!st->names.data)
 			goto fail;      /* (buf is still ours) */
 		buf = NULL;
 	} else if (h.names_len) {
-		st->names = malloc(h.names_len);
-		if (!st->names)
+		st->names.data = malloc(h.names_len);
+		if (!st->names.data)
 			goto fail;
-		memcpy(st->names, names, h.names_len);
+		memcpy(st->names.data, names, h.names_len);
 	}
-	st->names_len = h.names_len;
-	for (size_t i = 0; i < st->count; i++)
-		st->syms[i].name = st->names + (uintptr_t)st->syms[i].name;
-	err = symtab__bytes(st) > max_bytes ? -EFBIG : 0;
+	st->names.len = h.names_len;
+	st->names.count = st->count;
+	st->names.nblocks = nblocks;
+	st->names.deflated = h.deflated;
+	err = sym_names__check(&st->names);
+	if (!err && symtab__bytes(st) > max_bytes)
+		err = -EFBIG;
 	if (err)
 		goto fail;
 	if (own)
@@ -1464,7 +1462,7 @@ void symtab__free(struct symtab *st)
 		return;
 	go_source_free(st->go);
 	free(st->syms);
-	free(st->names);
+	sym_names__release(&st->names);
 	free(st->segs);
 	free(st);
 }

@@ -52,7 +52,9 @@ struct symtab *symtab__load_mem(const void *image, size_t size);
 
 /* Translates a file offset of a mapped address (addr - map_start +
  * map_pgoff) into the ELF virtual address through the PT_LOAD segments and
- * returns the function containing it, or NULL. When vaddr is not NULL,
+ * fills *out with the function containing it and returns out, or NULL.
+ * out->name stays valid until the next lookup in st (a large table keeps
+ * its names deflated, sym_names.h) or st's free. When vaddr is not NULL,
  * *vaddr gets the virtual address whenever the offset lies in a PT_LOAD
  * segment (even if no function contains it) and is left alone otherwise.
  * A symbol with a size contains [start, start + size); a sizeless one
@@ -60,7 +62,7 @@ struct symtab *symtab__load_mem(const void *image, size_t size);
  * one: global before weak before local, then fewer leading underscores,
  * then the smaller name. */
 const struct sym *symtab__lookup(const struct symtab *st, uint64_t file_offset,
-				 uint64_t *vaddr);
+				 uint64_t *vaddr, struct sym *out);
 /* One source frame at an address: a function and its file and line. */
 struct src_frame {
 	const char *name;

@@ -546,6 +546,7 @@ static size_t user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uin
 	const struct proc_mapping *m = find_mapping(sym, snap, lookup_ip);
 	const struct symtab *st = NULL;
 	const struct sym *s = NULL;
+	struct sym found;
 	const char *jit_name = NULL;
 	uint64_t off, vaddr = 0;
 
@@ -563,7 +564,7 @@ static size_t user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uin
 	f->map_limit = m->end;
 	f->map_offset = m->pgoff;
 	if (st)
-		s = symtab__lookup(st, off, &vaddr);
+		s = symtab__lookup(st, off, &vaddr, &found);
 	if (!s && jit__code_mapping(m))
 		jit_name = jit_frame(sym, snap, lookup_ip, count);
 	if (s || jit_name) {
