@@ -97,6 +97,27 @@ Test(sym_names, a_bound_refuses_before_it_is_passed)
 	sym_names__builder_release(&b);
 }
 
+/* Names that deflate to almost nothing are bounded as they are added. */
+Test(sym_names, names_as_added_are_bounded_too)
+{
+	struct sym_names_builder b;
+	char name[SYM_NAMES_NAME_MAX];
+	size_t added = 0;
+	int err = 0;
+
+	memset(name, 'b', sizeof(name));
+	sym_names__builder_init(&b, 1 << 20);
+	while (!err && added < 100000)
+		if (!(err = sym_names__add(&b, name, sizeof(name) - 1)))
+			added++;
+	cr_assert_eq(err, -EFBIG);
+	cr_assert(b.n.deflated);
+	cr_assert_leq(added * sizeof(name), SYM_NAMES_INFLATED_FACTOR << 20);
+	cr_assert_gt(added * sizeof(name), (SYM_NAMES_INFLATED_FACTOR << 20) - sizeof(name));
+	cr_assert_lt(b.n.len, 1 << 16, "%zu bytes stored", b.n.len);
+	sym_names__builder_release(&b);
+}
+
 /* A copy of n as a file's reader makes it: no block_max, no cache. */
 static void copy_as_read(const struct sym_names *n, struct sym_names *out)
 {

@@ -16,7 +16,8 @@
  * opener), section and segment counts (elf__begin_fd), notes (core/elf.c);
  * here: the symbol and string sections read at most SECTION_FACTOR times
  * the table bound, function symbols at most bound / sizeof(struct sym),
- * name bytes at most the bound, each name cut to SYMTAB_NAME_MAX, and the
+ * name bytes at most the bound as held (deflated or not, sym_names.h) and
+ * four times it as demangled, each name cut to SYMTAB_NAME_MAX, and the
  * finished table within the bound (the caller passes a quarter of its
  * symbol cache). C++ and Rust names are demangled only when short enough, into a
  * bounded buffer: a 233-byte name can demangle to 100 MB, so the demangler

@@ -44,6 +44,8 @@ void sym_names__builder_init(struct sym_names_builder *b, size_t max)
 {
 	memset(b, 0, sizeof(*b));
 	b->max = max < UINT32_MAX ? max : UINT32_MAX - 1;
+	b->inflated_max = max < SIZE_MAX / SYM_NAMES_INFLATED_FACTOR ?
+				  max * SYM_NAMES_INFLATED_FACTOR : SIZE_MAX;
 }
 
 static int reserve(struct sym_names_builder *b, size_t more)
@@ -124,6 +126,9 @@ int sym_names__add(struct sym_names_builder *b, const char *s, size_t len)
 
 	if (len >= SYM_NAMES_NAME_MAX)
 		len = SYM_NAMES_NAME_MAX - 1;
+	if (b->inflated + len + 1 > b->inflated_max)
+		return -EFBIG;
+	b->inflated += len + 1;
 	if (array_reserve(b->n.refs, b->refs_cap, b->n.count + 1))
 		return -ENOMEM;
 	if (b->n.count % SYM_NAMES_BLOCK == 0) {

@@ -20,6 +20,9 @@
 #define SYM_NAMES_DEFLATE_FROM (256u << 10)
 #define SYM_NAMES_CACHED 512
 #define SYM_NAMES_CACHE_BYTES (32u << 10)
+/* The names a list takes, inflated, against its bound on stored bytes:
+ * deflating is work, and a file's names can be one string repeated. */
+#define SYM_NAMES_INFLATED_FACTOR 4
 /* Bytes of a name, NUL included: sym_names__add cuts longer ones. */
 #define SYM_NAMES_NAME_MAX 1024
 
@@ -45,13 +48,15 @@ struct sym_names {
 struct sym_names_builder {
 	struct sym_names n;
 	size_t max;                     /* bound on len */
+	size_t inflated, inflated_max;  /* names' bytes as added, and their bound */
 	size_t cap, blocks_cap, refs_cap;
 	char *text;                     /* deflated: the names of the block being filled */
 	size_t text_len, text_cap;
 	void *z;                        /* deflated: the compressor */
 };
 
-/* Starts an empty list whose stored bytes may not pass max. */
+/* Starts an empty list whose stored bytes may not pass max, nor its
+ * names' bytes as added SYM_NAMES_INFLATED_FACTOR times max. */
 void sym_names__builder_init(struct sym_names_builder *b, size_t max);
 /* Appends len bytes of s and a NUL. 0, -EFBIG past the bound, -ENOMEM. */
 int sym_names__add(struct sym_names_builder *b, const char *s, size_t len);
