@@ -1367,8 +1367,8 @@ static int decode(uint8_t *buf, size_t len, bool own, const char *key, size_t ma
 	nblocks = sym_names__nblocks(h.count);
 	blocks_len = nblocks ? (nblocks + 1) * sizeof(struct sym_names_block) : 0;
 	q = buf + sizeof(h) + klen;
-	names = q + h.nsegs * sizeof(struct seg) + h.count * sizeof(struct sym_entry) + blocks_len +
-		h.count * sizeof(uint32_t);
+	/* (cache_check matched len to the parts: the names end before the crc) */
+	names = buf + len - sizeof(crc) - h.names_len;
 	err = -ENOMEM;
 	st = calloc(1, sizeof(*st));
 	if (!st)

@@ -232,14 +232,20 @@ static bool inflate_block(z_stream *z, const struct sym_names *n, size_t i, char
 	return inflate(z, Z_FINISH) == Z_STREAM_END && z->avail_out == 0 && z->avail_in == 0;
 }
 
+/* One past block b's last name. */
+static size_t block_end(const struct sym_names *n, size_t b)
+{
+	size_t end = (b + 1) * SYM_NAMES_BLOCK;
+
+	return end < n->count ? end : n->count;
+}
+
 /* Block b's raw text ends a name at its end and before each of its names
  * but the first (sym_names__check saw the refs inside it, in order). */
 static bool names_at_refs(const struct sym_names *n, size_t b, const char *raw)
 {
-	size_t first = b * SYM_NAMES_BLOCK, end = first + SYM_NAMES_BLOCK;
+	size_t first = b * SYM_NAMES_BLOCK, end = block_end(n, b);
 
-	if (end > n->count)
-		end = n->count;
 	if (raw[n->blocks[b].raw - 1] != '\0')
 		return false;
 	for (size_t k = first + 1; k < end; k++)
@@ -323,10 +329,8 @@ size_t sym_names__bytes(const struct sym_names *n)
  * the block. */
 static bool refs_in_block(const struct sym_names *n, size_t b)
 {
-	size_t first = b * SYM_NAMES_BLOCK, end = first + SYM_NAMES_BLOCK;
+	size_t first = b * SYM_NAMES_BLOCK, end = block_end(n, b);
 
-	if (end > n->count)
-		end = n->count;
 	if (n->refs[first] != 0)
 		return false;
 	for (size_t k = first + 1; k < end; k++)
@@ -363,7 +367,7 @@ int sym_names__check(struct sym_names *n)
 		return -EBADMSG;
 	for (size_t i = 0; i < nb; i++) {
 		const struct sym_names_block *blk = &n->blocks[i];
-		size_t names = i + 1 < nb ? SYM_NAMES_BLOCK : n->count - i * SYM_NAMES_BLOCK;
+		size_t names = block_end(n, i) - i * SYM_NAMES_BLOCK;
 
 		if (blk[1].off < blk->off || blk->raw == 0 ||
 		    blk->raw > SYM_NAMES_BLOCK * SYM_NAMES_NAME_MAX || !refs_in_block(n, i))
