@@ -25,7 +25,7 @@
  * a quiet spell, bpf key_wakeup). Sooner when woken: the ring half full,
  * a walk's miss, a new process's event with wake_on_new, a process
  * sampled SAMPLER_UNLOADED_WAKE times before its tables loaded,
- * sampler__wake. Each wakeup costs 50-100 us of CPU on a VM whose exits
+ * sampler__wake (a table built, a pull). Each wakeup costs 50-100 us of CPU on a VM whose exits
  * are slow. */
 #define POLL_FAST_MS 100
 #define POLL_SLOW_MS 1000

@@ -54,7 +54,6 @@ const char *const unwinder_fallback_names[UNWINDER_FB_COUNT] = {
  * Meanwhile the walker ignores them (their instance is no one's). */
 #define ENDED_MAX 256
 #define ENDED_FLUSH_NS 1000000000ull
-#define JOB_POLL_MS 10                  /* the loop's wake-ups while tables are built */
 #define EXPIRY_CHECK_NS 1000000000ull   /* tables unmapped past --unwind-table-ttl: looked for */
 #define CHUNK_SLOTS (2 * KILN_ROWS_CHUNK) /* slots of a chunk of unwind_rows */
 #define DONE_BYTES_MAX (1u << 20)       /* built, not collected: the builder waits */
@@ -677,6 +676,8 @@ static void *builder(void *arg)
 		j->ns = monotonic_ns() - start;
 		pthread_mutex_lock(&u->mu);
 		job_done(u, j);
+		/* the loop collects it at once (its poll may be a second) */
+		sampler__wake(u->smp);
 	}
 	pthread_mutex_unlock(&u->mu);
 	return NULL;
@@ -1166,6 +1167,11 @@ void unwinder__tick(struct unwinder *u, struct proc_table *procs)
 		u->qlen--;
 		hashmap__del_u64(&u->queued, inst);
 	}
+	/* The tables these processes' files found in the disk cache are
+	 * done already: loaded now, not at the next tick, which a drain
+	 * may hold back for a few hundred ms while their samples are
+	 * walked by frame pointers. */
+	jobs_collect(u);
 }
 
 int unwinder__poll_ms(const struct unwinder *u, int timeout_ms)
@@ -1174,9 +1180,6 @@ int unwinder__poll_ms(const struct unwinder *u, int timeout_ms)
 		return timeout_ms;
 	if (u->qlen)
 		return 0;
-	/* Tables are being built: load each soon after it is done. */
-	if (u->jobs)
-		return timeout_ms < JOB_POLL_MS ? timeout_ms : JOB_POLL_MS;
 	for (int i = 0; i < KILN_LANG_COUNT; i++)
 		if (interp_procs__pending(u->interp[i]))
 			return timeout_ms < INTERP_POLL_MS ? timeout_ms : INTERP_POLL_MS;
