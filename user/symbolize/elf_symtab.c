@@ -124,6 +124,11 @@ struct loader {
 	struct go_image go;	/* a Go binary's function table, names in it */
 	struct gopclntab go_table;	/* open on go's bytes when go_open */
 	bool go_open;
+	int fd;			/* the main file, -1: an image in memory */
+	bool dynsym_read;	/* .dynsym's symbols collected (read whole) */
+	char **owned;		/* names read alone (the PLT's), freed at the end */
+	size_t nowned, owned_bytes;
+	bool plt_over;		/* they passed the table bound */
 };
 
 static void loader_release(struct loader *ld)
@@ -237,6 +242,8 @@ static int collect_syms(struct loader *ld, Elf *elf, Elf_Scn *scn, const char *f
 	data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf)
 		return n ? -EINVAL : 0;
+	if (scn == ld->dynsym)
+		ld->dynsym_read = true;
 	for (size_t i = 1; i < n; i++) {
 		struct raw_sym r = { .plt = false };
 		GElf_Sym s;
@@ -808,63 +815,170 @@ static int load_go_source(struct symtab *st, struct loader *ld, int fd)
 	return 0;
 }
 
+/* n bytes at off of the main file: pread, or the image in memory. */
+static bool main_read(struct loader *ld, uint64_t off, void *out, size_t n)
+{
+	size_t size;
+	const char *image;
+
+	if (ld->fd >= 0)
+		return pread(ld->fd, out, n, (off_t)off) == (ssize_t)n;
+	image = elf_rawfile(ld->elf, &size);     /* (an image's: no copy) */
+	return image && off <= size && n <= size - off && memcpy(out, image + off, n);
+}
+
+/* Whether section sh lies inside the main file, as libelf requires of a
+ * section it reads whole. */
+static bool main_holds(struct loader *ld, const GElf_Shdr *sh)
+{
+	struct stat sb;
+	size_t size;
+
+	if (ld->fd >= 0) {
+		if (fstat(ld->fd, &sb))
+			return false;
+		size = (size_t)sb.st_size;
+	} else if (!elf_rawfile(ld->elf, &size)) {
+		return false;
+	}
+	return sh->sh_offset <= size && sh->sh_size <= size - sh->sh_offset;
+}
+
+/* The name at off of the main file's string section sh, read alone: a
+ * program's .dynstr can be megabytes, for a few hundred stub names. A copy
+ * the loader owns (all of them within the table bound, counted), or NULL
+ * when off or the name is not inside the section or the name is over 1
+ * KiB (counted). */
+static const char *plt_name(struct loader *ld, const GElf_Shdr *sh, uint64_t off)
+{
+	char buf[DEMANGLE_IN_MAX + 1];
+	size_t len = sizeof(buf), n;
+	char **v;
+
+	if (sh->sh_type != SHT_STRTAB || (sh->sh_flags & SHF_COMPRESSED) || off >= sh->sh_size)
+		return NULL;
+	if (sh->sh_size - off < len)
+		len = sh->sh_size - off;
+	if (!main_read(ld, sh->sh_offset + off, buf, len))
+		return NULL;
+	n = strnlen(buf, len);
+	if (n == len) {
+		if (len == sizeof(buf))
+			elf__refuse(ELF_REFUSED_NAME_LONG, ld->name,
+				    "a PLT stub's name over 1 KiB: left unnamed");
+		return NULL;
+	}
+	if (ld->owned_bytes + n + 1 > ld->max_bytes) {
+		ld->plt_over = true;
+		return NULL;
+	}
+	if (ld->nowned % 256 == 0) {
+		v = realloc(ld->owned, (ld->nowned + 256) * sizeof(*v));
+		if (!v)
+			return NULL;
+		ld->owned = v;
+	}
+	if (!(ld->owned[ld->nowned] = strndup(buf, n)))
+		return NULL;
+	ld->owned_bytes += n + 1;
+	return ld->owned[ld->nowned++];
+}
+
+/* The name of symbol i of the main file's .dynsym (header sh, its string
+ * section strsh), read alone unless the section was read whole already. */
+static const char *plt_symbol_name(struct loader *ld, const GElf_Shdr *sh,
+				   const GElf_Shdr *strsh, size_t i, bool msb)
+{
+	unsigned char b[4];
+	uint32_t name;
+	Elf_Data *d;
+	GElf_Sym s;
+
+	if (ld->dynsym_read) {
+		d = elf_getdata(ld->dynsym, NULL);
+		if (!d || !gelf_getsym(d, (int)i, &s) || s.st_name == 0)
+			return NULL;
+		return elf_strptr(ld->elf, sh->sh_link, s.st_name);
+	}
+	/* st_name leads Elf32_Sym and Elf64_Sym alike */
+	if (!main_read(ld, sh->sh_offset + i * sh->sh_entsize, b, sizeof(b)))
+		return NULL;
+	name = msb ? (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] :
+		     (uint32_t)b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0];
+	return name ? plt_name(ld, strsh, name) : NULL;
+}
+
 /* The PLT's stubs, each as "name@plt" (perf's names): a sample in one is
  * a call on its way to name, through the GOT slot that relocation i of
  * .rela.plt fills. Stub i is at .plt.sec + 16 i where the linker made one
  * (x86-64 IBT), else at .plt + 16 i past its header (x86-64 16 bytes,
  * arm64 32): GNU ld's layout, taken only when the sizes say so exactly.
- * Names only: a refusal leaves the stubs unnamed, nothing else. */
-static void collect_plt(struct loader *ld)
+ * Unless the load read .dynsym for its symbols, each relocation's symbol
+ * and name are read alone, not .dynsym and .dynstr whole (7 MB for
+ * node's, whose .symtab names it).
+ * Names only: a refusal leaves the stubs unnamed, nothing else, but for
+ * names past the table bound, which refuse the table (-EFBIG) as
+ * build_table would. */
+static int collect_plt(struct loader *ld)
 {
 	size_t entsize = gelf_fsize(ld->elf, ELF_T_RELA, 1, EV_CURRENT), n, header, nsyms;
-	GElf_Shdr rsh, ssh, psh;
-	Elf_Data *rels, *syms;
+	GElf_Shdr rsh, ssh, psh, strsh;
+	Elf_Data *rels;
 	GElf_Ehdr eh;
+	bool msb;
 	Elf_Scn *stubs = ld->plt_sec ? ld->plt_sec : ld->plt;
 
 	if (!ld->rela_plt || !stubs || !gelf_getehdr(ld->elf, &eh) ||
 	    !gelf_getshdr(ld->rela_plt, &rsh) || !gelf_getshdr(stubs, &psh) || entsize == 0 ||
 	    rsh.sh_entsize != entsize || !ld->dynsym || elf_getscn(ld->elf, rsh.sh_link) != ld->dynsym ||
-	    symbol_section(ld, ld->elf, ld->dynsym, ld->name, &ssh, &nsyms))
-		return;
+	    symbol_section(ld, ld->elf, ld->dynsym, ld->name, &ssh, &nsyms) ||
+	    (ssh.sh_flags & SHF_COMPRESSED) || ssh.sh_type == SHT_NOBITS ||
+	    !gelf_getshdr(elf_getscn(ld->elf, ssh.sh_link), &strsh) || !main_holds(ld, &ssh) ||
+	    !main_holds(ld, &strsh))
+		return 0;
+	msb = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	if (eh.e_machine == EM_X86_64)
 		header = ld->plt_sec ? 0 : 16;
 	else if (eh.e_machine == EM_AARCH64 && !ld->plt_sec)
 		header = 32;
 	else
-		return;
+		return 0;
 	n = rsh.sh_size / entsize;
 	if (psh.sh_size != header + 16 * (uint64_t)n ||
 	    !section_fits(ld, ld->name, rsh.sh_size, "PLT relocations over twice the table bound"))
-		return;
+		return 0;
 	rels = elf_getdata(ld->rela_plt, NULL);
-	syms = elf_getdata(ld->dynsym, NULL);
-	if (!rels || !syms)
-		return;
+	if (!rels)
+		return 0;
 	for (size_t i = 0; i < n; i++) {
 		struct raw_sym r = { .start = psh.sh_addr + header + 16 * i, .size = 16, .rank = 2,
 				     .plt = true };
 		size_t sym;
 		GElf_Rela rel;
-		GElf_Sym s;
 
 		if (!gelf_getrela(rels, (int)i, &rel))
-			return;
+			return 0;
 		sym = GELF_R_SYM(rel.r_info);
 		/* (0: an IFUNC resolved in place, no name) */
-		if (sym == 0 || sym >= nsyms || !gelf_getsym(syms, (int)sym, &s) || s.st_name == 0)
+		if (sym == 0 || sym >= nsyms)
 			continue;
-		r.name = elf_strptr(ld->elf, ssh.sh_link, s.st_name);
+		r.name = plt_symbol_name(ld, &ssh, &strsh, sym, msb);
+		if (ld->plt_over) {
+			elf__refuse(ELF_REFUSED_NAMES, ld->name, "symbol names over the table bound");
+			return -EFBIG;
+		}
 		if (r.name && r.name[0] && raw_push(ld, &r))
-			return;
+			return 0;
 	}
+	return 0;
 }
 
 /* The table of what was collected, the PLT's stubs added. */
 static int finish_table(struct symtab *st, struct loader *ld)
 {
-	collect_plt(ld);
-	return build_table(st, ld);
+	int err = collect_plt(ld);
+
+	return err ? err : build_table(st, ld);
 }
 
 /* The part shared by files and images. fd < 0: no debug files. */
@@ -930,7 +1044,9 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 		return err;
 	/* (a stripped program's .dynsym may hold none of its functions: its
 	 * stubs are still named) */
-	collect_plt(ld);
+	err = collect_plt(ld);
+	if (err)
+		return err;
 	if (ld->nraw)
 		return build_table(st, ld);
 	st->source = "none";
@@ -941,12 +1057,15 @@ static struct symtab *load(Elf *elf, int fd, const char *root, const char *path,
 			   size_t max_bytes, const char *fetched)
 {
 	struct loader ld = { .elf = elf, .aux_fd = -1, .max_bytes = max_bytes, .fetched = fetched,
-			     .name = path ? path : "(elf image)" };
+			     .name = path ? path : "(elf image)", .fd = fd };
 	struct symtab *st = calloc(1, sizeof(*st));
 	int err = st ? load_elf(st, &ld, fd, root, path) : -ENOMEM;
 
 	loader_release(&ld);
 	free(ld.raw);
+	for (size_t i = 0; i < ld.nowned; i++)
+		free(ld.owned[i]);
+	free(ld.owned);
 	if (err) {
 		symtab__free(st);
 		errno = -err;
@@ -1203,7 +1322,7 @@ static bool note_debug_file(Elf *elf, int fd, const char *file, void *ctx)
 
 int symtab__debug_file_id(int fd, const char *root, const char *path, char *id, size_t len)
 {
-	struct loader ld = { .aux_fd = -1, .name = path ? path : "(fd)" };
+	struct loader ld = { .aux_fd = -1, .fd = -1, .name = path ? path : "(fd)" };
 	char build_id[2 * ELF_BUILD_ID_MAX + 1] = "";
 	char *span[2] = { id, id + len };
 	int err = elf__ready();
