@@ -258,7 +258,7 @@ $(OUT)/user/unwind/table_cache.o: CFLAGS += -DKILN_UNWIND_BUILDER=0x$(shell cat 
 	$(UNWIND_BUILDER_SRCS) | sha256sum | cut -c1-16)ull
 # ... and a cached symbol table once its loader changes (elf_symtab.c).
 SYMTAB_LOADER_SRCS := VERSION user/symbolize/elf_symtab.c user/symbolize/demangle.c \
-	user/symbolize/sym_names.c \
+	user/symbolize/sym_names.c user/symbolize/sym_reader.c \
 	user/core/elf.c user/core/gopclntab.c user/core/debug_file.c
 $(OUT)/user/symbolize/elf_symtab.o: $(SYMTAB_LOADER_SRCS)
 $(OUT)/user/symbolize/elf_symtab.o: CFLAGS += -DKILN_SYMTAB_LOADER=0x$(shell cat \

@@ -2,9 +2,11 @@
 /* Function symbols of one ELF file, read with libelf.
  *
  * DESIGN: a load picks one source of symbols (see elf_symtab.h for the
- * order), collects its function symbols as raw entries whose names still
- * point into libelf's data, then sorts them, keeps one symbol per address,
- * demangles the survivors and copies their names into one arena. Only the
+ * order), collects its function symbols as raw entries whose names are
+ * where the file has them (read again a window at a time, sym_reader.h,
+ * never the section whole) or in libelf's data (an image in memory), then
+ * sorts them, keeps one symbol per address, demangles the survivors and
+ * keeps their names (sym_names.h). Only the
  * main file's PT_LOAD segments are kept, to turn the file offsets of mapped
  * addresses into ELF virtual addresses. Every size read from a file is
  * checked (libelf bounds section data and strings by the file size; we
@@ -48,6 +50,7 @@
 #include "symbolize/demangle.h"
 #include "symbolize/elf_symtab.h"
 #include "symbolize/sym_names.h"
+#include "symbolize/sym_reader.h"
 
 /* libstdc++'s demangler writing through a callback, without a heap: no C
  * header declares it, and only the static libstdc++.a exports it (the
@@ -102,9 +105,13 @@ struct symtab {
 
 struct raw_sym {
 	uint64_t start, size;
-	const char *name;	/* in libelf's data: valid until elf_end */
+	union {
+		const char *name;	/* in libelf's data: valid until elf_end */
+		uint64_t name_off;	/* in_file: in the loader's sym_reader */
+	};
 	unsigned rank;		/* 0 global, 1 weak, 2 local, 3 untyped label */
 	bool plt;		/* a PLT stub that jumps to name: "name@plt" */
+	bool in_file;
 };
 
 /* State of one load; everything here is released by loader_release. */
@@ -129,10 +136,16 @@ struct loader {
 	char **owned;		/* names read alone (the PLT's), freed at the end */
 	size_t nowned, owned_bytes;
 	bool plt_over;		/* they passed the table bound */
+	struct sym_reader strs;	/* the file section of the raw symbols in_file */
+	bool strs_open;
+	char cmp_name[SYM_READER_NAME_MAX + 1];	/* raw_cmp's first name */
 };
 
 static void loader_release(struct loader *ld)
 {
+	if (ld->strs_open)
+		sym_reader__close(&ld->strs);
+	ld->strs_open = false;
 	elf_end(ld->aux);
 	ld->aux = NULL;
 	if (ld->aux_fd >= 0)
@@ -226,48 +239,117 @@ static int symbol_section(struct loader *ld, Elf *elf, Elf_Scn *scn, const char 
 	return 0;
 }
 
+/* Appends s, a symbol named name (or at name_off of ld->strs when name
+ * is NULL), when it is a function or a label in an executable section:
+ * 0, 1 when passed over, or -errno. */
+static int consider_sym(struct loader *ld, Elf *elf, const GElf_Sym *s, const char *name,
+			uint64_t name_off)
+{
+	struct raw_sym r = { .plt = false };
+	int type = GELF_ST_TYPE(s->st_info), bind = GELF_ST_BIND(s->st_info);
+
+	if (!name[0] || (type == STT_NOTYPE && !code_label(elf, s, name)))
+		return 1;
+	/* A function of the same address wins over a label. */
+	r.rank = type == STT_NOTYPE ? 3 : bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+	r.start = s->st_value;
+	r.size = s->st_size;
+	if (ld->strs_open && elf == ld->strs.elf) {
+		r.in_file = true;
+		r.name_off = name_off;
+	} else {
+		r.name = name;
+	}
+	return raw_push(ld, &r);
+}
+
+static bool wanted(const GElf_Sym *s)
+{
+	int type = GELF_ST_TYPE(s->st_info);
+
+	return (type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE) &&
+	       s->st_shndx != SHN_UNDEF && s->st_name != 0;
+}
+
+/* The file elf was opened on, -1: an image in memory. */
+static int file_of(const struct loader *ld, Elf *elf)
+{
+	return elf == ld->elf ? ld->fd : elf == ld->aux ? ld->aux_fd : -1;
+}
+
+/* collect_syms for a section read from its file a piece at a time. */
+static int collect_from_file(struct loader *ld, Elf *elf, int fd, const GElf_Shdr *sh,
+			     const GElf_Shdr *strsh, size_t n)
+{
+	int err;
+
+	/* (one section's names at a time: a load that reads another has
+	 * started over) */
+	for (size_t i = 0; i < ld->nraw; i++)
+		if (ld->raw[i].in_file)
+			return -EINVAL;
+	if (ld->strs_open)
+		sym_reader__close(&ld->strs);
+	ld->strs_open = false;
+	err = sym_reader__open(&ld->strs, elf, fd, sh, strsh);
+	if (err)
+		return err;
+	ld->strs_open = true;
+	for (size_t i = 1; i < n; i++) {
+		const char *name;
+		GElf_Sym s;
+
+		if (sym_reader__sym(&ld->strs, i, &s))
+			return -EINVAL;
+		if (!wanted(&s))
+			continue;
+		name = sym_reader__name(&ld->strs, s.st_name);
+		if (!name)
+			return -EINVAL;
+		err = consider_sym(ld, elf, &s, name, s.st_name);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
 /* Appends the defined function symbols (and labels in executable sections)
  * of a SHT_SYMTAB/SHT_DYNSYM section. -EINVAL when the section or its
  * string table is malformed, -EFBIG when one is over its bound. file: for
- * logs. */
+ * logs. A file's sections are read a piece at a time (sym_reader.h), an
+ * image's in place. */
 static int collect_syms(struct loader *ld, Elf *elf, Elf_Scn *scn, const char *file)
 {
-	GElf_Shdr sh;
+	GElf_Shdr sh, strsh;
 	Elf_Data *data;
 	size_t n;
 	int err = symbol_section(ld, elf, scn, file, &sh, &n);
+	int fd = file_of(ld, elf);
 
 	if (err)
 		return err;
+	if (fd >= 0 && gelf_getshdr(elf_getscn(elf, sh.sh_link), &strsh) &&
+	    sym_reader__usable(elf, fd, &sh, &strsh))
+		return collect_from_file(ld, elf, fd, &sh, &strsh, n);
 	data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf)
 		return n ? -EINVAL : 0;
 	if (scn == ld->dynsym)
 		ld->dynsym_read = true;
 	for (size_t i = 1; i < n; i++) {
-		struct raw_sym r = { .plt = false };
+		const char *name;
 		GElf_Sym s;
-		int type, bind;
 
 		if (!gelf_getsym(data, (int)i, &s))
 			return -EINVAL;
-		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
-		    s.st_shndx == SHN_UNDEF || s.st_name == 0)
+		if (!wanted(&s))
 			continue;
 		/* elf_strptr checks the offset and the terminating NUL. */
-		r.name = elf_strptr(elf, sh.sh_link, s.st_name);
-		if (!r.name)
+		name = elf_strptr(elf, sh.sh_link, s.st_name);
+		if (!name)
 			return -EINVAL;
-		if (!r.name[0] || (type == STT_NOTYPE && !code_label(elf, &s, r.name)))
-			continue;
-		bind = GELF_ST_BIND(s.st_info);
-		/* A function of the same address wins over a label. */
-		r.rank = type == STT_NOTYPE ? 3 : bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
-		r.start = s.st_value;
-		r.size = s.st_size;
-		err = raw_push(ld, &r);
-		if (err)
+		err = consider_sym(ld, elf, &s, name, 0);
+		if (err < 0)
 			return err;
 	}
 	return 0;
@@ -518,12 +600,21 @@ static unsigned leading_underscores(const char *s)
 	return n;
 }
 
+/* raw's name; NULL when its file cannot be read again. */
+static const char *raw_name(struct loader *ld, const struct raw_sym *r)
+{
+	return r->in_file ? sym_reader__name(&ld->strs, r->name_off) : r->name;
+}
+
 /* One symbol per address: global before weak before local, then the name
  * with fewer leading underscores (the public alias: malloc before
- * __libc_malloc), then the smaller name by strcmp, then the larger size. */
-static int raw_cmp(const void *a, const void *b)
+ * __libc_malloc), then the smaller name by strcmp, then the larger size.
+ * (qsort_r: names are read only to order the symbols of one address.) */
+static int raw_cmp(const void *a, const void *b, void *ctx)
 {
 	const struct raw_sym *x = a, *y = b;
+	struct loader *ld = ctx;
+	const char *nx, *ny;
 	unsigned ux, uy;
 	int c;
 
@@ -531,11 +622,18 @@ static int raw_cmp(const void *a, const void *b)
 		return x->start < y->start ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
-	ux = leading_underscores(x->name);
-	uy = leading_underscores(y->name);
+	/* the first name copied: reading the second may reuse its window */
+	nx = raw_name(ld, x);
+	snprintf(ld->cmp_name, sizeof(ld->cmp_name), "%s", nx ? nx : "");
+	nx = ld->cmp_name;
+	ny = raw_name(ld, y);
+	if (!ny)
+		ny = "";
+	ux = leading_underscores(nx);
+	uy = leading_underscores(ny);
 	if (ux != uy)
 		return ux < uy ? -1 : 1;
-	c = strcmp(x->name, y->name);
+	c = strcmp(nx, ny);
 	if (c)
 		return c;
 	return x->size > y->size ? -1 : x->size < y->size;
@@ -623,7 +721,7 @@ static int build_table(struct symtab *st, struct loader *ld)
 
 	if (ld->nraw == 0)
 		return 0;
-	qsort(ld->raw, ld->nraw, sizeof(*ld->raw), raw_cmp);
+	qsort_r(ld->raw, ld->nraw, sizeof(*ld->raw), raw_cmp, ld);
 	sym_names__builder_init(&names, ld->max_bytes);
 	st->syms = calloc(ld->nraw, sizeof(*st->syms));
 	dem = malloc(sizeof(*dem));
@@ -647,7 +745,12 @@ static int build_table(struct symtab *st, struct loader *ld)
 		/* A label inside a function is a branch target, not a name. */
 		if (r->rank == 3 && r->start < covered && r->size == 0)
 			continue;
-		name = symbol_name(ld, r->name, dem, &len);
+		name = raw_name(ld, r);
+		if (!name) {
+			err = -EIO;     /* the file changed under the load */
+			goto cleanup;
+		}
+		name = symbol_name(ld, name, dem, &len);
 		if (r->plt) {
 			int k = snprintf(plt_name, sizeof(plt_name), "%.*s@plt", (int)len, name);
 
