@@ -107,12 +107,16 @@ struct raw_sym {
 	uint64_t start, size;
 	union {
 		const char *name;	/* in libelf's data: valid until elf_end */
-		uint64_t name_off;	/* in_file: in the loader's sym_reader */
+		uint64_t name_off;	/* reader: in the loader's readers[reader - 1] */
 	};
 	unsigned rank;		/* 0 global, 1 weak, 2 local, 3 untyped label */
 	bool plt;		/* a PLT stub that jumps to name: "name@plt" */
-	bool in_file;
+	uint8_t reader;		/* 0: name */
 };
+
+/* The sections a load reads from its file a piece at a time: the source's
+ * symbols, and .dynsym for the PLT's stubs. */
+enum { READER_SYMS, READER_PLT, READERS };
 
 /* State of one load; everything here is released by loader_release. */
 struct loader {
@@ -132,20 +136,53 @@ struct loader {
 	struct gopclntab go_table;	/* open on go's bytes when go_open */
 	bool go_open;
 	int fd;			/* the main file, -1: an image in memory */
-	bool dynsym_read;	/* .dynsym's symbols collected (read whole) */
-	char **owned;		/* names read alone (the PLT's), freed at the end */
-	size_t nowned, owned_bytes;
-	bool plt_over;		/* they passed the table bound */
-	struct sym_reader strs;	/* the file section of the raw symbols in_file */
-	bool strs_open;
+	struct sym_reader readers[READERS];
+	bool reading[READERS];
 	char cmp_name[SYM_READER_NAME_MAX + 1];	/* raw_cmp's first name */
 };
 
+static void reader_close(struct loader *ld, int which)
+{
+	if (ld->reading[which])
+		sym_reader__close(&ld->readers[which]);
+	ld->reading[which] = false;
+}
+
+/* Opens reader which on section sh of elf (open on fd) and its strings,
+ * unless raw symbols still name the one open. */
+static int reader_open(struct loader *ld, int which, Elf *elf, int fd, const GElf_Shdr *sh,
+		       const GElf_Shdr *strsh)
+{
+	int err;
+
+	for (size_t i = 0; i < ld->nraw; i++)
+		if (ld->raw[i].reader == which + 1)
+			return -EINVAL;
+	reader_close(ld, which);
+	err = sym_reader__open(&ld->readers[which], elf, fd, sh, strsh);
+	ld->reading[which] = !err;
+	return err;
+}
+
+/* The file elf was opened on, -1: an image in memory. */
+static int file_of(const struct loader *ld, Elf *elf)
+{
+	return elf == ld->elf ? ld->fd : elf == ld->aux ? ld->aux_fd : -1;
+}
+
+/* Whether section sh of elf, with its strings (*strsh), is read from its
+ * file a piece at a time: its file's descriptor, or -1 (libelf reads it
+ * whole: an image in memory, a compressed section, or one libelf refuses). */
+static int piecewise(Elf *elf, int fd, const GElf_Shdr *sh, GElf_Shdr *strsh)
+{
+	return fd >= 0 && gelf_getshdr(elf_getscn(elf, sh->sh_link), strsh) &&
+	       sym_reader__usable(elf, fd, sh, strsh) ? fd : -1;
+}
+
 static void loader_release(struct loader *ld)
 {
-	if (ld->strs_open)
-		sym_reader__close(&ld->strs);
-	ld->strs_open = false;
+	for (int i = 0; i < READERS; i++)
+		reader_close(ld, i);
 	elf_end(ld->aux);
 	ld->aux = NULL;
 	if (ld->aux_fd >= 0)
@@ -239,11 +276,11 @@ static int symbol_section(struct loader *ld, Elf *elf, Elf_Scn *scn, const char 
 	return 0;
 }
 
-/* Appends s, a symbol named name (or at name_off of ld->strs when name
- * is NULL), when it is a function or a label in an executable section:
- * 0, 1 when passed over, or -errno. */
+/* Appends s, a symbol named name (read again from ld->readers[reader -
+ * 1] when reader is not 0), when it is a function or a label in an
+ * executable section: 0, 1 when passed over, or -errno. */
 static int consider_sym(struct loader *ld, Elf *elf, const GElf_Sym *s, const char *name,
-			uint64_t name_off)
+			uint8_t reader)
 {
 	struct raw_sym r = { .plt = false };
 	int type = GELF_ST_TYPE(s->st_info), bind = GELF_ST_BIND(s->st_info);
@@ -254,12 +291,11 @@ static int consider_sym(struct loader *ld, Elf *elf, const GElf_Sym *s, const ch
 	r.rank = type == STT_NOTYPE ? 3 : bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 	r.start = s->st_value;
 	r.size = s->st_size;
-	if (ld->strs_open && elf == ld->strs.elf) {
-		r.in_file = true;
-		r.name_off = name_off;
-	} else {
+	r.reader = reader;
+	if (reader)
+		r.name_off = s->st_name;
+	else
 		r.name = name;
-	}
 	return raw_push(ld, &r);
 }
 
@@ -271,42 +307,27 @@ static bool wanted(const GElf_Sym *s)
 	       s->st_shndx != SHN_UNDEF && s->st_name != 0;
 }
 
-/* The file elf was opened on, -1: an image in memory. */
-static int file_of(const struct loader *ld, Elf *elf)
-{
-	return elf == ld->elf ? ld->fd : elf == ld->aux ? ld->aux_fd : -1;
-}
-
 /* collect_syms for a section read from its file a piece at a time. */
 static int collect_from_file(struct loader *ld, Elf *elf, int fd, const GElf_Shdr *sh,
 			     const GElf_Shdr *strsh, size_t n)
 {
-	int err;
+	struct sym_reader *r = &ld->readers[READER_SYMS];
+	int err = reader_open(ld, READER_SYMS, elf, fd, sh, strsh);
 
-	/* (one section's names at a time: a load that reads another has
-	 * started over) */
-	for (size_t i = 0; i < ld->nraw; i++)
-		if (ld->raw[i].in_file)
-			return -EINVAL;
-	if (ld->strs_open)
-		sym_reader__close(&ld->strs);
-	ld->strs_open = false;
-	err = sym_reader__open(&ld->strs, elf, fd, sh, strsh);
 	if (err)
 		return err;
-	ld->strs_open = true;
 	for (size_t i = 1; i < n; i++) {
 		const char *name;
 		GElf_Sym s;
 
-		if (sym_reader__sym(&ld->strs, i, &s))
+		if (sym_reader__sym(r, i, &s))
 			return -EINVAL;
 		if (!wanted(&s))
 			continue;
-		name = sym_reader__name(&ld->strs, s.st_name);
+		name = sym_reader__name(r, s.st_name);
 		if (!name)
 			return -EINVAL;
-		err = consider_sym(ld, elf, &s, name, s.st_name);
+		err = consider_sym(ld, elf, &s, name, READER_SYMS + 1);
 		if (err < 0)
 			return err;
 	}
@@ -324,18 +345,16 @@ static int collect_syms(struct loader *ld, Elf *elf, Elf_Scn *scn, const char *f
 	Elf_Data *data;
 	size_t n;
 	int err = symbol_section(ld, elf, scn, file, &sh, &n);
-	int fd = file_of(ld, elf);
+	int fd;
 
 	if (err)
 		return err;
-	if (fd >= 0 && gelf_getshdr(elf_getscn(elf, sh.sh_link), &strsh) &&
-	    sym_reader__usable(elf, fd, &sh, &strsh))
+	fd = piecewise(elf, file_of(ld, elf), &sh, &strsh);
+	if (fd >= 0)
 		return collect_from_file(ld, elf, fd, &sh, &strsh, n);
 	data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf)
 		return n ? -EINVAL : 0;
-	if (scn == ld->dynsym)
-		ld->dynsym_read = true;
 	for (size_t i = 1; i < n; i++) {
 		const char *name;
 		GElf_Sym s;
@@ -603,7 +622,7 @@ static unsigned leading_underscores(const char *s)
 /* raw's name; NULL when its file cannot be read again. */
 static const char *raw_name(struct loader *ld, const struct raw_sym *r)
 {
-	return r->in_file ? sym_reader__name(&ld->strs, r->name_off) : r->name;
+	return r->reader ? sym_reader__name(&ld->readers[r->reader - 1], r->name_off) : r->name;
 }
 
 /* One symbol per address: global before weak before local, then the name
@@ -918,97 +937,28 @@ static int load_go_source(struct symtab *st, struct loader *ld, int fd)
 	return 0;
 }
 
-/* n bytes at off of the main file: pread, or the image in memory. */
-static bool main_read(struct loader *ld, uint64_t off, void *out, size_t n)
+/* The name of symbol i of .dynsym (header sh, its strings strsh) for a
+ * PLT stub: from the file a piece at a time when fd is not -1 (its
+ * offset into *r, *reader set), else from libelf's data. */
+static const char *plt_symbol_name(struct loader *ld, int fd, const GElf_Shdr *sh, size_t i,
+				   struct raw_sym *r)
 {
-	size_t size;
-	const char *image;
-
-	if (ld->fd >= 0)
-		return pread(ld->fd, out, n, (off_t)off) == (ssize_t)n;
-	image = elf_rawfile(ld->elf, &size);     /* (an image's: no copy) */
-	return image && off <= size && n <= size - off && memcpy(out, image + off, n);
-}
-
-/* Whether section sh lies inside the main file, as libelf requires of a
- * section it reads whole. */
-static bool main_holds(struct loader *ld, const GElf_Shdr *sh)
-{
-	struct stat sb;
-	size_t size;
-
-	if (ld->fd >= 0) {
-		if (fstat(ld->fd, &sb))
-			return false;
-		size = (size_t)sb.st_size;
-	} else if (!elf_rawfile(ld->elf, &size)) {
-		return false;
-	}
-	return sh->sh_offset <= size && sh->sh_size <= size - sh->sh_offset;
-}
-
-/* The name at off of the main file's string section sh, read alone: a
- * program's .dynstr can be megabytes, for a few hundred stub names. A copy
- * the loader owns (all of them within the table bound, counted), or NULL
- * when off or the name is not inside the section or the name is over 1
- * KiB (counted). */
-static const char *plt_name(struct loader *ld, const GElf_Shdr *sh, uint64_t off)
-{
-	char buf[DEMANGLE_IN_MAX + 1];
-	size_t len = sizeof(buf), n;
-	char **v;
-
-	if (sh->sh_type != SHT_STRTAB || (sh->sh_flags & SHF_COMPRESSED) || off >= sh->sh_size)
-		return NULL;
-	if (sh->sh_size - off < len)
-		len = sh->sh_size - off;
-	if (!main_read(ld, sh->sh_offset + off, buf, len))
-		return NULL;
-	n = strnlen(buf, len);
-	if (n == len) {
-		if (len == sizeof(buf))
-			elf__refuse(ELF_REFUSED_NAME_LONG, ld->name,
-				    "a PLT stub's name over 1 KiB: left unnamed");
-		return NULL;
-	}
-	if (ld->owned_bytes + n + 1 > ld->max_bytes) {
-		ld->plt_over = true;
-		return NULL;
-	}
-	if (ld->nowned % 256 == 0) {
-		v = realloc(ld->owned, (ld->nowned + 256) * sizeof(*v));
-		if (!v)
-			return NULL;
-		ld->owned = v;
-	}
-	if (!(ld->owned[ld->nowned] = strndup(buf, n)))
-		return NULL;
-	ld->owned_bytes += n + 1;
-	return ld->owned[ld->nowned++];
-}
-
-/* The name of symbol i of the main file's .dynsym (header sh, its string
- * section strsh), read alone unless the section was read whole already. */
-static const char *plt_symbol_name(struct loader *ld, const GElf_Shdr *sh,
-				   const GElf_Shdr *strsh, size_t i, bool msb)
-{
-	unsigned char b[4];
-	uint32_t name;
+	struct sym_reader *rd = &ld->readers[READER_PLT];
+	const char *name;
 	Elf_Data *d;
 	GElf_Sym s;
 
-	if (ld->dynsym_read) {
+	if (fd < 0) {
 		d = elf_getdata(ld->dynsym, NULL);
 		if (!d || !gelf_getsym(d, (int)i, &s) || s.st_name == 0)
 			return NULL;
 		return elf_strptr(ld->elf, sh->sh_link, s.st_name);
 	}
-	/* st_name leads Elf32_Sym and Elf64_Sym alike */
-	if (!main_read(ld, sh->sh_offset + i * sh->sh_entsize, b, sizeof(b)))
+	if (sym_reader__sym(rd, i, &s) || s.st_name == 0 || !(name = sym_reader__name(rd, s.st_name)))
 		return NULL;
-	name = msb ? (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] :
-		     (uint32_t)b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0];
-	return name ? plt_name(ld, strsh, name) : NULL;
+	r->reader = READER_PLT + 1;
+	r->name_off = s.st_name;
+	return name;
 }
 
 /* The PLT's stubs, each as "name@plt" (perf's names): a sample in one is
@@ -1016,72 +966,63 @@ static const char *plt_symbol_name(struct loader *ld, const GElf_Shdr *sh,
  * .rela.plt fills. Stub i is at .plt.sec + 16 i where the linker made one
  * (x86-64 IBT), else at .plt + 16 i past its header (x86-64 16 bytes,
  * arm64 32): GNU ld's layout, taken only when the sizes say so exactly.
- * Unless the load read .dynsym for its symbols, each relocation's symbol
- * and name are read alone, not .dynsym and .dynstr whole (7 MB for
- * node's, whose .symtab names it).
- * Names only: a refusal leaves the stubs unnamed, nothing else, but for
- * names past the table bound, which refuse the table (-EFBIG) as
- * build_table would. */
-static int collect_plt(struct loader *ld)
+ * A file's .dynsym and .dynstr are read a piece at a time, not whole (7
+ * MB for node's, whose .symtab names it).
+ * Names only: a refusal leaves the stubs unnamed, nothing else. */
+static void collect_plt(struct loader *ld)
 {
 	size_t entsize = gelf_fsize(ld->elf, ELF_T_RELA, 1, EV_CURRENT), n, header, nsyms;
 	GElf_Shdr rsh, ssh, psh, strsh;
 	Elf_Data *rels;
 	GElf_Ehdr eh;
-	bool msb;
+	int fd;
 	Elf_Scn *stubs = ld->plt_sec ? ld->plt_sec : ld->plt;
 
 	if (!ld->rela_plt || !stubs || !gelf_getehdr(ld->elf, &eh) ||
 	    !gelf_getshdr(ld->rela_plt, &rsh) || !gelf_getshdr(stubs, &psh) || entsize == 0 ||
 	    rsh.sh_entsize != entsize || !ld->dynsym || elf_getscn(ld->elf, rsh.sh_link) != ld->dynsym ||
-	    symbol_section(ld, ld->elf, ld->dynsym, ld->name, &ssh, &nsyms) ||
-	    (ssh.sh_flags & SHF_COMPRESSED) || ssh.sh_type == SHT_NOBITS ||
-	    !gelf_getshdr(elf_getscn(ld->elf, ssh.sh_link), &strsh) || !main_holds(ld, &ssh) ||
-	    !main_holds(ld, &strsh))
-		return 0;
-	msb = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	    symbol_section(ld, ld->elf, ld->dynsym, ld->name, &ssh, &nsyms))
+		return;
 	if (eh.e_machine == EM_X86_64)
 		header = ld->plt_sec ? 0 : 16;
 	else if (eh.e_machine == EM_AARCH64 && !ld->plt_sec)
 		header = 32;
 	else
-		return 0;
+		return;
 	n = rsh.sh_size / entsize;
 	if (psh.sh_size != header + 16 * (uint64_t)n ||
 	    !section_fits(ld, ld->name, rsh.sh_size, "PLT relocations over twice the table bound"))
-		return 0;
+		return;
 	rels = elf_getdata(ld->rela_plt, NULL);
-	if (!rels)
-		return 0;
+	fd = piecewise(ld->elf, ld->fd, &ssh, &strsh);
+	if (!rels || (fd >= 0 && reader_open(ld, READER_PLT, ld->elf, fd, &ssh, &strsh)))
+		return;
 	for (size_t i = 0; i < n; i++) {
 		struct raw_sym r = { .start = psh.sh_addr + header + 16 * i, .size = 16, .rank = 2,
 				     .plt = true };
+		const char *name;
 		size_t sym;
 		GElf_Rela rel;
 
 		if (!gelf_getrela(rels, (int)i, &rel))
-			return 0;
+			return;
 		sym = GELF_R_SYM(rel.r_info);
 		/* (0: an IFUNC resolved in place, no name) */
 		if (sym == 0 || sym >= nsyms)
 			continue;
-		r.name = plt_symbol_name(ld, &ssh, &strsh, sym, msb);
-		if (ld->plt_over) {
-			elf__refuse(ELF_REFUSED_NAMES, ld->name, "symbol names over the table bound");
-			return -EFBIG;
-		}
-		if (r.name && r.name[0] && raw_push(ld, &r))
-			return 0;
+		name = plt_symbol_name(ld, fd, &ssh, sym, &r);
+		if (!r.reader)
+			r.name = name;
+		if (name && name[0] && raw_push(ld, &r))
+			return;
 	}
-	return 0;
 }
 
 /* The table of what was collected, the PLT's stubs added. */
 static int finish_table(struct symtab *st, struct loader *ld)
 {
-	int err = collect_plt(ld);
-
-	return err ? err : build_table(st, ld);
+	collect_plt(ld);
+	return build_table(st, ld);
 }
 
 /* The part shared by files and images. fd < 0: no debug files. */
@@ -1147,9 +1088,7 @@ static int load_elf(struct symtab *st, struct loader *ld, int fd, const char *ro
 		return err;
 	/* (a stripped program's .dynsym may hold none of its functions: its
 	 * stubs are still named) */
-	err = collect_plt(ld);
-	if (err)
-		return err;
+	collect_plt(ld);
 	if (ld->nraw)
 		return build_table(st, ld);
 	st->source = "none";
@@ -1166,9 +1105,6 @@ static struct symtab *load(Elf *elf, int fd, const char *root, const char *path,
 
 	loader_release(&ld);
 	free(ld.raw);
-	for (size_t i = 0; i < ld.nowned; i++)
-		free(ld.owned[i]);
-	free(ld.owned);
 	if (err) {
 		symtab__free(st);
 		errno = -err;
