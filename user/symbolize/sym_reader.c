@@ -6,7 +6,7 @@
  * which in a linker's .strtab is scattered, so the windows are small. A
  * name is valid as libelf's elf_strptr has it: a NUL follows it before
  * the section's end; one longer than a window is given cut, after the
- * rest of the section is searched for its NUL. Memory: 2 chunks of 48
+ * section's last NUL is found (once) to follow it. Memory: 2 chunks of 48
  * KiB and 32 KiB of windows, whatever the sections' sizes. */
 #include <errno.h>
 #include <stdlib.h>
@@ -101,21 +101,31 @@ int sym_reader__sym(struct sym_reader *r, uint64_t i, GElf_Sym *out)
 	return 0;
 }
 
-/* Whether a NUL follows offset from in the strings before their end. */
+/* Whether a NUL follows offset from in the strings before their end:
+ * whether from is at or before their last NUL, which is looked for once
+ * (from the end back), so a file of long names costs one scan, not one a
+ * name. */
 static bool nul_after(struct sym_reader *r, uint64_t from)
 {
 	char buf[SYM_READER_WINDOW];
+	uint64_t end = r->str_size;
 
-	while (from < r->str_size) {
-		size_t n = r->str_size - from < sizeof(buf) ? r->str_size - from : sizeof(buf);
+	while (!r->last_nul_known && end > 0) {
+		size_t n = end < sizeof(buf) ? end : sizeof(buf);
+		const char *nul;
 
-		if (!read_at(r->fd, r->str_off + from, buf, n))
+		if (!read_at(r->fd, r->str_off + end - n, buf, n))
 			return false;
-		if (memchr(buf, '\0', n))
-			return true;
-		from += n;
+		nul = memrchr(buf, '\0', n);
+		end -= n;
+		if (nul) {
+			r->last_nul = end + (uint64_t)(nul - buf);
+			r->has_nul = true;
+			break;
+		}
 	}
-	return false;
+	r->last_nul_known = true;
+	return r->has_nul && from <= r->last_nul;
 }
 
 const char *sym_reader__name(struct sym_reader *r, uint64_t off)
