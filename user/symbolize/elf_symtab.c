@@ -937,14 +937,13 @@ static int load_go_source(struct symtab *st, struct loader *ld, int fd)
 	return 0;
 }
 
-/* The name of symbol i of .dynsym (header sh, its strings strsh) for a
- * PLT stub: from the file a piece at a time when fd is not -1 (its
- * offset into *r, *reader set), else from libelf's data. */
+/* Names stub r after symbol i of .dynsym (header sh): read from the file
+ * a piece at a time when fd is not -1 (r keeps the name's offset), else
+ * from libelf's data. The name, NULL when it cannot be read. */
 static const char *plt_symbol_name(struct loader *ld, int fd, const GElf_Shdr *sh, size_t i,
 				   struct raw_sym *r)
 {
 	struct sym_reader *rd = &ld->readers[READER_PLT];
-	const char *name;
 	Elf_Data *d;
 	GElf_Sym s;
 
@@ -952,13 +951,13 @@ static const char *plt_symbol_name(struct loader *ld, int fd, const GElf_Shdr *s
 		d = elf_getdata(ld->dynsym, NULL);
 		if (!d || !gelf_getsym(d, (int)i, &s) || s.st_name == 0)
 			return NULL;
-		return elf_strptr(ld->elf, sh->sh_link, s.st_name);
+		return r->name = elf_strptr(ld->elf, sh->sh_link, s.st_name);
 	}
-	if (sym_reader__sym(rd, i, &s) || s.st_name == 0 || !(name = sym_reader__name(rd, s.st_name)))
+	if (sym_reader__sym(rd, i, &s) || s.st_name == 0)
 		return NULL;
 	r->reader = READER_PLT + 1;
 	r->name_off = s.st_name;
-	return name;
+	return sym_reader__name(rd, s.st_name);
 }
 
 /* The PLT's stubs, each as "name@plt" (perf's names): a sample in one is
@@ -1011,8 +1010,6 @@ static void collect_plt(struct loader *ld)
 		if (sym == 0 || sym >= nsyms)
 			continue;
 		name = plt_symbol_name(ld, fd, &ssh, sym, &r);
-		if (!r.reader)
-			r.name = name;
 		if (name && name[0] && raw_push(ld, &r))
 			return;
 	}

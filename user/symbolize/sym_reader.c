@@ -102,30 +102,29 @@ int sym_reader__sym(struct sym_reader *r, uint64_t i, GElf_Sym *out)
 }
 
 /* Whether a NUL follows offset from in the strings before their end:
- * whether from is at or before their last NUL, which is looked for once
- * (from the end back), so a file of long names costs one scan, not one a
- * name. */
+ * whether from lies before the end of their last NUL, looked for once
+ * (from the end back; a read error counts as none), so a file of long
+ * names costs one scan, not one a name. */
 static bool nul_after(struct sym_reader *r, uint64_t from)
 {
 	char buf[SYM_READER_WINDOW];
 	uint64_t end = r->str_size;
 
-	while (!r->last_nul_known && end > 0) {
+	while (!r->nul_end_known && end > 0) {
 		size_t n = end < sizeof(buf) ? end : sizeof(buf);
 		const char *nul;
 
 		if (!read_at(r->fd, r->str_off + end - n, buf, n))
-			return false;
-		nul = memrchr(buf, '\0', n);
+			break;
 		end -= n;
+		nul = memrchr(buf, '\0', n);
 		if (nul) {
-			r->last_nul = end + (uint64_t)(nul - buf);
-			r->has_nul = true;
+			r->nul_end = end + (uint64_t)(nul - buf) + 1;
 			break;
 		}
 	}
-	r->last_nul_known = true;
-	return r->has_nul && from <= r->last_nul;
+	r->nul_end_known = true;
+	return from < r->nul_end;
 }
 
 const char *sym_reader__name(struct sym_reader *r, uint64_t off)

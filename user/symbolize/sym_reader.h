@@ -30,8 +30,8 @@ struct sym_reader {
 	uint64_t at[SYM_READER_WINDOWS];        /* each one's offset in the strings */
 	uint32_t len[SYM_READER_WINDOWS];
 	unsigned next;
-	uint64_t last_nul;               /* of the strings, once looked for */
-	bool last_nul_known, has_nul;
+	uint64_t nul_end;                /* past the strings' last NUL, 0: none */
+	bool nul_end_known;              /* nul_end looked for */
 	char name[SYM_READER_NAME_MAX + 1];     /* a long name, cut */
 };
 
