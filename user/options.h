@@ -64,7 +64,7 @@
 	CONFIG_ROW_U64(T, pipe.max_mappings, "max-mappings", 0, "N", "262144", 4096, 1 << 26, \
 		       "executable mappings held for all processes together (each keeps at most 4096)"), \
 	CONFIG_ROW_SIZE(T, pipe.cache_bytes, "symbol-cache", "SIZE", "64M", 1 << 20, 1ull << 36, \
-			"ELF symbol cache bound (LRU)"), \
+			"ELF symbol cache bound (LRU; a drain also keeps the 8192 user frames it named first, 768K of names)"), \
 	CONFIG_ROW_DURATION_NS(T, pipe.cache_ttl_ns, "symbol-cache-ttl", "10m", 0, 604800, \
 			       "free a binary's symbols once no sample needed them this long (90s, 10m, 1h; at most 168h; 0: never)"), \
 	CONFIG_ROW_SIZE(T, pipe.jit_bytes, "jit-memory", "SIZE", "64M", 0, 1ull << 32, \

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "pipeline.h"
 #include "proc/proc.h"
 #include "profile/profile.h"
@@ -146,6 +147,8 @@ int main(int argc, char **argv)
 		struct drain_stats ds = { .keys = stacks };
 		double t0 = cpu_ms();
 
+		/* a drain begins so (what a drain remembers is forgotten) */
+		symbolizer__age(pipeline__symbolizer(p), monotonic_ns());
 		for (unsigned s = 0; s < stacks; s++) {
 			struct kiln_sample_key key = { .pid = (uint32_t)pids[s % 2],
 						       .instance = (uint32_t)pids[s % 2] };
@@ -170,11 +173,14 @@ int main(int argc, char **argv)
 	qsort(took + 1, rounds - 1, sizeof(took[0]), cmp_double);
 	printf("{\"stacks\": %u, \"depth\": %u, \"first_round_ms\": %.1f, \"drain_cpu_ms_median\": %.2f, "
 	       "\"ns_per_frame\": %.0f, \"profiled\": %llu, \"symbol_tables_loaded\": %llu, "
-	       "\"frames_named\": %llu, \"frames\": %llu}\n",
+	       "\"frames_named\": %llu, \"frames\": %llu, \"frame_memo_hits\": %llu, "
+	       "\"frame_memo_misses\": %llu, \"frame_memo_full\": %llu}\n",
 	       stacks, depth, took[0], took[1 + (rounds - 1) / 2],
 	       took[1 + (rounds - 1) / 2] * 1e6 / ((double)stacks * depth),
 	       (unsigned long long)pipeline__totals(p)->profiled, (unsigned long long)ss.symtab_loads,
-	       (unsigned long long)ss.user_resolved, (unsigned long long)ss.user_frames);
+	       (unsigned long long)ss.user_resolved, (unsigned long long)ss.user_frames,
+	       (unsigned long long)ss.frame_memo_hits, (unsigned long long)ss.frame_memo_misses,
+	       (unsigned long long)ss.frame_memo_full);
 	pipeline__free(p);
 	free(ips);
 	return 0;

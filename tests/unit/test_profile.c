@@ -140,6 +140,32 @@ Test(profile, mappings_interned_by_all_fields)
 	profile__free(p);
 }
 
+/* A frame id (core/frame.h) names one location: a frame with an id seen
+ * before is that location without its fields compared; one seen first
+ * is interned by its fields, so it meets the same frame without an id. */
+Test(profile, a_frame_id_is_one_location)
+{
+	struct profile *p = pr_new();
+	char copy[] = "a";
+	struct frame plain[] = { pr_root("app"), pr_user("a", 0x401000), pr_user("b", 0x402000) };
+	struct frame with_id[] = { pr_root("app"), pr_user(copy, 0x401000), pr_user("c", 0x403000) };
+	char *text;
+
+	with_id[1].id = 77;
+	with_id[2].id = 78;
+	pr_add(p, plain, 3, 1);
+	pr_add(p, with_id, 3, 2);
+	cr_assert_eq(p->nlocs, 4, "the first sight of an id meets the same frame");
+	/* id 77 again: its location, whatever the copy of its name says */
+	strcpy(copy, "z");
+	pr_add(p, with_id, 2, 4);
+	cr_assert_eq(p->nlocs, 4);
+	text = folded_text(p);
+	cr_assert_str_eq(text, "app;a 4\napp;a;b 1\napp;a;c 2\n");
+	free(text);
+	profile__free(p);
+}
+
 Test(profile, strings_are_copied)
 {
 	struct profile *p = pr_new();

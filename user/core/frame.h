@@ -33,6 +33,11 @@ struct frame {
 	const char *map_file;
 	const char *map_build_id; /* hex or NULL */
 	uint64_t map_start, map_limit, map_offset;
+	/* Nonzero: two frames with the same id are the same frame, equal in
+	 * every field (ids are unique in the process: the symbolizer's memo
+	 * of a drain's frames sets them), so a profile interns it once; 0:
+	 * compare the fields. */
+	uint64_t id;
 };
 
 #endif

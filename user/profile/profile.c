@@ -194,6 +194,29 @@ static bool same_mapping(const struct frame *a, const struct frame *b)
 	       a->map_offset == b->map_offset;
 }
 
+/* Slots of a profile's memo of locations by frame id: 4 KiB from its
+ * first frame with one (a label set's profile of a few hundred frames,
+ * each seen in many stacks), 32 KiB from LOC_MEMO_FROM locations. */
+#define ID_MEMO_SMALL 256
+#define ID_MEMO_LARGE 2048
+
+/* Where f's id is remembered (f has one), or NULL without memory. */
+static struct id_location *id_memo_slot(struct profile *p, const struct frame *f)
+{
+	size_t want = p->nlocs >= LOC_MEMO_FROM ? ID_MEMO_LARGE : ID_MEMO_SMALL;
+
+	if (p->id_slots < want) {
+		struct id_location *m = calloc(want, sizeof(*m));
+
+		if (!m)
+			return NULL;
+		free(p->id_memo);
+		p->id_memo = m;
+		p->id_slots = want;
+	}
+	return &p->id_memo[hash__mix(f->id) & (p->id_slots - 1)];
+}
+
 /* Location index of f. 0 or -ENOMEM. */
 static int intern_location(struct profile *p, const struct frame *f, uint32_t *idx)
 {
@@ -240,10 +263,19 @@ int profile__add(struct profile *p, const struct frame *frames, size_t n,
 	if (!count)
 		return 0;
 	for (i = 0; i < n; i++) {
-		if (i && same_mapping(&frames[i], &frames[i - 1]))
-			err = intern_location_in(p, &frames[i], prev_mapping, &loc);
-		else
-			err = intern_location(p, &frames[i], &loc);
+		struct id_location *known = frames[i].id ? id_memo_slot(p, &frames[i]) : NULL;
+
+		if (known && known->id == frames[i].id) {
+			loc = known->loc;
+			err = 0;
+		} else {
+			if (i && same_mapping(&frames[i], &frames[i - 1]))
+				err = intern_location_in(p, &frames[i], prev_mapping, &loc);
+			else
+				err = intern_location(p, &frames[i], &loc);
+			if (!err && known)
+				*known = (struct id_location){ frames[i].id, loc };
+		}
 		if (!err)
 			err = stack_tree__child(&p->tree, node, loc, &node);
 		if (err)
@@ -439,6 +471,7 @@ void profile__free(struct profile *p)
 	free(p->locs);
 	hashmap__clear(&p->loc_index);
 	free(p->loc_memo);
+	free(p->id_memo);
 	stack_tree__release(&p->tree);
 	free(p);
 }

@@ -32,6 +32,11 @@ struct location {
 	bool inlined, unnamed;          /* struct frame's */
 };
 
+struct id_location {
+	uint64_t id;            /* 0: none */
+	uint32_t loc;
+};
+
 /* Stack tree keys are location indexes; strings holds every name, file
  * and build id. */
 struct profile {
@@ -50,6 +55,12 @@ struct profile {
 	 * profile is small): a frame found there and equal to it in every
 	 * field is that location, found without hashing its strings. */
 	uint32_t *loc_memo;
+	/* The location of each frame id (core/frame.h) seen last in each
+	 * of id_slots slots, direct-mapped (profile.c's ID_MEMO_*; NULL
+	 * before the first frame with an id): a frame with that id is that
+	 * location, no field compared. */
+	struct id_location *id_memo;
+	size_t id_slots;
 	struct stack_tree tree;
 };
 

@@ -15,6 +15,7 @@
 #include "core/hash.h"
 #include "core/log.h"
 #include "symbolize/bpf_ksyms.h"
+#include "symbolize/frame_memo.h"
 #include "symbolize/jit.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/symbolizer.h"
@@ -63,6 +64,7 @@ struct symbolizer {
 	struct symbolizer_stats before; /* stats before the last stack */
 	struct jit_cache *jit;
 	struct symtab *vdso;
+	struct frame_memo *memo;        /* the user frames named this drain */
 	/* per language (kiln/interp.h): its processes (NULL: its frames
 	 * stay unnamed) and its names */
 	struct interp_procs *interp[KILN_LANG_COUNT];
@@ -78,6 +80,7 @@ struct symbolizer {
 	const struct symtab *last_st;   /* its symbol table, or NULL */
 	bool last_vdso;                 /* it is the vDSO (addresses from its start) */
 	const char *last_map_file;
+	bool last_waits;                /* its names may change this drain (a debug file due) */
 	size_t inlined_room;    /* inlined frames the current stack may still get */
 	struct symbolizer_stats stats;
 };
@@ -123,11 +126,12 @@ struct symbolizer *symbolizer__new(size_t cache_bytes, uint64_t cache_ttl_ns, si
 	 * refuses it before allocating it. */
 	sym->table_max = cache_bytes / 4;
 	sym->scratch = malloc(SCRATCH_BYTES);
+	sym->memo = frame_memo__new();
 	sym->cache = symcache__new(cache_bytes);
 	sym->jit = jit_cache__new(proc_table__root(procs), jit_bytes);
 	sym->names[KILN_LANG_PY] = code_names__new(&py_names_lang, CODE_NAMES_BYTES);
 	sym->names[KILN_LANG_RB] = code_names__new(&rb_names_lang, CODE_NAMES_BYTES);
-	if (!sym->scratch || !sym->cache || !sym->jit || !sym->names[KILN_LANG_PY] ||
+	if (!sym->scratch || !sym->memo || !sym->cache || !sym->jit || !sym->names[KILN_LANG_PY] ||
 	    !sym->names[KILN_LANG_RB]) {
 		symbolizer__free(sym);
 		errno = ENOMEM;
@@ -463,6 +467,7 @@ static const struct proc_mapping *find_mapping(struct symbolizer *sym,
 	    monotonic_ns() - snap->taken_ns > REFRESH_MIN_NS &&
 	    proc_table__refresh(sym->procs, snap) == 0) {
 		sym->last_map = NULL;   /* the snapshot's mappings were replaced */
+		frame_memo__forget(sym->memo);
 		m = proc_snapshot__find(snap, ip);
 	}
 	return m;
@@ -482,12 +487,19 @@ static const char *jit_frame(struct symbolizer *sym, const struct proc_snapshot 
 	return name;
 }
 
+/* How a user frame was named: a symbol named it, with a source file and
+ * line; keep: the memo may keep it (the same frame named again this drain
+ * would come out the same). */
+struct named_frame {
+	bool resolved, source, keep;
+};
+
 /* The source frames at vaddr of st (Go's), as frames after f (already
  * the machine frame, named): f becomes the outermost, the function, and
  * the calls inlined there follow it, innermost last, while the stack's
  * budget of inlined frames lasts. Returns the frames added after f. */
 static size_t source_frames(struct symbolizer *sym, const struct symtab *st, uint64_t vaddr,
-			    uint64_t count, struct frame *f)
+			    uint64_t count, struct frame *f, struct named_frame *how)
 {
 	struct src_frame src[16];
 	size_t n = symtab__source_frames(st, vaddr, src, sizeof(src) / sizeof(src[0]));
@@ -495,10 +507,12 @@ static size_t source_frames(struct symbolizer *sym, const struct symtab *st, uin
 	if (!n)
 		return 0;
 	sym->stats.source_frames += count;
+	how->source = true;
 	f->file = src[n - 1].file ? scratch_copy(sym, src[n - 1].file) : NULL;
 	f->line = src[n - 1].line;
 	if (n - 1 > sym->inlined_room) {
 		sym->stats.inlined_dropped += (n - 1) * count;
+		how->keep = false;      /* another stack may have room for them */
 		return 0;
 	}
 	sym->inlined_room -= n - 1;
@@ -524,10 +538,12 @@ static void enter_mapping(struct symbolizer *sym, const struct proc_mapping *m)
 {
 	const struct symtab *st = NULL;
 
+	sym->last_waits = false;
 	if (m->bin) {
 		st = binary_symtab(sym, m->bin);
-		if (st && sym->dbgi && m->bin->build_id[0] && lacks_debug(st) &&
-		    debug_file_due(sym, m->bin))
+		sym->last_waits = st && sym->dbgi && m->bin->build_id[0] && lacks_debug(st) &&
+				  debug_file_due(sym, m->bin);
+		if (sym->last_waits)
 			sym->waiting |= SYMBOLIZER_WAIT_DEBUG_FILE;
 	}
 	sym->last_vdso = !m->bin && strcmp(m->name, "[vdso]") == 0;
@@ -539,9 +555,10 @@ static void enter_mapping(struct symbolizer *sym, const struct proc_mapping *m)
 }
 
 /* Names the user frame at ip into f, and the calls inlined there after
- * it; returns the frames written. */
-static size_t user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint64_t ip,
-			 uint64_t lookup_ip, uint64_t count, struct frame *f)
+ * it; returns the frames written, and how in *how. */
+static size_t name_user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint64_t ip,
+			      uint64_t lookup_ip, uint64_t count, struct frame *f,
+			      struct named_frame *how)
 {
 	const struct proc_mapping *m = find_mapping(sym, snap, lookup_ip);
 	const struct symtab *st = NULL;
@@ -551,11 +568,13 @@ static size_t user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uin
 	uint64_t off, vaddr = 0;
 
 	*f = (struct frame){ .kind = FRAME_USER, .addr = ip, .name = "[unknown]", .unnamed = true };
+	*how = (struct named_frame){ 0 };
 	sym->stats.user_frames += count;
 	if (!m)
-		return 1;
+		return 1;       /* (a live process's mappings are read again for it) */
 	if (m != sym->last_map)
 		enter_mapping(sym, m);
+	how->keep = !sym->last_waits;
 	st = sym->last_st;
 	off = lookup_ip - m->start + (sym->last_vdso ? 0 : m->pgoff);
 	f->map_file = sym->last_map_file;
@@ -565,16 +584,74 @@ static size_t user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uin
 	f->map_offset = m->pgoff;
 	if (st)
 		s = symtab__lookup(st, off, &vaddr, &found);
-	if (!s && jit__code_mapping(m))
+	if (!s && jit__code_mapping(m)) {
 		jit_name = jit_frame(sym, snap, lookup_ip, count);
+		how->keep = false;      /* a JIT's code and names change */
+	}
 	if (s || jit_name) {
 		f->name = scratch_copy(sym, s ? s->name : jit_name);
 		f->unnamed = false;
 		sym->stats.user_resolved += count;
-		return s ? 1 + source_frames(sym, st, vaddr, count, f) : 1;
+		how->resolved = true;
+		return s ? 1 + source_frames(sym, st, vaddr, count, f, how) : 1;
 	}
 	f->name = scratch_offset_name(sym, base_name(f->map_file), st && vaddr ? vaddr : off);
 	return 1;
+}
+
+static struct frame_memo_key memo_key(const struct proc_snapshot *snap, uint64_t ip,
+				      bool innermost)
+{
+	return (struct frame_memo_key){ .snap = snap, .instance = snap->instance,
+					.innermost = innermost, .ip = ip };
+}
+
+/* The frames of a run the memo kept, counted as name_user_frame counts
+ * them; the calls inlined there left out past the stack's budget. */
+static size_t remembered_frames(struct symbolizer *sym, const struct frame_memo_run *run,
+				uint64_t count, struct frame *f)
+{
+	size_t inlined = run->n - 1;
+
+	sym->stats.frame_memo_hits++;
+	sym->stats.user_frames += count;
+	sym->stats.user_resolved += run->resolved ? count : 0;
+	sym->stats.source_frames += run->source ? count : 0;
+	if (inlined > sym->inlined_room) {
+		sym->stats.inlined_dropped += inlined * count;
+		inlined = 0;
+	}
+	sym->inlined_room -= inlined;
+	sym->stats.inlined_frames += inlined * count;
+	memcpy(f, run->frames, (inlined + 1) * sizeof(*f));
+	return inlined + 1;
+}
+
+/* Names the user frame at ip into f, and the calls inlined there after
+ * it, as this drain named it already when it did; returns the frames
+ * written. */
+static size_t user_frame(struct symbolizer *sym, struct proc_snapshot *snap, uint64_t ip,
+			 uint64_t lookup_ip, uint64_t count, struct frame *f)
+{
+	struct frame_memo_key k;
+	struct frame_memo_run run;
+	struct named_frame how;
+	size_t n;
+
+	if (!snap)
+		return name_user_frame(sym, snap, ip, lookup_ip, count, f, &how);
+	k = memo_key(snap, ip, lookup_ip == ip);
+	if (frame_memo__find(sym->memo, &k, &run))
+		return remembered_frames(sym, &run, count, f);
+	n = name_user_frame(sym, snap, ip, lookup_ip, count, f, &how);
+	sym->stats.frame_memo_misses++;
+	run = (struct frame_memo_run){ .frames = f, .n = (uint32_t)n, .resolved = how.resolved,
+				       .source = how.source };
+	/* the kept copy's strings outlive the stack, and its frames in one
+	 * file share their path */
+	if (how.keep && frame_memo__put(sym->memo, &k, &run))
+		memcpy(f, run.frames, n * sizeof(*f));
+	return n;
 }
 
 #define SLOT_VALUE(ip) ((ip) & ((1ull << KILN_INTERP_TAG_SHIFT) - 1))
@@ -650,6 +727,18 @@ static void interp_frame(struct symbolizer *sym, const struct proc_snapshot *sna
 	f->unnamed = true;
 }
 
+/* Whether return address ip is one this drain named (in a mapping, then). */
+static bool remembered(struct symbolizer *sym, const struct proc_snapshot *snap, uint64_t ip)
+{
+	struct frame_memo_key k;
+	struct frame_memo_run run;
+
+	if (!snap)
+		return false;
+	k = memo_key(snap, ip, false);
+	return frame_memo__find(sym->memo, &k, &run);
+}
+
 size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 			 struct proc_snapshot *snap, const uint64_t *kips, uint32_t kn,
 			 const uint64_t *uips, uint32_t un, uint32_t uflags, uint64_t count,
@@ -677,7 +766,7 @@ size_t symbolizer__stack(struct symbolizer *sym, const char *comm,
 
 		if (interp_slot(uips[i], &where) >= 0 || SLOT_AUX(uips[i]))
 			continue;
-		if (!find_mapping(sym, snap, uips[i] - 1)) {
+		if (!remembered(sym, snap, uips[i]) && !find_mapping(sym, snap, uips[i] - 1)) {
 			n += user_frame(sym, snap, uips[i], uips[i] - 1, count, &frames[n]);
 			sym->stats.user_stacks_cut += count;
 			un = i;
@@ -743,6 +832,7 @@ bool symbolizer__age(struct symbolizer *sym, uint64_t now)
 		pr_debug("symbol cache: %zu tables unused for %.0fs freed", n,
 			 sym->cache_ttl_ns / 1e9);
 	jit_cache__age(sym->jit, sym->procs);
+	frame_memo__clear(sym->memo);
 	sym->now = now;
 	sym->loads_aged = sym->stats.symtab_loads;
 	return n || loaded;
@@ -751,6 +841,7 @@ bool symbolizer__age(struct symbolizer *sym, uint64_t now)
 void symbolizer__stats(const struct symbolizer *sym, struct symbolizer_stats *out)
 {
 	*out = sym->stats;
+	out->frame_memo_full = frame_memo__full(sym->memo);
 }
 
 void symbolizer__use_debuginfod(struct symbolizer *sym, const struct debuginfod_opts *opts)
@@ -862,6 +953,7 @@ void symbolizer__free(struct symbolizer *sym)
 	jit_cache__free(sym->jit);
 	symcache__free(sym->cache);
 	symtab__free(sym->vdso);
+	frame_memo__free(sym->memo);
 	free(sym->scratch);
 	free(sym);
 }

@@ -57,6 +57,9 @@ struct symbolizer_stats {
 	 * programs left out of those lists (over BPF_KSYMS_PROGS_MAX). */
 	uint64_t kallsyms_cached, kallsyms_read, kallsyms_cache_refused;
 	uint64_t kallsyms_bpf, bpf_programs_skipped;
+	/* User frames found named already this drain (frame_memo.h), named
+	 * and looked up first, and named ones it had no room for. */
+	uint64_t frame_memo_hits, frame_memo_misses, frame_memo_full;
 };
 
 struct symbolizer;
