@@ -20,21 +20,47 @@
 extern const unsigned char page_html[], flame_css[], flame_js[];
 extern const unsigned int page_html_len, flame_css_len, flame_js_len;
 
-/* A JSON string; '<' escaped too, so no "</script>" can end the block. */
+/* A JSON string; '<' escaped too, so no "</script>" can end the block.
+ * Runs of plain characters go out whole: a page holds every function's
+ * name, and the stream's lock and checks per character were most of
+ * writing them. */
 static void json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
+	putc_unlocked('"', f);
+	while (*s) {
+		size_t n = 0;
+		unsigned char c;
 
+		while ((c = (unsigned char)s[n]) && c != '"' && c != '\\' && c >= 0x20 &&
+		       c != '<' && c != 0x7f)
+			n++;
+		fwrite_unlocked(s, 1, n, f);
+		s += n;
+		if (!c)
+			break;
 		if (c == '"' || c == '\\')
 			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == '<' || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
 		else
-			fputc(c, f);
+			fprintf(f, "\\u%04x", c);
+		s++;
 	}
-	fputc('"', f);
+	putc_unlocked('"', f);
+}
+
+/* v in decimal, after a comma unless first: a page holds a few numbers
+ * per node of its tree, and fprintf's parsing of its format for each was
+ * most of writing them. */
+static void json_number(FILE *f, bool first, uint64_t v)
+{
+	char buf[24];
+	size_t i = sizeof(buf);
+
+	do
+		buf[--i] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	if (!first)
+		buf[--i] = ',';
+	fwrite_unlocked(buf + i, 1, sizeof(buf) - i, f);
 }
 
 /* Text for an HTML element: the five special characters escaped. */
@@ -77,7 +103,7 @@ static void json_array(FILE *f, const char *name, const struct flame *fl,
 {
 	fprintf(f, ",\n\"%s\":[", name);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s%" PRIu64, i ? "," : "", field(fl, i, what));
+		json_number(f, i == 0, field(fl, i, what));
 	fputc(']', f);
 }
 
@@ -187,20 +213,20 @@ static void write_labels(FILE *f, const struct page_labels *pl)
 	for (s = 0; s < pl->nsets; s++) {
 		fputs(s ? ",[" : "[", f);
 		for (i = pl->pair_start[s]; i < pl->pair_start[s + 1]; i++)
-			fprintf(f, "%s%" PRIu32, i > pl->pair_start[s] ? "," : "", pl->pairs[i]);
+			json_number(f, i == pl->pair_start[s], pl->pairs[i]);
 		fputc(']', f);
 	}
 	fputs("],\n\"start\":[", f);
 	for (s = 0; s <= pl->nsets; s++)
-		fprintf(f, "%s%zu", s ? "," : "", pl->count_start[s]);
+		json_number(f, s == 0, pl->count_start[s]);
 	fputs("],\n\"node\":[", f);
 	for (s = 0; s < pl->nsets; s++)
 		for (i = pl->count_start[s]; i < pl->count_start[s + 1]; i++)
-			fprintf(f, "%s%" PRIu32, i ? "," : "", pl->counts[i].node -
-				(i > pl->count_start[s] ? pl->counts[i - 1].node : 0));
+			json_number(f, i == 0, pl->counts[i].node -
+				    (i > pl->count_start[s] ? pl->counts[i - 1].node : 0));
 	fputs("],\n\"self\":[", f);
 	for (i = 0; i < pl->count_start[pl->nsets]; i++)
-		fprintf(f, "%s%" PRIu64, i ? "," : "", pl->counts[i].self);
+		json_number(f, i == 0, pl->counts[i].self);
 	fputs("]}", f);
 }
 
