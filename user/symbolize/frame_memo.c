@@ -18,9 +18,13 @@ static uint64_t next_epoch(void)
 	return __atomic_add_fetch(&epochs, 1, __ATOMIC_RELAXED);
 }
 
-/* Open addressing, linear probing, at most 3/8 full (a miss, the
- * common case of a full memo, ends at the first empty slot). */
-#define SLOTS 16384
+/* Open addressing, linear probing, at most half full (a miss, the
+ * common case of a full memo, ends at the first empty slot): from
+ * MIN_SLOTS, doubled as runs come, up to MAX_SLOTS (512 KiB), so that a
+ * drain of a few hundred frames keeps a few pages resident, not all. */
+#define MIN_SLOTS 1024
+#define MAX_SLOTS 16384
+_Static_assert(FRAME_MEMO_RUNS * 2 <= MAX_SLOTS, "the slots hold every run at half full");
 /* Paths and build ids recur run after run: one copy each (by content),
  * so that a stack's frames in one file share their path's pointer, which
  * profile__add compares to skip looking the mapping up again. */
@@ -44,6 +48,7 @@ struct shared_text {
 
 struct frame_memo {
 	struct slot *slots;
+	uint32_t nslots;        /* a power of two */
 	uint32_t gen, runs;
 	uint64_t epoch;         /* of the frames' ids, new at each forget */
 	struct frame *frames;
@@ -61,7 +66,8 @@ struct frame_memo *frame_memo__new(void)
 	if (!m)
 		return NULL;
 	/* (large: mapped, and resident only where used) */
-	m->slots = calloc(SLOTS, sizeof(*m->slots));
+	m->slots = calloc(MIN_SLOTS, sizeof(*m->slots));
+	m->nslots = MIN_SLOTS;
 	m->frames = malloc(FRAME_MEMO_FRAMES * sizeof(*m->frames));
 	m->text = malloc(FRAME_MEMO_TEXT);
 	if (!m->slots || !m->frames || !m->text) {
@@ -87,7 +93,7 @@ void frame_memo__free(struct frame_memo *m)
 void frame_memo__forget(struct frame_memo *m)
 {
 	if (++m->gen == 0) {
-		memset(m->slots, 0, SLOTS * sizeof(*m->slots));
+		memset(m->slots, 0, m->nslots * sizeof(*m->slots));
 		memset(m->shared, 0, sizeof(m->shared));
 		m->gen = 1;
 	}
@@ -102,10 +108,42 @@ void frame_memo__clear(struct frame_memo *m)
 	m->text_len = 0;
 }
 
-static uint32_t slot_of(const struct frame_memo_key *k)
+/* (inlined: a call for each lookup cost 3 % of a drain's instructions) */
+static inline __attribute__((always_inline)) uint32_t
+slot_of(const struct frame_memo *m, uint64_t ip, bool innermost, const void *snap, uint32_t instance)
 {
-	return (uint32_t)hash__add(hash__mix(k->ip << 1 | k->innermost),
-				   (uintptr_t)k->snap ^ k->instance) & (SLOTS - 1);
+	return (uint32_t)hash__add(hash__mix(ip << 1 | innermost), (uintptr_t)snap ^ instance) &
+	       (m->nslots - 1);
+}
+
+/* The first free slot from where s's key hashes to. */
+static struct slot *free_slot(struct frame_memo *m, const struct slot *s)
+{
+	uint32_t i = slot_of(m, s->ip, s->innermost, s->snap, s->instance);
+
+	while (m->slots[i].gen == m->gen)
+		i = (i + 1) & (m->nslots - 1);
+	return &m->slots[i];
+}
+
+/* Twice the slots, this generation's runs moved over; false without
+ * memory (the memo is then full at half its slots). */
+static bool grow(struct frame_memo *m)
+{
+	struct slot *old = m->slots;
+	uint32_t n = m->nslots;
+
+	m->slots = calloc(2 * (size_t)n, sizeof(*m->slots));
+	if (!m->slots) {
+		m->slots = old;
+		return false;
+	}
+	m->nslots = 2 * n;
+	for (uint32_t i = 0; i < n; i++)
+		if (old[i].gen == m->gen)
+			*free_slot(m, &old[i]) = old[i];
+	free(old);
+	return true;
 }
 
 static bool slot_holds(const struct slot *s, const struct frame_memo_key *k)
@@ -117,7 +155,8 @@ static bool slot_holds(const struct slot *s, const struct frame_memo_key *k)
 bool frame_memo__find(struct frame_memo *m, const struct frame_memo_key *k,
 		      struct frame_memo_run *run)
 {
-	for (uint32_t i = slot_of(k);; i = (i + 1) & (SLOTS - 1)) {
+	for (uint32_t i = slot_of(m, k->ip, k->innermost, k->snap, k->instance);;
+	     i = (i + 1) & (m->nslots - 1)) {
 		const struct slot *s = &m->slots[i];
 
 		if (s->gen != m->gen)
@@ -173,11 +212,12 @@ bool frame_memo__put(struct frame_memo *m, const struct frame_memo_key *k,
 	size_t text_was = m->text_len;
 	struct frame *dst = &m->frames[m->nframes];
 	bool ok = run->n && run->n <= UINT16_MAX;
-	uint32_t i;
+	struct slot new;
 
 	if (!ok)
 		return false;
-	if (m->runs >= FRAME_MEMO_RUNS || run->n > FRAME_MEMO_FRAMES - m->nframes) {
+	if (m->runs >= FRAME_MEMO_RUNS || run->n > FRAME_MEMO_FRAMES - m->nframes ||
+	    ((m->runs + 1) * 2 > m->nslots && !grow(m))) {
 		m->full++;
 		return false;
 	}
@@ -198,12 +238,11 @@ bool frame_memo__put(struct frame_memo *m, const struct frame_memo_key *k,
 		m->full++;
 		return false;
 	}
-	for (i = slot_of(k); m->slots[i].gen == m->gen; i = (i + 1) & (SLOTS - 1))
-		;
-	m->slots[i] = (struct slot){ .ip = k->ip, .snap = k->snap, .instance = k->instance,
+	new = (struct slot){ .ip = k->ip, .snap = k->snap, .instance = k->instance,
 				     .gen = m->gen, .first = (uint32_t)m->nframes,
 				     .n = (uint16_t)run->n, .innermost = k->innermost,
 				     .resolved = run->resolved, .source = run->source };
+	*free_slot(m, &new) = new;
 	m->nframes += run->n;
 	m->runs++;
 	run->frames = dst;
